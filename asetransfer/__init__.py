@@ -1,0 +1,17 @@
+"""asetransfer: transfer a rigged character's skeleton and skin weights to a new mesh.
+
+The pipeline reads top to bottom: ``io`` -> ``correspondence`` -> ``skeleton`` ->
+``weights`` -> ``export``.  Data types are small dataclasses over numpy arrays:
+:class:`Mesh`, :class:`Skeleton`, :class:`SkinWeights`, :class:`Rig`.
+"""
+__version__ = "0.1.0"
+
+from .errors import InputError  # noqa: E402
+from .mesh import Mesh  # noqa: E402
+from .rig import Rig  # noqa: E402
+from .skeleton import Skeleton  # noqa: E402
+from .skin import SkinWeights, linear_blend_skinning  # noqa: E402
+from .io import load_markers, load_mesh, load_rig, save_rig  # noqa: E402
+
+__all__ = ["InputError", "Mesh", "Rig", "Skeleton", "SkinWeights", "linear_blend_skinning",
+           "load_markers", "load_mesh", "load_rig", "save_rig", "__version__"]

@@ -1,0 +1,278 @@
+"""glTF 2.0 container: the JSON document, its binary buffers and typed accessors.
+
+We read the JSON ourselves rather than through a glTF object model so that every
+malformed file gets a precise one-line :class:`~asetransfer.errors.InputError`
+(which accessor, which field), and so that written files are byte-reproducible.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import struct
+import urllib.parse
+
+import numpy as np
+
+from ..errors import InputError
+
+GLB_MAGIC = b"glTF"
+CHUNK_JSON = 0x4E4F534A
+CHUNK_BIN = 0x004E4942
+
+FLOAT, BYTE, UBYTE, SHORT, USHORT, UINT = 5126, 5120, 5121, 5122, 5123, 5125
+COMPONENT_DTYPE = {BYTE: np.int8, UBYTE: np.uint8, SHORT: np.int16, USHORT: np.uint16,
+                   UINT: np.uint32, FLOAT: np.float32}
+TYPE_SIZE = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
+SUPPORTED_EXTENSIONS = {"KHR_materials_unlit", "KHR_texture_transform", "KHR_materials_emissive_strength",
+                        "KHR_materials_specular", "KHR_materials_ior", "KHR_materials_transmission",
+                        "KHR_materials_clearcoat", "KHR_materials_sheen", "KHR_materials_volume",
+                        "KHR_lights_punctual", "KHR_mesh_quantization"}
+
+
+def read_bytes(path) -> bytes:
+    """The file's bytes, with missing/unreadable/empty files reported as InputError."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise InputError(path, "file not found") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory, not a file") from None
+    except OSError as e:
+        raise InputError(path, f"cannot read file ({e.strerror or e})") from None
+    if not data:
+        raise InputError(path, "file is empty")
+    return data
+
+
+def _parse_glb(path, data: bytes):
+    if len(data) < 20:
+        raise InputError(path, "truncated GLB file (shorter than its header)")
+    magic, version, length = struct.unpack_from("<4sII", data, 0)
+    if version != 2:
+        raise InputError(path, f"GLB version {version} is not supported (glTF 2.0 only)")
+    if length > len(data):
+        raise InputError(path, f"truncated GLB file: header says {length} bytes, file has {len(data)}")
+    pos, doc_bytes, bin_chunk = 12, None, None
+    while pos + 8 <= length:
+        clen, ctype = struct.unpack_from("<II", data, pos)
+        start, end = pos + 8, pos + 8 + clen
+        if end > length:
+            raise InputError(path, f"truncated GLB file: chunk at byte {pos} runs past the end")
+        if ctype == CHUNK_JSON and doc_bytes is None:
+            doc_bytes = data[start:end]
+        elif ctype == CHUNK_BIN and bin_chunk is None:
+            bin_chunk = data[start:end]
+        pos = end + (-end % 4)
+    if doc_bytes is None:
+        raise InputError(path, "GLB file has no JSON chunk")
+    return _parse_json(path, doc_bytes), bin_chunk
+
+
+def _parse_json(path, raw: bytes) -> dict:
+    try:
+        doc = json.loads(raw.decode("utf-8").rstrip(" \x00"))
+    except UnicodeDecodeError:
+        raise InputError(path, "not a glTF file (not UTF-8 JSON and no GLB header)") from None
+    except json.JSONDecodeError as e:
+        raise InputError(path, f"invalid glTF JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("asset"), dict):
+        raise InputError(path, "JSON is not a glTF document (no 'asset' object)")
+    version = str(doc["asset"].get("version", ""))
+    if not version.startswith("2."):
+        raise InputError(path, f"glTF version {version!r} is not supported (glTF 2.0 only)")
+    return doc
+
+
+def read_document(path):
+    """Load a .glb or .gltf file.
+
+    Returns
+    -------
+    doc : dict, the glTF JSON.
+    buffers : list of bytes, one per ``doc['buffers']`` entry.
+    """
+    data = read_bytes(path)
+    if data[:4] == GLB_MAGIC:
+        doc, bin_chunk = _parse_glb(path, data)
+    else:
+        doc, bin_chunk = _parse_json(path, data), None
+    required = set(doc.get("extensionsRequired") or []) - SUPPORTED_EXTENSIONS
+    if required:
+        raise InputError(path, f"needs glTF extension(s) we cannot decode: {', '.join(sorted(required))}")
+    buffers = []
+    for i, buf in enumerate(_list(path, doc, "buffers")):
+        if not isinstance(buf, dict):
+            raise InputError(path, f"buffer {i} is not an object")
+        uri = buf.get("uri")
+        if uri is None and buf.get("byteLength") == 0:
+            blob = b""
+        elif uri is None:
+            if i != 0 or bin_chunk is None:
+                raise InputError(path, f"buffer {i} has no uri and there is no GLB binary chunk")
+            blob = bin_chunk
+        elif not isinstance(uri, str):
+            raise InputError(path, f"buffer {i} uri is not a string")
+        elif uri.startswith("data:"):
+            try:
+                blob = base64.b64decode(uri.split(",", 1)[1], validate=False)
+            except (IndexError, ValueError):
+                raise InputError(path, f"buffer {i} has a malformed data URI") from None
+        else:
+            ext = os.path.join(os.path.dirname(os.fspath(path)), urllib.parse.unquote(uri))
+            try:
+                with open(ext, "rb") as f:
+                    blob = f.read()
+            except OSError:
+                raise InputError(path, f"buffer {i} file {uri!r} cannot be read") from None
+        length = buf.get("byteLength")
+        if not isinstance(length, int) or length < 0:
+            raise InputError(path, f"buffer {i} has no valid byteLength")
+        if len(blob) < length:
+            raise InputError(path, f"buffer {i} is truncated: {len(blob)} bytes of {length}")
+        buffers.append(blob)
+    return doc, buffers
+
+
+def _list(path, doc, key):
+    value = doc.get(key, [])
+    if not isinstance(value, list):
+        raise InputError(path, f"'{key}' is not a list")
+    return value
+
+
+class Accessors:
+    """Typed reads of a document's accessors, with bounds checks."""
+
+    def __init__(self, path, doc: dict, buffers: list):
+        self.path, self.doc, self.buffers = path, doc, buffers
+        self.accessors = _list(path, doc, "accessors")
+        self.views = _list(path, doc, "bufferViews")
+        self._cache = {}
+
+    def _fail(self, msg):
+        raise InputError(self.path, msg)
+
+    def _view_bytes(self, vi, what):
+        if not isinstance(vi, int) or not 0 <= vi < len(self.views):
+            self._fail(f"{what} refers to bufferView {vi}, which does not exist")
+        view = self.views[vi]
+        b = view.get("buffer")
+        if not isinstance(b, int) or not 0 <= b < len(self.buffers):
+            self._fail(f"bufferView {vi} refers to buffer {b}, which does not exist")
+        off, length = view.get("byteOffset", 0), view.get("byteLength")
+        if not isinstance(off, int) or not isinstance(length, int) or off < 0 or length < 0 \
+                or off + length > len(self.buffers[b]):
+            self._fail(f"bufferView {vi} lies outside buffer {b}")
+        return self.buffers[b][off:off + length], view.get("byteStride")
+
+    def _strided(self, raw, stride, offset, count, dtype, ncomp, what):
+        item = np.dtype(dtype).itemsize * ncomp
+        stride = stride or item
+        if count == 0:
+            return np.zeros((0, ncomp), dtype)
+        need = offset + stride * (count - 1) + item
+        if offset < 0 or stride < item or need > len(raw):
+            self._fail(f"{what} reads past the end of its bufferView ({need} > {len(raw)} bytes)")
+        buf = np.frombuffer(raw, dtype=np.uint8, count=need - offset, offset=offset)
+        rows = np.lib.stride_tricks.as_strided(buf, shape=(count, item), strides=(stride, 1))
+        return np.ascontiguousarray(rows).view(dtype).reshape(count, ncomp)
+
+    def read(self, index, what: str = "accessor") -> np.ndarray:
+        """Accessor ``index`` as a (count, components) array; normalised ints become floats."""
+        key = index
+        if key in self._cache:
+            return self._cache[key]
+        if not isinstance(index, int) or not 0 <= index < len(self.accessors):
+            self._fail(f"{what} refers to accessor {index}, which does not exist")
+        acc = self.accessors[index]
+        what = f"accessor {index} ({what})"
+        ctype, atype, count = acc.get("componentType"), acc.get("type"), acc.get("count")
+        if ctype not in COMPONENT_DTYPE:
+            self._fail(f"{what} has unknown componentType {ctype}")
+        if atype not in TYPE_SIZE:
+            self._fail(f"{what} has unknown type {atype!r}")
+        if not isinstance(count, int) or count < 0:
+            self._fail(f"{what} has an invalid count")
+        dtype, ncomp = np.dtype(COMPONENT_DTYPE[ctype]).newbyteorder("<"), TYPE_SIZE[atype]
+        if acc.get("bufferView") is None:
+            out = np.zeros((count, ncomp), dtype)
+        else:
+            raw, stride = self._view_bytes(acc["bufferView"], what)
+            out = self._strided(raw, stride, acc.get("byteOffset", 0), count, dtype, ncomp, what)
+        sparse = acc.get("sparse")
+        if sparse:
+            out = out.copy()
+            n = sparse.get("count", 0)
+            ii, vv = sparse.get("indices", {}), sparse.get("values", {})
+            if ii.get("componentType") not in (UBYTE, USHORT, UINT):
+                self._fail(f"{what} has sparse indices of an invalid type")
+            raw, _ = self._view_bytes(ii.get("bufferView"), what)
+            idx = self._strided(raw, None, ii.get("byteOffset", 0), n,
+                                np.dtype(COMPONENT_DTYPE[ii["componentType"]]).newbyteorder("<"), 1, what).ravel()
+            raw, _ = self._view_bytes(vv.get("bufferView"), what)
+            val = self._strided(raw, None, vv.get("byteOffset", 0), n, dtype, ncomp, what)
+            if len(idx) and idx.max() >= count:
+                self._fail(f"{what} has a sparse index out of range")
+            out[idx.astype(np.int64)] = val
+        if acc.get("normalized") and ctype != FLOAT:
+            out = out.astype(np.float64) / np.iinfo(dtype).max
+            if dtype.kind == "i":
+                out = np.maximum(out, -1.0)
+        elif ctype == FLOAT:
+            out = out.astype(np.float64)
+        self._cache[key] = out
+        return out
+
+
+def pack_glb(doc: dict, blob: bytes) -> bytes:
+    """GLB bytes for a document whose buffer 0 is ``blob`` (deterministic output)."""
+    js = json.dumps(doc, separators=(",", ":"), sort_keys=False, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    js += b" " * (-len(js) % 4)
+    blob = bytes(blob) + b"\x00" * (-len(blob) % 4)
+    chunks = struct.pack("<II", len(js), CHUNK_JSON) + js
+    if blob:
+        chunks += struct.pack("<II", len(blob), CHUNK_BIN) + blob
+    return struct.pack("<4sII", GLB_MAGIC, 2, 12 + len(chunks)) + chunks
+
+
+def pack_gltf(doc: dict, blob: bytes) -> bytes:
+    """Self-contained .gltf JSON bytes: buffer 0 embedded as a base64 data URI."""
+    doc = dict(doc)
+    doc["buffers"] = [dict(doc["buffers"][0], uri="data:application/octet-stream;base64,"
+                           + base64.b64encode(bytes(blob)).decode("ascii"))]
+    return json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+class BufferBuilder:
+    """Accumulates arrays into one binary buffer with 4-byte aligned views."""
+
+    def __init__(self):
+        self.blob = bytearray()
+        self.views, self.accessors = [], []
+
+    def add(self, arr: np.ndarray, ctype: int, atype: str, target: int | None = None,
+            minmax: bool = False, normalized: bool = False) -> int:
+        """Append ``arr`` (count, components) as a new accessor; returns its index."""
+        arr = np.ascontiguousarray(arr, dtype=np.dtype(COMPONENT_DTYPE[ctype]).newbyteorder("<"))
+        self.blob.extend(b"\x00" * (-len(self.blob) % 4))
+        view = {"buffer": 0, "byteOffset": len(self.blob), "byteLength": arr.nbytes}
+        if target is not None:
+            view["target"] = target
+        self.views.append(view)
+        self.blob.extend(arr.tobytes())
+        acc = {"bufferView": len(self.views) - 1, "componentType": ctype, "count": int(len(arr)), "type": atype}
+        if normalized:
+            acc["normalized"] = True
+        if minmax:
+            flat = arr.reshape(len(arr), -1)
+            acc["min"] = [_num(x) for x in flat.min(axis=0)]
+            acc["max"] = [_num(x) for x in flat.max(axis=0)]
+        self.accessors.append(acc)
+        return len(self.accessors) - 1
+
+
+def _num(x):
+    x = x.item()
+    return float(x) if isinstance(x, float) else int(x)

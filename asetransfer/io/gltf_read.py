@@ -1,0 +1,484 @@
+"""Read skinned characters (and static meshes) from glTF 2.0 files.
+
+Accepts what real exporters write: several mesh nodes and primitives merged into
+one mesh (the part of each vertex recorded), non-joint nodes between or above the
+joints (their transforms folded into the joints' local transforms), scale in node
+transforms, any number of ``JOINTS_n``/``WEIGHTS_n`` sets, unnormalised weights
+(normalised, with a warning), rigid meshes parented under a joint (bound to it with
+weight 1), and skins whose ``skeleton`` root is not the scene root.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from ..errors import InputError
+from ..mesh import Mesh
+from ..rig import Rig
+from ..skeleton import Skeleton
+from ..skin import SkinWeights
+from ..transforms import apply, decompose_trs, quat_to_matrix, topological_order
+from .glb import UBYTE, USHORT, UINT, Accessors, read_document
+
+log = logging.getLogger("asetransfer")
+
+#: node extras key under which we store a joint's orientation (see skeleton.py)
+EXTRAS_KEY = "asetransfer"
+
+
+@dataclass
+class _Piece:
+    """Vertices of one primitive instance, before merging."""
+
+    name: str
+    positions: np.ndarray            # bind space for skinned pieces, world space otherwise
+    faces: np.ndarray
+    normals: np.ndarray | None
+    uv: np.ndarray | None
+    skin: int | None                 # glTF skin index
+    joint_node: int | None = None    # rigidly attached pieces: the joint node they follow
+    influences: list = field(default_factory=list)  # [(joints (N,4) skin-local, weights (N,4))]
+    world: np.ndarray | None = None  # node world matrix (static pieces)
+
+
+class _Document:
+    """Parsed node graph of a glTF document."""
+
+    def __init__(self, path):
+        self.path = path
+        self.doc, buffers = read_document(path)
+        self.acc = Accessors(path, self.doc, buffers)
+        self.nodes = self._list("nodes")
+        self.meshes = self._list("meshes")
+        self.skins = self._list("skins")
+        self.parent = self._parents()
+        self.local = np.array([self._node_matrix(i, n) for i, n in enumerate(self.nodes)]).reshape(-1, 4, 4)
+        self.world = self._world()
+        self.scene_nodes = self._scene_nodes()
+
+    def fail(self, msg):
+        raise InputError(self.path, msg)
+
+    def _list(self, key):
+        value = self.doc.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(x, dict) for x in value):
+            self.fail(f"'{key}' is not a list of objects")
+        return value
+
+    def _parents(self):
+        parent = np.full(len(self.nodes), -1, dtype=np.int64)
+        for i, n in enumerate(self.nodes):
+            children = n.get("children", [])
+            if not isinstance(children, list):
+                self.fail(f"node {i} has a 'children' field that is not a list")
+            for c in children:
+                if not isinstance(c, int) or not 0 <= c < len(self.nodes):
+                    self.fail(f"node {i} lists child {c!r}, which does not exist")
+                if c == i:
+                    self.fail(f"node {i} lists itself as a child")
+                if parent[c] >= 0:
+                    self.fail(f"node {c} has two parents (nodes {parent[c]} and {i}); the hierarchy must be a tree")
+                parent[c] = i
+        try:
+            topological_order(parent)
+        except ValueError:
+            self.fail("the node hierarchy has a cycle")
+        return parent
+
+    def _node_matrix(self, i, n):
+        def numbers(key, size):
+            v = n.get(key)
+            if v is None:
+                return None
+            if not isinstance(v, list) or len(v) != size or not all(isinstance(x, (int, float)) for x in v):
+                self.fail(f"node {i} ({n.get('name', '')!r}) has a malformed '{key}'")
+            a = np.array(v, dtype=np.float64)
+            if not np.isfinite(a).all():
+                self.fail(f"node {i} ({n.get('name', '')!r}) has a NaN or infinite '{key}'")
+            return a
+
+        m = numbers("matrix", 16)
+        if m is not None:
+            return m.reshape(4, 4).T  # column-major in glTF
+        t, r, s = numbers("translation", 3), numbers("rotation", 4), numbers("scale", 3)
+        out = np.eye(4)
+        rot = np.eye(3)
+        if r is not None:
+            if np.linalg.norm(r) < 1e-8:
+                self.fail(f"node {i} ({n.get('name', '')!r}) has a zero rotation quaternion")
+            rot = quat_to_matrix(r)
+        out[:3, :3] = rot * (s if s is not None else 1.0)
+        if t is not None:
+            out[:3, 3] = t
+        return out
+
+    def _world(self):
+        world = np.empty_like(self.local)
+        for i in topological_order(self.parent):
+            p = self.parent[i]
+            world[i] = self.local[i] if p < 0 else world[p] @ self.local[i]
+        return world
+
+    def _scene_nodes(self):
+        """Nodes of the default scene (all nodes when the file has no scene), in index order."""
+        scenes = self._list("scenes")
+        roots = [i for i in range(len(self.nodes)) if self.parent[i] < 0]
+        if scenes:
+            s = self.doc.get("scene", 0)
+            if not isinstance(s, int) or not 0 <= s < len(scenes):
+                self.fail(f"default scene {s!r} does not exist")
+            roots = scenes[s].get("nodes", [])
+            for r in roots:
+                if not isinstance(r, int) or not 0 <= r < len(self.nodes):
+                    self.fail(f"scene {s} lists node {r!r}, which does not exist")
+        keep = np.zeros(len(self.nodes), bool)
+        keep[roots] = True
+        for i in topological_order(self.parent):
+            if self.parent[i] >= 0 and keep[self.parent[i]]:
+                keep[i] = True
+        return np.flatnonzero(keep)
+
+    def node_name(self, i):
+        name = self.nodes[i].get("name")
+        return name if isinstance(name, str) and name else f"node{i}"
+
+    # ------------------------------------------------------------------ primitives
+    def pieces(self):
+        """Every triangle primitive instance of the default scene, in node order."""
+        out = []
+        for ni in self.scene_nodes:
+            node = self.nodes[ni]
+            mi = node.get("mesh")
+            if mi is None:
+                continue
+            if not isinstance(mi, int) or not 0 <= mi < len(self.meshes):
+                self.fail(f"node {ni} refers to mesh {mi!r}, which does not exist")
+            skin = node.get("skin")
+            if skin is not None and (not isinstance(skin, int) or not 0 <= skin < len(self.skins)):
+                self.fail(f"node {ni} refers to skin {skin!r}, which does not exist")
+            mesh = self.meshes[mi]
+            prims = mesh.get("primitives")
+            if not isinstance(prims, list) or not prims:
+                self.fail(f"mesh {mi} has no primitives")
+            base = node.get("name") or mesh.get("name") or f"mesh{mi}"
+            blocks = {str((p.get("attributes") or {}).get("POSITION")) for p in prims if isinstance(p, dict)}
+            shared = {}
+            for k, prim in enumerate(prims):
+                if not isinstance(prim, dict):
+                    self.fail(f"mesh {mi} primitive {k} is not an object")
+                piece = self._piece(ni, mi, k, prim, skin, base if len(blocks) == 1 else f"{base}.{k}")
+                if piece is None:
+                    continue
+                key = prim["attributes"]["POSITION"]
+                if key in shared:  # primitives sharing one vertex array: one block of vertices
+                    shared[key].faces = np.concatenate([shared[key].faces, piece.faces])
+                    continue
+                shared[key] = piece
+                out.append(piece)
+        return out
+
+    def _piece(self, ni, mi, k, prim, skin, name):
+        what = f"mesh {mi} primitive {k}"
+        attrs = prim.get("attributes")
+        if not isinstance(attrs, dict) or "POSITION" not in attrs:
+            self.fail(f"{what} has no POSITION attribute")
+        mode = prim.get("mode", 4)
+        if mode not in (4, 5, 6):
+            log.warning("%s: %s is not made of triangles (mode %s); skipped", self.path, what, mode)
+            return None
+        if prim.get("targets"):
+            log.warning("%s: %s has morph targets; they are ignored", self.path, what)
+        pos = self.acc.read(attrs["POSITION"], f"{what} POSITION")
+        if pos.shape[1] != 3:
+            self.fail(f"{what} POSITION is not VEC3")
+        if not np.isfinite(pos).all():
+            self.fail(f"{what} has NaN or infinite vertex positions")
+        n = len(pos)
+        if prim.get("indices") is not None:
+            idx = self.acc.read(prim["indices"], f"{what} indices")
+            if self.acc.accessors[prim["indices"]].get("componentType") not in (UBYTE, USHORT, UINT) \
+                    or idx.shape[1] != 1:
+                self.fail(f"{what} indices are not unsigned integer scalars")
+            idx = idx.ravel().astype(np.int64)
+        else:
+            idx = np.arange(n, dtype=np.int64)
+        if len(idx) and idx.max() >= n:
+            self.fail(f"{what} has a vertex index {int(idx.max())} out of range (it has {n} vertices)")
+        faces = _triangles(idx, mode)
+        faces = faces[(faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & (faces[:, 0] != faces[:, 2])]
+        normals = self.acc.read(attrs["NORMAL"], f"{what} NORMAL") if "NORMAL" in attrs else None
+        uv = self.acc.read(attrs["TEXCOORD_0"], f"{what} TEXCOORD_0") if "TEXCOORD_0" in attrs else None
+        for label, arr, width in (("NORMAL", normals, 3), ("TEXCOORD_0", uv, 2)):
+            if arr is not None and (arr.shape != (n, width)):
+                self.fail(f"{what} {label} does not have one {width}-vector per vertex")
+        piece = _Piece(name, pos, faces, normals, uv, skin)
+        if skin is not None:
+            sets = sorted({int(a.split("_")[1]) for a in attrs if a.startswith(("JOINTS_", "WEIGHTS_"))
+                           and a.split("_")[1].isdigit()})
+            for s in sets:
+                if f"JOINTS_{s}" not in attrs or f"WEIGHTS_{s}" not in attrs:
+                    self.fail(f"{what} has JOINTS_{s} or WEIGHTS_{s} without the other")
+                j = self.acc.read(attrs[f"JOINTS_{s}"], f"{what} JOINTS_{s}")
+                w = self.acc.read(attrs[f"WEIGHTS_{s}"], f"{what} WEIGHTS_{s}")
+                if j.shape != (n, 4) or w.shape != (n, 4):
+                    self.fail(f"{what} JOINTS_{s}/WEIGHTS_{s} are not one VEC4 per vertex")
+                piece.influences.append((j.astype(np.int64), w.astype(np.float64)))
+            if not piece.influences:
+                self.fail(f"{what} is bound to skin {skin} but has no JOINTS_0/WEIGHTS_0")
+        else:
+            piece.world = self.world[ni]
+            piece.joint_node = ni
+        return piece
+
+
+def _triangles(idx, mode):
+    if mode == 4:
+        if len(idx) % 3:
+            idx = idx[: len(idx) - len(idx) % 3]
+        return idx.reshape(-1, 3)
+    if len(idx) < 3:
+        return np.zeros((0, 3), np.int64)
+    k = np.arange(len(idx) - 2)
+    if mode == 5:  # strip: flip every other triangle to keep the winding
+        a, b = np.where(k % 2 == 0, k, k + 1), np.where(k % 2 == 0, k + 1, k)
+        return np.stack([idx[a], idx[b], idx[k + 2]], axis=1)
+    return np.stack([np.full(len(k), idx[0]), idx[k + 1], idx[k + 2]], axis=1)  # fan
+
+
+def _merge(pieces, names):
+    """Concatenate pieces into one Mesh; returns (mesh, offsets)."""
+    offsets = np.cumsum([0] + [len(p.positions) for p in pieces])
+    uniq, seen = [], {}
+    for nm in names:
+        seen[nm] = seen.get(nm, 0) + 1
+        uniq.append(nm if seen[nm] == 1 else f"{nm}.{seen[nm] - 1}")
+    faces = np.concatenate([p.faces + o for p, o in zip(pieces, offsets)])
+    part = np.concatenate([np.full(len(p.positions), i, np.int32) for i, p in enumerate(pieces)])
+    normals = np.concatenate([p.normals for p in pieces]) if all(p.normals is not None for p in pieces) else None
+    uv = np.concatenate([p.uv for p in pieces]) if all(p.uv is not None for p in pieces) else None
+    verts = np.concatenate([p.positions for p in pieces])
+    return Mesh(verts, faces, tuple(uniq), part, normals, uv), offsets
+
+
+def read_gltf_mesh(path, _doc=None, _pieces=None) -> Mesh:
+    """The meshes of a glTF file as one static mesh in world space (rest pose).
+
+    Skinned meshes are posed with the file's node transforms (linear blend
+    skinning); other meshes are placed with their node's world matrix.
+    """
+    d = _doc or _Document(path)
+    pieces = _pieces if _pieces is not None else d.pieces()
+    if not pieces:
+        d.fail("contains no triangle mesh")
+    if any(p.skin is not None for p in pieces):
+        return read_gltf_rig(path, _doc=d, _pieces=pieces).rest_mesh()
+    for p in pieces:
+        p.positions = apply(p.world, p.positions)
+        if p.normals is not None:
+            nm = p.normals @ np.linalg.inv(p.world[:3, :3])
+            p.normals = nm / np.maximum(np.linalg.norm(nm, axis=1, keepdims=True), 1e-30)
+    mesh, _ = _merge(pieces, [p.name for p in pieces])
+    _check_faces(d, mesh)
+    return mesh
+
+
+def _check_faces(d, mesh):
+    if mesh.n_faces == 0:
+        d.fail("mesh has no faces")
+
+
+def read_gltf_rig(path, _doc=None, _pieces=None) -> Rig:
+    """Read a skinned character.
+
+    Parameters
+    ----------
+    path : .glb or .gltf file.
+
+    Returns
+    -------
+    Rig whose mesh is in the bind pose, skeleton joints in the order of the first
+    skin's ``joints`` (then joints only other skins use), weights normalised.
+
+    Raises
+    ------
+    InputError with a one-line message for anything we cannot read.
+    """
+    d = _doc or _Document(path)
+    pieces = _pieces if _pieces is not None else d.pieces()
+    skinned = [p for p in pieces if p.skin is not None]
+    if not d.skins:
+        d.fail("has no skin (no skeleton bound to the mesh)")
+    if not skinned:
+        d.fail("has a skin but no mesh bound to it")
+
+    # ---- joints: union of the skins used, first skin's order first
+    joint_nodes, ibm = [], {}
+    for s in dict.fromkeys(p.skin for p in skinned):
+        skin = d.skins[s]
+        jl = skin.get("joints")
+        if not isinstance(jl, list) or not jl:
+            d.fail(f"skin {s} has no joints")
+        for ji in jl:
+            if not isinstance(ji, int) or not 0 <= ji < len(d.nodes):
+                d.fail(f"skin {s} lists joint node {ji!r}, which does not exist")
+        if len(set(jl)) != len(jl):
+            d.fail(f"skin {s} lists the same joint node twice")
+        if skin.get("inverseBindMatrices") is not None:
+            m = d.acc.read(skin["inverseBindMatrices"], f"skin {s} inverseBindMatrices")
+            if m.shape != (len(jl), 16):
+                d.fail(f"skin {s} has {len(m)} inverse bind matrices for {len(jl)} joints")
+            m = m.reshape(-1, 4, 4).transpose(0, 2, 1)
+        else:
+            m = np.tile(np.eye(4), (len(jl), 1, 1))
+        for k, ji in enumerate(jl):
+            if not np.isfinite(m[k]).all():
+                d.fail(f"skin {s} inverse bind matrix of joint {d.node_name(ji)!r} has NaN or infinite values")
+            if abs(np.linalg.det(m[k][:3, :3])) <= 1e-12 * max(np.abs(m[k][:3, :3]).max(), 1e-300) ** 3:
+                d.fail(f"skin {s} inverse bind matrix of joint {d.node_name(ji)!r} is singular")
+            if ji in ibm:
+                if not np.allclose(ibm[ji], m[k], atol=1e-5 * max(1.0, np.abs(m[k]).max())):
+                    d.fail(f"skins disagree on the bind pose of joint {d.node_name(ji)!r}")
+            else:
+                ibm[ji] = m[k]
+                joint_nodes.append(ji)
+    jindex = {n: j for j, n in enumerate(joint_nodes)}
+    nj = len(joint_nodes)
+
+    # ---- hierarchy: nearest joint ancestor; local = inv(parent world) @ world
+    parents = np.full(nj, -1, dtype=np.int64)
+    direct = np.zeros(nj, bool)  # the node's parent is its joint parent (no folded nodes)
+    for j, n in enumerate(joint_nodes):
+        p = d.parent[n]
+        direct[j] = p < 0 or p in jindex
+        while p >= 0 and p not in jindex:
+            p = d.parent[p]
+        parents[j] = jindex.get(p, -1)
+    world = d.world[joint_nodes]
+    local = world.copy()
+    child = parents >= 0
+    local[child] = np.linalg.inv(world[parents[child]]) @ world[child]
+    local[direct] = d.local[np.asarray(joint_nodes)[direct]]  # exact file values where nothing is folded
+    t, r, s, resid = decompose_trs(local)
+    scale_mag = np.maximum(1.0, np.abs(local).max(axis=(1, 2)))
+    if (resid > 1e-6 * scale_mag).any():
+        j = int(np.argmax(resid / scale_mag))
+        log.warning("%s: joint %r has sheared transforms that joints cannot represent; approximated",
+                    path, d.node_name(joint_nodes[j]))
+    orient, rotation = r.copy(), np.tile(np.eye(3), (nj, 1, 1))
+    for j, n in enumerate(joint_nodes):
+        q = ((d.nodes[n].get("extras") or {}).get(EXTRAS_KEY) or {}).get("orient") \
+            if isinstance(d.nodes[n].get("extras"), dict) else None
+        if q is not None and direct[j]:
+            if isinstance(q, list) and len(q) == 4 and all(isinstance(x, (int, float)) for x in q) \
+                    and np.isfinite(q).all() and np.linalg.norm(q) > 0:
+                orient[j] = quat_to_matrix(np.array(q, dtype=np.float64))
+                rotation[j] = orient[j].T @ r[j]
+            else:
+                log.warning("%s: joint %r has a malformed orient in its extras; ignored", path, d.node_name(n))
+
+    names = _unique_names(path, [d.node_name(n) for n in joint_nodes])
+    bind_world = np.linalg.inv(np.array([ibm[n] for n in joint_nodes]))
+    try:
+        skeleton = Skeleton(names, parents, t, orient, rotation, s, bind_world)
+    except ValueError as e:
+        d.fail(str(e))
+
+    # ---- mesh pieces: skinned ones keep POSITION, rigid ones follow their joint
+    kept, rows = [], []
+    rest_world = world
+    for p in pieces:
+        if p.skin is not None:
+            jl = d.skins[p.skin]["joints"]
+            remap = np.array([jindex[x] for x in jl], dtype=np.int64)
+            js, ws = [], []
+            for k, (jj, ww) in enumerate(p.influences):
+                if not np.isfinite(ww).all():
+                    d.fail(f"mesh part {p.name!r} has NaN or infinite skin weights")
+                if (ww < -1e-6).any():
+                    d.fail(f"mesh part {p.name!r} has negative skin weights")
+                used = ww > 0
+                if (jj[used] >= len(jl)).any() or (jj < 0).any():
+                    bad = int(jj[used].max())
+                    d.fail(f"mesh part {p.name!r} JOINTS_{k} refers to joint {bad}, but skin {p.skin} "
+                           f"has {len(jl)} joints")
+                js.append(remap[np.clip(jj, 0, len(jl) - 1)])
+                ws.append(np.where(used, ww, 0.0))
+            rows.append((np.concatenate(js, axis=1), np.concatenate(ws, axis=1)))
+        else:
+            a = p.joint_node
+            while a >= 0 and a not in jindex:
+                a = d.parent[a]
+            if a < 0:
+                log.warning("%s: mesh %r is neither skinned nor parented to a joint; left out",
+                            path, p.name)
+                continue
+            j = jindex[a]
+            # world position at rest, then back into the bind pose of its joint
+            to_bind = bind_world[j] @ np.linalg.inv(rest_world[j]) @ p.world
+            p.positions = apply(to_bind, p.positions)
+            p.normals = None
+            rows.append((np.full((len(p.positions), 1), j), np.ones((len(p.positions), 1))))
+        kept.append(p)
+    mesh, _ = _merge(kept, [p.name for p in kept])
+    _check_faces(d, mesh)
+    width = max(r[0].shape[1] for r in rows)
+    idx = np.concatenate([np.pad(r[0], ((0, 0), (0, width - r[0].shape[1]))) for r in rows])
+    w = np.concatenate([np.pad(r[1], ((0, 0), (0, width - r[1].shape[1]))) for r in rows])
+    skin = _normalise_weights(path, mesh, idx, w, nj)
+    try:
+        return Rig(mesh, skeleton, skin)
+    except ValueError as e:
+        d.fail(str(e))
+
+
+def _unique_names(path, names):
+    out, seen = [], {}
+    for n in names:
+        if n in seen:
+            k = seen[n]
+            while f"{n}.{k:03d}" in seen:
+                k += 1
+            seen[n] = k + 1
+            new = f"{n}.{k:03d}"
+            log.warning("%s: joint name %r is used twice; the second is renamed %r", path, n, new)
+            seen[new] = 1
+            out.append(new)
+        else:
+            seen[n] = 1
+            out.append(n)
+    return out
+
+
+def _normalise_weights(path, mesh, idx, w, nj) -> SkinWeights:
+    total = w.sum(axis=1)
+    if not (total > 0).any():
+        raise InputError(path, "every skin weight is zero")
+    off = np.abs(total - 1.0) > 1e-3
+    zero = total <= 0
+    if (off & ~zero).any():
+        log.warning("%s: skin weights of %d vertices do not sum to 1; normalised", path, int((off & ~zero).sum()))
+    skin = SkinWeights.from_influences(idx, w, nj)
+    if zero.any():
+        # unweighted vertices follow their nearest weighted neighbour
+        log.warning("%s: %d vertices have no skin weight; they take their nearest weighted vertex's", path,
+                    int(zero.sum()))
+        src = np.flatnonzero(~zero)
+        _, near = cKDTree(mesh.vertices[src]).query(mesh.vertices[zero])
+        ind, wt = skin.indices.copy(), skin.weights.copy()
+        ind[zero], wt[zero] = ind[src[near]], wt[src[near]]
+        skin = SkinWeights(ind, wt, nj)
+    return skin
+
+
+def read_gltf(path):
+    """A glTF file as a :class:`Rig` if it has a skinned mesh, else as a static :class:`Mesh`."""
+    d = _Document(path)
+    pieces = d.pieces()
+    if not pieces:
+        d.fail("contains no triangle mesh")
+    if d.skins and any(p.skin is not None for p in pieces):
+        return read_gltf_rig(path, _doc=d, _pieces=pieces)
+    return read_gltf_mesh(path, _doc=d, _pieces=pieces)

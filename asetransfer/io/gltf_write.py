@@ -1,0 +1,148 @@
+"""Write skinned characters as glTF 2.0 (.glb, or self-contained .gltf).
+
+Layout: one node per joint (node ``j`` is joint ``j``, TRS of the rest pose), one
+mesh node per mesh part bound to a single skin whose ``inverseBindMatrices`` are
+the inverse bind-pose world matrices.  ``POSITION`` is the bind-pose mesh in the
+input vertex order.  A joint whose rest rotation is not its orientation (Maya's
+jointOrient vs rotate, spec §3.2) keeps its orientation in the node's extras so a
+round trip preserves the distinction.  Output bytes depend only on the input.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import __version__
+from ..rig import Rig
+from ..transforms import matrix_to_quat
+from .atomic import atomic_write
+from .glb import FLOAT, UBYTE, UINT, USHORT, BufferBuilder, pack_glb, pack_gltf
+from .gltf_read import EXTRAS_KEY
+
+ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
+
+
+def _float32_weights(w: np.ndarray) -> np.ndarray:
+    """Cast normalised weights to float32 so each row sums to 1 in float32 too."""
+    w32 = w.astype(np.float32)
+    rest = w32[:, 1:].sum(axis=1, dtype=np.float32)
+    w32[:, 0] = np.float32(1.0) - rest  # largest weight absorbs the rounding
+    return w32
+
+
+def _clean(x: float) -> float:
+    """Round-off noise to exact values so identical rigs give identical text."""
+    return float(x) + 0.0  # -0.0 -> 0.0
+
+
+def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = None):
+    """The glTF JSON document and binary buffer of a rig.
+
+    Parameters
+    ----------
+    rig : the character; its skin is pruned to ``max_influences`` (4 or 8) per vertex
+        and renormalised.
+    extras : JSON-serialisable data stored as the asset's extras.
+
+    Returns
+    -------
+    doc : dict, blob : bytes
+    """
+    if max_influences not in (4, 8):
+        raise ValueError("max_influences must be 4 or 8 (one or two JOINTS/WEIGHTS sets)")
+    sk, mesh = rig.skeleton, rig.mesh
+    skin = rig.skin
+    if skin.indices.shape[1] > max_influences:
+        from ..skin import SkinWeights
+        skin = SkinWeights.from_influences(skin.indices, skin.weights, skin.n_joints, max_influences)
+    k = 4 if skin.indices.shape[1] <= 4 else 8
+    idx = np.zeros((mesh.n_vertices, k), np.int64)
+    w = np.zeros((mesh.n_vertices, k))
+    idx[:, : skin.indices.shape[1]] = skin.indices
+    w[:, : skin.weights.shape[1]] = skin.weights
+    w32 = _float32_weights(w)
+    jtype = UBYTE if sk.n_joints <= 256 else USHORT
+
+    bb = BufferBuilder()
+    nodes = []
+    quat = matrix_to_quat(sk.rest_rotation_local())
+    orient_q = matrix_to_quat(sk.orient)
+    has_rot = np.abs(sk.rotation - np.eye(3)).max(axis=(1, 2)) > 1e-12
+    for j, name in enumerate(sk.names):
+        node = {"name": name}
+        children = [int(c) for c in sk.children(j)]
+        if children:
+            node["children"] = children
+        node["translation"] = [_clean(x) for x in sk.translation[j]]
+        node["rotation"] = [_clean(x) for x in quat[j]]
+        if np.abs(sk.scale[j] - 1.0).max() > 1e-12:
+            node["scale"] = [_clean(x) for x in sk.scale[j]]
+        if has_rot[j]:
+            node["extras"] = {EXTRAS_KEY: {"orient": [_clean(x) for x in orient_q[j]]}}
+        nodes.append(node)
+
+    ibm = np.linalg.inv(sk.bind_world).astype(np.float32).transpose(0, 2, 1).reshape(-1, 16)
+    ibm_acc = bb.add(ibm, FLOAT, "MAT4")
+
+    meshes, mesh_nodes = [], []
+    for part, pname in enumerate(mesh.parts):
+        vsel = np.flatnonzero(mesh.vertex_part == part)
+        if len(vsel) == 0:
+            continue
+        fsel = mesh.part_faces(part)
+        remap = np.full(mesh.n_vertices, -1, np.int64)
+        remap[vsel] = np.arange(len(vsel))
+        faces = remap[mesh.faces[fsel]]
+        if len(faces) and faces.min() < 0:
+            raise ValueError(f"mesh part {pname!r} has faces that use vertices of another part")
+        attrs = {"POSITION": bb.add(mesh.vertices[vsel].astype(np.float32), FLOAT, "VEC3", ARRAY_BUFFER, True)}
+        if mesh.normals is not None:
+            nrm = mesh.normals[vsel]
+            nrm = nrm / np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-30)
+            nrm[np.linalg.norm(nrm, axis=1) < 0.5] = (0.0, 0.0, 1.0)
+            attrs["NORMAL"] = bb.add(nrm.astype(np.float32), FLOAT, "VEC3", ARRAY_BUFFER)
+        if mesh.uv is not None:
+            attrs["TEXCOORD_0"] = bb.add(mesh.uv[vsel].astype(np.float32), FLOAT, "VEC2", ARRAY_BUFFER)
+        for s in range(k // 4):
+            attrs[f"JOINTS_{s}"] = bb.add(idx[vsel, 4 * s:4 * s + 4], jtype, "VEC4", ARRAY_BUFFER)
+            attrs[f"WEIGHTS_{s}"] = bb.add(w32[vsel, 4 * s:4 * s + 4], FLOAT, "VEC4", ARRAY_BUFFER)
+        itype = USHORT if len(vsel) < 65536 else UINT
+        prim = {"attributes": attrs, "mode": 4}
+        if len(faces):
+            prim["indices"] = bb.add(faces.reshape(-1, 1), itype, "SCALAR", ELEMENT_ARRAY_BUFFER)
+        meshes.append({"name": pname, "primitives": [prim]})
+        mesh_nodes.append({"name": pname, "mesh": len(meshes) - 1, "skin": 0})
+
+    roots = [int(r) for r in sk.roots()]
+    nodes.extend(mesh_nodes)
+    skin_doc = {"name": "skin", "joints": list(range(sk.n_joints)), "inverseBindMatrices": ibm_acc}
+    if len(roots) == 1:
+        skin_doc["skeleton"] = roots[0]
+    asset = {"version": "2.0", "generator": f"asetransfer {__version__}"}
+    if extras:
+        asset["extras"] = extras
+    doc = {
+        "asset": asset,
+        "scene": 0,
+        "scenes": [{"nodes": roots + list(range(sk.n_joints, len(nodes)))}],
+        "nodes": nodes,
+        "meshes": meshes,
+        "skins": [skin_doc],
+        "accessors": bb.accessors,
+        "bufferViews": bb.views,
+        "buffers": [{"byteLength": len(bb.blob)}],
+    }
+    return doc, bytes(bb.blob)
+
+
+def write_rig(path, rig: Rig, max_influences: int = 8, extras: dict | None = None, inputs=()) -> None:
+    """Write ``rig`` to ``path`` (.glb, or .gltf with the buffer embedded), atomically.
+
+    ``inputs`` are paths the output must not overwrite.
+    """
+    rig.validate()
+    doc, blob = rig_to_document(rig, max_influences, extras)
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    data = pack_gltf(doc, blob) if ext == ".gltf" else pack_glb(doc, blob)
+    atomic_write(path, data, inputs=inputs)

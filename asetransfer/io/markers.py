@@ -1,0 +1,186 @@
+"""Marker files: linked source/target surface locations, as JSON.
+
+Format (UTF-8)::
+
+    {"markers": [{"name": "elbow.L", "source": LOC, "target": LOC}, ...]}
+
+where ``LOC`` is ``{"point": [x, y, z]}`` (snapped to the closest surface point),
+``{"vertex": i}`` or ``{"face": f, "bary": [a, b, c]}``.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..mesh import Mesh
+from ..surface import SurfacePoints, closest_points, vertex_faces
+from .glb import read_bytes
+
+#: markers further than this fraction of the mesh's bounding-box diagonal from the
+#: surface are rejected: such a point was almost surely placed in another frame.
+MAX_SNAP_DISTANCE = 0.05
+
+
+@dataclass(eq=False)
+class Markers:
+    """Linked markers resolved to surface locations on both meshes."""
+
+    names: tuple
+    source: SurfacePoints
+    target: SurfacePoints
+
+    def __len__(self):
+        return len(self.names)
+
+
+def parse_markers(path, data: bytes | None = None) -> list:
+    """Parse and check the structure of a marker file.
+
+    Returns
+    -------
+    list of ``(name, source_loc, target_loc)`` with locations as validated dicts.
+    """
+    data = read_bytes(path) if data is None else data
+    try:
+        doc = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise InputError(path, "marker file is not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise InputError(path, f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise InputError(path, "invalid JSON: nested too deeply") from None
+    if not isinstance(doc, dict) or "markers" not in doc:
+        raise InputError(path, "marker file must be a JSON object with a 'markers' list")
+    items = doc["markers"]
+    if not isinstance(items, list):
+        raise InputError(path, "'markers' must be a list")
+    out, seen = [], {}
+    for i, m in enumerate(items):
+        if not isinstance(m, dict):
+            raise InputError(path, f"marker {i} is not an object")
+        name = m.get("name")
+        label = f"marker {i}" if not isinstance(name, str) else f"marker {i} ({name!r})"
+        if not isinstance(name, str) or not name.strip():
+            raise InputError(path, f"{label}: missing or empty 'name'")
+        if name in seen:
+            raise InputError(path, f"{label}: name already used by marker {seen[name]}")
+        seen[name] = i
+        locs = []
+        for side in ("source", "target"):
+            if side not in m:
+                raise InputError(path, f"{label}: missing '{side}'")
+            locs.append(_parse_loc(path, f"{label}: {side}", m[side]))
+        out.append((name, locs[0], locs[1]))
+    if len(out) < 3:
+        raise InputError(path, f"has {len(out)} marker(s); at least 3 are needed to align source and target")
+    return out
+
+
+def _finite_numbers(v, n):
+    return (isinstance(v, list) and len(v) == n
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v))
+
+
+def _parse_loc(path, label, loc):
+    if not isinstance(loc, dict):
+        raise InputError(path, f"{label} must be an object with 'point', 'vertex' or 'face'")
+    kinds = [k for k in ("point", "vertex", "face") if k in loc]
+    if len(kinds) != 1:
+        raise InputError(path, f"{label} must have exactly one of 'point', 'vertex' or 'face'")
+    kind = kinds[0]
+    if kind == "point":
+        if not _finite_numbers(loc["point"], 3):
+            raise InputError(path, f"{label}.point must be 3 finite numbers")
+        return {"point": [float(x) for x in loc["point"]]}
+    if kind == "vertex":
+        v = loc["vertex"]
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise InputError(path, f"{label}.vertex must be a non-negative integer")
+        return {"vertex": v}
+    f = loc["face"]
+    if not isinstance(f, int) or isinstance(f, bool) or f < 0:
+        raise InputError(path, f"{label}.face must be a non-negative integer")
+    if "bary" not in loc:
+        raise InputError(path, f"{label}: 'face' needs 'bary' (3 barycentric coordinates)")
+    b = loc["bary"]
+    if not _finite_numbers(b, 3):
+        raise InputError(path, f"{label}.bary must be 3 finite numbers")
+    if min(b) < -1e-6 or abs(sum(b) - 1.0) > 1e-3:
+        raise InputError(path, f"{label}.bary {b} must be non-negative and sum to 1")
+    return {"face": f, "bary": [float(x) / sum(b) for x in b]}
+
+
+def _resolve(path, specs, side, mesh: Mesh, labels):
+    n, nf = mesh.n_vertices, mesh.n_faces
+    face = np.zeros(len(specs), np.int64)
+    bary = np.zeros((len(specs), 3))
+    vf, corner = vertex_faces(n, mesh.faces)
+    pts, pidx = [], []
+    for k, loc in enumerate(specs):
+        if "vertex" in loc:
+            v = loc["vertex"]
+            if v >= n:
+                raise InputError(path, f"{labels[k]}: {side}.vertex {v} out of range ({side} mesh has {n} vertices)")
+            if vf[v] < 0:
+                raise InputError(path, f"{labels[k]}: {side}.vertex {v} is not used by any face")
+            face[k] = vf[v]
+            bary[k, corner[v]] = 1.0
+        elif "face" in loc:
+            if loc["face"] >= nf:
+                raise InputError(path, f"{labels[k]}: {side}.face {loc['face']} out of range "
+                                       f"({side} mesh has {nf} faces)")
+            face[k], bary[k] = loc["face"], loc["bary"]
+        else:
+            pts.append(loc["point"])
+            pidx.append(k)
+    if pts:
+        f, b, dist = closest_points(np.array(pts), mesh.vertices, mesh.faces)
+        lo, hi = mesh.bounds()
+        limit = MAX_SNAP_DISTANCE * float(np.linalg.norm(hi - lo))
+        far = np.flatnonzero(dist > limit)
+        if len(far):
+            k = pidx[far[0]]
+            raise InputError(path, f"{labels[k]}: {side}.point is {dist[far[0]]:.4g} from the {side} surface "
+                                   f"(more than {MAX_SNAP_DISTANCE:.0%} of its size); wrong frame or units?")
+        face[pidx], bary[pidx] = f, b
+    sp = SurfacePoints(face, bary)
+    pos = sp.positions(mesh.vertices, mesh.faces)
+    centred = pos - pos.mean(axis=0)
+    s = np.linalg.svd(centred, compute_uv=False)
+    if s[0] <= 0 or s[1] <= 1e-6 * s[0]:
+        raise InputError(path, f"the {side} markers are all at one point or on one line; "
+                               f"the alignment needs at least 3 non-collinear markers")
+    return sp
+
+
+def load_markers(path, source: Mesh, target: Mesh) -> Markers:
+    """Read a marker file and place every marker on the source and target surfaces.
+
+    Parameters
+    ----------
+    path : the JSON marker file.
+    source, target : the meshes the ``source`` and ``target`` locations refer to.
+
+    Raises
+    ------
+    InputError naming the marker and field at fault.
+    """
+    specs = parse_markers(path)
+    labels = [f"marker {i} ({n!r})" for i, (n, _, _) in enumerate(specs)]
+    src = _resolve(path, [s for _, s, _ in specs], "source", source, labels)
+    tgt = _resolve(path, [t for _, _, t in specs], "target", target, labels)
+    return Markers(tuple(n for n, _, _ in specs), src, tgt)
+
+
+def markers_to_json(markers: Markers, source: Mesh, target: Mesh) -> str:
+    """Marker file text with both sides as ``point`` locations (6 decimals)."""
+    ps = markers.source.positions(source.vertices, source.faces)
+    pt = markers.target.positions(target.vertices, target.faces)
+    lines = [json.dumps({"name": n, "source": {"point": [round(float(x), 6) for x in a]},
+                         "target": {"point": [round(float(x), 6) for x in b]}})
+             for n, a, b in zip(markers.names, ps, pt)]
+    return '{"markers": [\n' + ",\n".join(lines) + "\n]}\n"

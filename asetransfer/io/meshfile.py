@@ -1,0 +1,125 @@
+"""Load target meshes as users have them: .obj .ply .off .stl .glb .gltf.
+
+Vertex order is the file's (so per-vertex output lines up with the user's file);
+polygons are fan-triangulated.  STL has no shared vertices, so its coincident
+corners are merged.
+"""
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+
+from ..errors import InputError
+from ..mesh import Mesh
+from .glb import read_bytes
+from .gltf_read import read_gltf_mesh
+
+MESH_EXTENSIONS = (".obj", ".ply", ".off", ".stl", ".glb", ".gltf")
+
+
+def load_mesh(path) -> Mesh:
+    """Read a triangle mesh from any supported file.
+
+    Raises
+    ------
+    InputError for unknown formats, unreadable files and meshes with no faces.
+    """
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    if ext not in MESH_EXTENSIONS:
+        raise InputError(path, f"unknown mesh format {ext or '(no extension)'!r}; "
+                               f"supported: {' '.join(MESH_EXTENSIONS)}")
+    if ext in (".glb", ".gltf"):
+        return read_gltf_mesh(path)
+    data = read_bytes(path)
+    if ext == ".obj":
+        mesh = _read_obj(path, data)
+    else:
+        mesh = _read_trimesh(path, data, ext)
+    return mesh
+
+
+def _as_mesh(path, vertices, faces, **kw) -> Mesh:
+    vertices = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    faces = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    if len(vertices) == 0:
+        raise InputError(path, "mesh has no vertices")
+    if len(faces) == 0:
+        raise InputError(path, "mesh has no faces (a point cloud cannot be rigged)")
+    try:
+        return Mesh(vertices, faces, **kw)
+    except ValueError as e:
+        raise InputError(path, str(e)) from None
+
+
+def _read_trimesh(path, data, ext) -> Mesh:
+    import trimesh
+
+    try:
+        loaded = trimesh.load(io.BytesIO(data), file_type=ext[1:], process=False, force="mesh")
+    except Exception as e:  # trimesh raises many kinds on malformed files
+        raise InputError(path, f"cannot parse {ext[1:].upper()} file ({type(e).__name__}: {e})") from None
+    vertices = np.asarray(getattr(loaded, "vertices", np.zeros((0, 3))))
+    faces = np.asarray(getattr(loaded, "faces", np.zeros((0, 3))))
+    if ext == ".stl" and len(faces):
+        # a triangle soup: weld identical corners so the surface is connected
+        vertices, inv = np.unique(vertices, axis=0, return_inverse=True)
+        faces = inv.reshape(-1)[faces]
+    return _as_mesh(path, vertices, faces)
+
+
+def _read_obj(path, data: bytes) -> Mesh:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    verts, faces, face_obj, objects = [], [], [], ["mesh"]
+    current = 0
+    for lineno, line in enumerate(text.splitlines(), 1):
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        tag = parts[0]
+        try:
+            if tag == "v":
+                verts.append([float(x) for x in parts[1:4]])
+                if len(verts[-1]) != 3:
+                    raise ValueError
+            elif tag == "f":
+                raw = [int(p.split("/")[0]) for p in parts[1:]]
+                n = len(verts)
+                idx = [i - 1 if i > 0 else n + i for i in raw]  # 1-based; negatives count back
+                if len(idx) < 3 or 0 in raw or min(idx) < 0:
+                    raise ValueError
+                for k in range(1, len(idx) - 1):  # fan triangulation
+                    faces.append((idx[0], idx[k], idx[k + 1]))
+                    face_obj.append(current)
+            elif tag == "o":
+                name = " ".join(parts[1:]) or f"object{len(objects)}"
+                if faces or len(objects) > 1 or objects[0] != "mesh":
+                    objects.append(name)
+                else:
+                    objects[0] = name
+                current = len(objects) - 1
+        except ValueError:
+            raise InputError(path, f"malformed OBJ line {lineno}: {line.strip()[:60]!r}") from None
+    faces = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    n = len(verts)
+    if len(faces) and faces.max() >= n:
+        raise InputError(path, f"an OBJ face uses vertex {int(faces.max()) + 1}, but the file has {n} vertices")
+    part = np.zeros(n, np.int32)
+    face_obj = np.asarray(face_obj, np.int32)
+    if len(objects) > 1 and len(faces):
+        # a vertex belongs to the object of the first face that uses it
+        first = np.full(n, -1, np.int32)
+        for k in (2, 1, 0):
+            first[faces[::-1, k]] = face_obj[::-1]
+        part = np.where(first >= 0, first, 0).astype(np.int32)
+        if (part[faces] != face_obj[:, None]).any():  # objects share vertices: keep one part
+            objects, part = ["mesh"], np.zeros(n, np.int32)
+    used = sorted(set(part.tolist())) if n else [0]
+    remap = {p: i for i, p in enumerate(used)}
+    part = np.array([remap[p] for p in part.tolist()], np.int32) if n else part
+    return _as_mesh(path, np.array(verts, dtype=np.float64).reshape(-1, 3), faces,
+                    parts=tuple(objects[p] for p in used), vertex_part=part)

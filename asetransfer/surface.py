@@ -1,0 +1,94 @@
+"""Points on a triangle mesh surface: closest points, barycentric coordinates."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import igl
+import numpy as np
+
+
+@dataclass(eq=False)
+class SurfacePoints:
+    """Locations on a mesh: a triangle index and barycentric coordinates each.
+
+    Attributes
+    ----------
+    face : (K,) int64 triangle indices.
+    bary : (K, 3) float64 barycentric coordinates (rows sum to 1).
+    """
+
+    face: np.ndarray
+    bary: np.ndarray
+
+    def __post_init__(self):
+        self.face = np.asarray(self.face, dtype=np.int64).reshape(-1)
+        self.bary = np.asarray(self.bary, dtype=np.float64).reshape(-1, 3)
+
+    def __len__(self):
+        return len(self.face)
+
+    def positions(self, vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+        """(K, 3) positions of the points on the mesh ``(vertices, faces)``."""
+        return interpolate(vertices, faces, self.face, self.bary)
+
+
+def interpolate(values: np.ndarray, faces: np.ndarray, face: np.ndarray, bary: np.ndarray) -> np.ndarray:
+    """Barycentric interpolation of per-vertex ``values`` (N, d) at (face, bary) points."""
+    tri = np.asarray(faces)[np.asarray(face)]  # (K, 3)
+    return np.einsum("kj,kjd->kd", bary, np.asarray(values, dtype=np.float64)[tri])
+
+
+def barycentric(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray, face: np.ndarray) -> np.ndarray:
+    """Barycentric coordinates of ``points`` (K, 3) in triangles ``face`` (K,).
+
+    Points are projected onto the triangle's plane; degenerate triangles give the
+    coordinates of the closest of their vertices.  Rows sum to 1.
+    """
+    tri = np.asarray(vertices, dtype=np.float64)[np.asarray(faces)[face]]
+    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
+    v0, v1, v2 = b - a, c - a, np.asarray(points, dtype=np.float64) - a
+    d00 = np.einsum("ij,ij->i", v0, v0)
+    d01 = np.einsum("ij,ij->i", v0, v1)
+    d11 = np.einsum("ij,ij->i", v1, v1)
+    d20 = np.einsum("ij,ij->i", v2, v0)
+    d21 = np.einsum("ij,ij->i", v2, v1)
+    den = d00 * d11 - d01 * d01
+    ok = den > 1e-30 * np.maximum(d00 * d11, 1e-300)
+    safe = np.where(ok, den, 1.0)
+    v = (d11 * d20 - d01 * d21) / safe
+    w = (d00 * d21 - d01 * d20) / safe
+    out = np.stack([1.0 - v - w, v, w], axis=1)
+    if not ok.all():
+        bad = np.flatnonzero(~ok)
+        dist = np.linalg.norm(tri[bad] - np.asarray(points)[bad, None, :], axis=2)
+        out[bad] = np.eye(3)[np.argmin(dist, axis=1)]
+    return out
+
+
+def closest_points(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray):
+    """Closest surface point of each query point (igl AABB tree).
+
+    Returns
+    -------
+    face : (K,) triangle index, bary : (K, 3) barycentric coordinates clipped to
+    the triangle, dist : (K,) Euclidean distance.
+    """
+    points = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+    v = np.ascontiguousarray(vertices, dtype=np.float64)
+    f = np.ascontiguousarray(faces, dtype=np.int64)
+    sqd, face, cp = igl.point_mesh_squared_distance(points, v, f)
+    bary = np.clip(barycentric(cp, v, f, face), 0.0, None)
+    bary /= bary.sum(axis=1, keepdims=True)
+    return face.astype(np.int64), bary, np.sqrt(np.maximum(sqd, 0.0))
+
+
+def vertex_faces(n_vertices: int, faces: np.ndarray):
+    """For each vertex one triangle that uses it and the corner it sits at (-1 if unused)."""
+    face = np.full(n_vertices, -1, dtype=np.int64)
+    corner = np.full(n_vertices, -1, dtype=np.int64)
+    for k in (2, 1, 0):  # lowest corner and face index win: deterministic
+        idx = np.asarray(faces)[:, k]
+        order = np.arange(len(idx))[::-1]
+        face[idx[order]] = order
+        corner[idx[order]] = k
+    return face, corner

@@ -1,0 +1,173 @@
+"""Rigid and affine transform helpers on stacks of 4x4 matrices.
+
+Conventions used everywhere in asetransfer:
+
+* column vectors, ``p_world = M @ [p, 1]``;
+* a joint's world matrix is ``world[parent] @ local`` (roots: ``world = local``);
+* quaternions are ``(x, y, z, w)``, the glTF order;
+* a local transform is ``T @ R @ S`` (translation, rotation, scale), as in glTF.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+
+def topological_order(parents: np.ndarray) -> np.ndarray:
+    """Order in which every joint comes after its parent.
+
+    Parameters
+    ----------
+    parents : (J,) int array, ``-1`` for roots.
+
+    Returns
+    -------
+    (J,) int array of joint indices, parents first, stable for already sorted input.
+
+    Raises
+    ------
+    ValueError if a parent index is out of range or the hierarchy has a cycle.
+    """
+    parents = np.asarray(parents, dtype=np.int64)
+    n = len(parents)
+    if n and (parents.min() < -1 or parents.max() >= n):
+        raise ValueError("parent index out of range")
+    depth = np.full(n, -1, dtype=np.int64)
+    depth[parents < 0] = 0
+    # relax depths level by level: at most n levels in a tree
+    for _ in range(n):
+        todo = depth < 0
+        if not todo.any():
+            break
+        ready = todo & (depth[np.where(parents >= 0, parents, 0)] >= 0) & (parents >= 0)
+        if not ready.any():
+            break
+        depth[ready] = depth[parents[ready]] + 1
+    if (depth < 0).any():
+        raise ValueError("the joint hierarchy has a cycle")
+    return np.argsort(depth, kind="stable")
+
+
+def hierarchy_depth(parents: np.ndarray) -> np.ndarray:
+    """Depth of every joint (roots are 0)."""
+    parents = np.asarray(parents, dtype=np.int64)
+    depth = np.zeros(len(parents), dtype=np.int64)
+    for j in topological_order(parents):
+        if parents[j] >= 0:
+            depth[j] = depth[parents[j]] + 1
+    return depth
+
+
+def global_from_local(local: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """World matrices from local ones: ``world[j] = world[parent[j]] @ local[j]``.
+
+    Parameters
+    ----------
+    local : (J, 4, 4) local transforms.
+    parents : (J,) parent indices, ``-1`` for roots.
+
+    Returns
+    -------
+    (J, 4, 4) world transforms.
+    """
+    local = np.asarray(local, dtype=np.float64)
+    parents = np.asarray(parents, dtype=np.int64)
+    world = np.empty_like(local)
+    order = topological_order(parents)
+    depth = hierarchy_depth(parents)
+    # one batched matmul per hierarchy level
+    for d in range(int(depth.max(initial=0)) + 1):
+        level = order[depth[order] == d]
+        p = parents[level]
+        if d == 0:
+            world[level] = local[level]
+        else:
+            world[level] = world[p] @ local[level]
+    return world
+
+
+def local_from_global(world: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """Local matrices from world ones: ``local[j] = inv(world[parent[j]]) @ world[j]``."""
+    world = np.asarray(world, dtype=np.float64)
+    parents = np.asarray(parents, dtype=np.int64)
+    local = world.copy()
+    child = parents >= 0
+    if child.any():
+        local[child] = np.linalg.inv(world[parents[child]]) @ world[child]
+    return local
+
+
+def compose_trs(t: np.ndarray, r: np.ndarray, s: np.ndarray | None = None) -> np.ndarray:
+    """``T @ R @ S`` matrices from translations (N,3), rotations (N,3,3), scales (N,3)."""
+    t = np.asarray(t, dtype=np.float64)
+    r = np.asarray(r, dtype=np.float64)
+    m = np.zeros(t.shape[:-1] + (4, 4))
+    m[..., :3, :3] = r if s is None else r * np.asarray(s, dtype=np.float64)[..., None, :]
+    m[..., :3, 3] = t
+    m[..., 3, 3] = 1.0
+    return m
+
+
+def decompose_trs(m: np.ndarray):
+    """Split affine matrices into translation, rotation and scale (``M = T @ R @ S``).
+
+    The rotation is the closest proper rotation to the 3x3 block (polar
+    decomposition); a reflection is carried by a negative x scale.  Shear cannot be
+    represented: ``residual`` says how far ``T R S`` is from ``M`` (0 for TRS input).
+
+    Returns
+    -------
+    t : (N,3), r : (N,3,3), s : (N,3), residual : (N,) max abs difference.
+    """
+    m = np.asarray(m, dtype=np.float64)
+    a = m[..., :3, :3]
+    t = m[..., :3, 3].copy()
+    s = np.linalg.norm(a, axis=-2)  # column norms
+    safe = np.where(s > 0, s, 1.0)
+    r = a / safe[..., None, :]
+    det = np.linalg.det(r)
+    flip = det < 0
+    if np.any(flip):
+        s = s.copy()
+        s[flip, 0] *= -1
+        r[flip, :, 0] *= -1
+    r = closest_rotation(r)
+    recon = compose_trs(t, r, s)
+    residual = np.abs(recon - m).reshape(m.shape[:-2] + (16,)).max(axis=-1)
+    return t, r, s, residual
+
+
+def closest_rotation(a: np.ndarray) -> np.ndarray:
+    """The proper rotation closest to each 3x3 matrix (Frobenius norm), via SVD."""
+    u, _, vt = np.linalg.svd(np.asarray(a, dtype=np.float64))
+    d = np.sign(np.linalg.det(u @ vt))
+    d = np.where(d == 0, 1.0, d)
+    u = u.copy()
+    u[..., :, 2] *= d[..., None]
+    return u @ vt
+
+
+def quat_to_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrices (N,3,3) from quaternions (N,4) ``(x, y, z, w)``; normalises."""
+    q = np.asarray(q, dtype=np.float64)
+    return Rotation.from_quat(q.reshape(-1, 4)).as_matrix().reshape(q.shape[:-1] + (3, 3))
+
+
+def matrix_to_quat(r: np.ndarray) -> np.ndarray:
+    """Quaternions (N,4) ``(x, y, z, w)`` with ``w >= 0`` from rotation matrices."""
+    r = np.asarray(r, dtype=np.float64)
+    q = Rotation.from_matrix(r.reshape(-1, 3, 3)).as_quat()
+    q = np.where(q[:, 3:4] < 0, -q, q)  # canonical sign: same file bytes every run
+    return q.reshape(r.shape[:-2] + (4,))
+
+
+def apply(m: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Apply one 4x4 matrix to points (N,3)."""
+    m = np.asarray(m, dtype=np.float64)
+    return np.asarray(p, dtype=np.float64) @ m[:3, :3].T + m[:3, 3]
+
+
+def rotation_angle(r: np.ndarray) -> np.ndarray:
+    """Angle in radians of rotation matrices (N,3,3)."""
+    tr = np.trace(np.asarray(r, dtype=np.float64), axis1=-2, axis2=-1)
+    return np.arccos(np.clip((tr - 1.0) / 2.0, -1.0, 1.0))

@@ -1,0 +1,1 @@
+"""The ``asetransfer`` command line (uses the library; the library never imports it)."""

@@ -1,0 +1,37 @@
+"""``asetransfer info FILE``: what a character file holds."""
+from __future__ import annotations
+
+import json
+
+from asetransfer.describe import describe
+from asetransfer.io import load_character
+
+
+def add_parser(sub):
+    p = sub.add_parser("info", help="summarise a rig or mesh file",
+                       description="Print vertex/face counts, joints, hierarchy depth, influences per vertex, "
+                                   "bounding box and a guess of the up axis.")
+    p.add_argument("file", help=".glb/.gltf rig or mesh (.obj .ply .off .stl)")
+    p.add_argument("--json", action="store_true", help="print JSON (keys: vertices, faces, joints, max_influences, ...)")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    d = describe(load_character(args.file), args.file)
+    if args.json:
+        print(json.dumps(d, indent=1))
+        return 0
+    lo, hi = d["bounding_box"]["min"], d["bounding_box"]["max"]
+    print(f"{d['file']}: {d['kind']}")
+    print(f"  vertices        {d['vertices']}")
+    print(f"  faces           {d['faces']}")
+    print(f"  parts           {', '.join(d['parts'])}")
+    if d["kind"] == "rig":
+        print(f"  joints          {d['joint_count']} (hierarchy depth {d['hierarchy_depth']})")
+        print(f"  influences      max {d['max_influences']}, mean {d['mean_influences']:.2f} per vertex")
+    print(f"  bounding box    [{lo[0]:.4g}, {lo[1]:.4g}, {lo[2]:.4g}] .. [{hi[0]:.4g}, {hi[1]:.4g}, {hi[2]:.4g}]")
+    print(f"  size            {d['size'][0]:.4g} x {d['size'][1]:.4g} x {d['size'][2]:.4g}")
+    print(f"  up axis         {d['up_axis']} (from {d['up_axis_source']})")
+    if d["kind"] == "rig":
+        print("  joint names     " + " ".join(d["joints"]))
+    return 0

@@ -1,0 +1,73 @@
+"""``asetransfer`` command line entry point.
+
+Exit codes: 0 success, 2 bad input (one-line message naming the file and the
+problem), 1 internal error, 130 interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from asetransfer import __version__
+from asetransfer.errors import InputError
+
+from . import info
+
+COMMANDS = (info,)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors as one line and exit code 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="asetransfer",
+                description="Transfer a rigged character's skeleton and skin weights to a new mesh.")
+    p.add_argument("--version", action="version", version=f"asetransfer {__version__}")
+    p.add_argument("-q", "--quiet", action="store_true", help="print errors only")
+    p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for cmd in COMMANDS:
+        cmd.add_parser(sub)
+    return p
+
+
+def _setup_logging(quiet: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("asetransfer: %(levelname)s: %(message)s"))
+    log = logging.getLogger("asetransfer")
+    log.handlers[:] = [handler]
+    log.setLevel(logging.ERROR if quiet else logging.INFO)
+    log.propagate = False
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    _setup_logging(args.quiet)
+    try:
+        return args.run(args) or 0
+    except InputError as e:
+        print(f"asetransfer: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("asetransfer: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # anything else is our bug: say so in one line
+        if args.debug:
+            raise
+        msg = " ".join(str(e).split())
+        print(f"asetransfer: internal error: {type(e).__name__}: {msg} (rerun with --debug for a traceback)",
+              file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""Shared test helpers: a small synthetic rig, and the dev data location."""
+from __future__ import annotations
+
+import os
+import pathlib
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from asetransfer import Mesh, Rig, Skeleton, SkinWeights
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+DEV = (ROOT / ".." / "shared" / "data" / "makehuman-dev").resolve()
+DEV_CASES = sorted(p.name for p in DEV.iterdir() if p.is_dir()) if DEV.is_dir() else []
+
+needs_dev = pytest.mark.skipif(not DEV.is_dir(), reason="../shared/data/makehuman-dev is not present")
+
+
+def tube_rig(n_ring: int = 12, n_seg: int = 12, length: float = 3.0, radius: float = 0.3) -> Rig:
+    """A capped tube along +Y with a 3-joint chain (root, mid, tip) and smooth weights.
+
+    Joints have non-identity orientations (local +Y along the bone, tilted X), and
+    the tip joint is an end site with no weights, like a finger tip.
+    """
+    ys = np.linspace(0.0, length, n_seg + 1)
+    ang = np.linspace(0, 2 * np.pi, n_ring, endpoint=False)
+    ring = np.stack([radius * np.cos(ang), np.zeros_like(ang), radius * np.sin(ang)], axis=1)
+    verts = np.concatenate([ring + [0, y, 0] for y in ys] + [[[0, 0, 0]], [[0, length, 0]]])
+    faces = []
+    for s in range(n_seg):
+        for k in range(n_ring):
+            a, b = s * n_ring + k, s * n_ring + (k + 1) % n_ring
+            c, d = a + n_ring, b + n_ring
+            faces += [(a, c, b), (b, c, d)]
+    bottom, top = len(verts) - 2, len(verts) - 1
+    last = n_seg * n_ring
+    for k in range(n_ring):
+        faces += [(bottom, (k + 1) % n_ring, k), (top, last + k, last + (k + 1) % n_ring)]
+    mesh = Mesh(verts, np.array(faces))
+    names = ("root", "mid", "tip")
+    parents = np.array([-1, 0, 1])
+    world = np.tile(np.eye(4), (3, 1, 1))
+    tilt = Rotation.from_euler("y", [[20], [-35], [50]], degrees=True).as_matrix()
+    world[:, :3, :3] = tilt
+    world[:, :3, 3] = [[0, 0, 0], [0, length / 2, 0], [0, length, 0]]
+    skel = Skeleton.from_world(names, parents, world)
+    t = verts[:, 1] / length
+    w_mid = np.clip((t - 0.35) / 0.3, 0, 1)
+    dense = np.stack([1 - w_mid, w_mid, np.zeros_like(t)], axis=1)
+    return Rig(mesh, skel, SkinWeights.from_dense(dense))
+
+
+def assert_rigs_equal(a: Rig, b: Rig, tol: float = 1e-6) -> None:
+    """Joint names, hierarchy, world transforms (rest and bind), weights and vertices agree to tol."""
+    assert a.skeleton.names == b.skeleton.names
+    assert np.array_equal(a.skeleton.parents, b.skeleton.parents)
+    np.testing.assert_allclose(a.skeleton.rest_world(), b.skeleton.rest_world(), atol=tol)
+    np.testing.assert_allclose(a.skeleton.bind_world, b.skeleton.bind_world, atol=tol)
+    np.testing.assert_allclose(a.mesh.vertices, b.mesh.vertices, atol=tol)
+    np.testing.assert_array_equal(a.mesh.faces, b.mesh.faces)
+    assert abs(a.skin.to_sparse() - b.skin.to_sparse()).max() <= tol

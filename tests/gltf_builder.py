@@ -1,0 +1,71 @@
+"""Write hand-made glTF documents for reader tests (exporter quirks, broken files)."""
+from __future__ import annotations
+
+import numpy as np
+
+from asetransfer.io.glb import FLOAT, UBYTE, UINT, USHORT, BufferBuilder, pack_glb
+
+
+def quat_z(deg):
+    h = np.radians(deg) / 2
+    return [0.0, 0.0, float(np.sin(h)), float(np.cos(h))]
+
+
+class Doc:
+    """Incrementally build a glTF document with one binary buffer."""
+
+    def __init__(self):
+        self.bb = BufferBuilder()
+        self.nodes, self.meshes, self.skins, self.scene = [], [], [], []
+
+    def node(self, **kw) -> int:
+        self.nodes.append(kw)
+        return len(self.nodes) - 1
+
+    def add(self, arr, ctype, atype, **kw):
+        return self.bb.add(np.asarray(arr), ctype, atype, **kw)
+
+    def primitive(self, verts, faces, joints=None, weights=None, mode=None, extra=None):
+        attrs = {"POSITION": self.add(np.asarray(verts, np.float32), FLOAT, "VEC3", minmax=True)}
+        if joints is not None:
+            for s in range(len(joints)):
+                attrs[f"JOINTS_{s}"] = self.add(np.asarray(joints[s], np.uint16), USHORT, "VEC4")
+                attrs[f"WEIGHTS_{s}"] = self.add(np.asarray(weights[s], np.float32), FLOAT, "VEC4")
+        prim = {"attributes": attrs}
+        if faces is not None:
+            prim["indices"] = self.add(np.asarray(faces, np.uint32).reshape(-1, 1), UINT, "SCALAR")
+        if mode is not None:
+            prim["mode"] = mode
+        if extra:
+            prim.update(extra)
+        return prim
+
+    def mesh(self, *prims, name=None) -> int:
+        m = {"primitives": list(prims)}
+        if name:
+            m["name"] = name
+        self.meshes.append(m)
+        return len(self.meshes) - 1
+
+    def skin(self, joints, ibm=None, **kw) -> int:
+        s = {"joints": list(joints), **kw}
+        if ibm is not None:
+            s["inverseBindMatrices"] = self.add(np.asarray(ibm, np.float32).transpose(0, 2, 1).reshape(-1, 16),
+                                                FLOAT, "MAT4")
+        self.skins.append(s)
+        return len(self.skins) - 1
+
+    def document(self) -> dict:
+        doc = {"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": self.scene}], "nodes": self.nodes,
+               "accessors": self.bb.accessors, "bufferViews": self.bb.views,
+               "buffers": [{"byteLength": len(self.bb.blob)}]}
+        if self.meshes:
+            doc["meshes"] = self.meshes
+        if self.skins:
+            doc["skins"] = self.skins
+        return doc
+
+    def save(self, path, doc=None) -> str:
+        with open(path, "wb") as f:
+            f.write(pack_glb(doc or self.document(), bytes(self.bb.blob)))
+        return str(path)
