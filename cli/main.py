@@ -36,22 +36,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _setup_logging(quiet: bool) -> None:
+def _setup_logging(quiet: bool):
+    """Send the library's log to stderr as ``asetransfer: warning: ...``; returns an undo function."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("asetransfer: %(levelname)s: %(message)s"))
     log = logging.getLogger("asetransfer")
+    saved = (log.handlers[:], log.level, log.propagate)
     log.handlers[:] = [handler]
     log.setLevel(logging.ERROR if quiet else logging.INFO)
     log.propagate = False
 
+    def undo():
+        log.handlers[:], log.level, log.propagate = saved[0], saved[1], saved[2]
+
+    return undo
+
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version, usage errors
+        return int(e.code or 0)
     if args.command is None:
         parser.print_help()
         return 2
-    _setup_logging(args.quiet)
+    undo_logging = _setup_logging(args.quiet)
     try:
         return args.run(args) or 0
     except InputError as e:
@@ -67,7 +77,14 @@ def main(argv=None) -> int:
         print(f"asetransfer: internal error: {type(e).__name__}: {msg} (rerun with --debug for a traceback)",
               file=sys.stderr)
         return 1
+    finally:
+        undo_logging()
+
+
+def entry_point() -> None:
+    """Console script: exit with :func:`main`'s code."""
+    sys.exit(main())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry_point()

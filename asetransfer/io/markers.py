@@ -147,14 +147,15 @@ def _resolve(path, specs, side, mesh: Mesh, labels):
             raise InputError(path, f"{labels[k]}: {side}.point is {dist[far[0]]:.4g} from the {side} surface "
                                    f"(more than {MAX_SNAP_DISTANCE:.0%} of its size); wrong frame or units?")
         face[pidx], bary[pidx] = f, b
-    sp = SurfacePoints(face, bary)
-    pos = sp.positions(mesh.vertices, mesh.faces)
-    centred = pos - pos.mean(axis=0)
-    s = np.linalg.svd(centred, compute_uv=False)
+    return SurfacePoints(face, bary)
+
+
+def _check_spread(path, side, points: SurfacePoints, mesh: Mesh):
+    pos = points.positions(mesh.vertices, mesh.faces)
+    s = np.linalg.svd(pos - pos.mean(axis=0), compute_uv=False)
     if s[0] <= 0 or s[1] <= 1e-6 * s[0]:
         raise InputError(path, f"the {side} markers are all at one point or on one line; "
                                f"the alignment needs at least 3 non-collinear markers")
-    return sp
 
 
 def load_markers(path, source: Mesh, target: Mesh) -> Markers:
@@ -173,6 +174,8 @@ def load_markers(path, source: Mesh, target: Mesh) -> Markers:
     labels = [f"marker {i} ({n!r})" for i, (n, _, _) in enumerate(specs)]
     src = _resolve(path, [s for _, s, _ in specs], "source", source, labels)
     tgt = _resolve(path, [t for _, _, t in specs], "target", target, labels)
+    _check_spread(path, "source", src, source)
+    _check_spread(path, "target", tgt, target)
     return Markers(tuple(n for n, _, _ in specs), src, tgt)
 
 

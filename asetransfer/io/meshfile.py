@@ -57,9 +57,13 @@ def _read_trimesh(path, data, ext) -> Mesh:
     import trimesh
 
     try:
-        loaded = trimesh.load(io.BytesIO(data), file_type=ext[1:], process=False, force="mesh")
+        loaded = trimesh.load(io.BytesIO(data), file_type=ext[1:], process=False)
+        if isinstance(loaded, trimesh.Scene):
+            loaded = loaded.to_mesh()
     except Exception as e:  # trimesh raises many kinds on malformed files
         raise InputError(path, f"cannot parse {ext[1:].upper()} file ({type(e).__name__}: {e})") from None
+    if isinstance(loaded, trimesh.PointCloud):
+        raise InputError(path, "mesh has no faces (a point cloud cannot be rigged)")
     vertices = np.asarray(getattr(loaded, "vertices", np.zeros((0, 3))))
     faces = np.asarray(getattr(loaded, "faces", np.zeros((0, 3))))
     if ext == ".stl" and len(faces):

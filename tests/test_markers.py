@@ -1,0 +1,95 @@
+import json
+
+import numpy as np
+import pytest
+
+import asetransfer as at
+from asetransfer import InputError
+from asetransfer.io.markers import markers_to_json
+from conftest import tube_rig
+
+
+@pytest.fixture
+def meshes():
+    src = tube_rig().mesh
+    # the target: the same tube scaled by 2 and shifted (a different frame)
+    tgt = at.Mesh(src.vertices * 2 + [10, 0, 0], src.faces)
+    return src, tgt
+
+
+def write(tmp_path, markers):
+    p = tmp_path / "m.json"
+    p.write_text(json.dumps({"markers": markers}))
+    return p
+
+
+def test_all_location_kinds_resolve_to_the_same_points(tmp_path, meshes):
+    src, tgt = meshes
+    f = 7
+    tri = src.faces[f]
+    bary = [0.2, 0.3, 0.5]
+    p_src = np.asarray(bary) @ src.vertices[tri]
+    p_off = p_src + 0.001 * np.array([1.0, 0, 0])  # slightly off the surface: snapped
+    ms = [
+        {"name": "a", "source": {"face": f, "bary": bary}, "target": {"point": list(p_src * 2 + [10, 0, 0])}},
+        {"name": "b", "source": {"vertex": 40}, "target": {"vertex": 40}},
+        {"name": "c", "source": {"point": list(src.vertices[100])}, "target": {"face": 3, "bary": [1, 0, 0]}},
+        {"name": "d", "source": {"point": list(p_off)}, "target": {"vertex": 5}},
+    ]
+    m = at.load_markers(write(tmp_path, ms), src, tgt)
+    assert m.names == ("a", "b", "c", "d")
+    ps = m.source.positions(src.vertices, src.faces)
+    pt = m.target.positions(tgt.vertices, tgt.faces)
+    np.testing.assert_allclose(ps[0], p_src, atol=1e-12)
+    np.testing.assert_allclose(pt[0], p_src * 2 + [10, 0, 0], atol=1e-9)
+    np.testing.assert_allclose(ps[1], src.vertices[40])
+    np.testing.assert_allclose(pt[1], tgt.vertices[40])
+    np.testing.assert_allclose(ps[2], src.vertices[100], atol=1e-12)
+    np.testing.assert_allclose(pt[2], tgt.vertices[tgt.faces[3, 0]])
+    assert np.linalg.norm(ps[3] - p_off) <= 0.001 + 1e-12
+    # written back as points, the file reads to the same locations
+    p2 = tmp_path / "again.json"
+    p2.write_text(markers_to_json(m, src, tgt))
+    m2 = at.load_markers(p2, src, tgt)
+    np.testing.assert_allclose(m2.source.positions(src.vertices, src.faces), ps, atol=1e-6)
+
+
+GOOD = {"name": "x", "source": {"vertex": 0}, "target": {"vertex": 0}}
+
+
+def good(n=3):
+    return [dict(GOOD, name=f"m{i}", source={"vertex": 13 * i + i}, target={"vertex": 13 * i + i})
+            for i in range(n)]
+
+
+@pytest.mark.parametrize("markers, message", [
+    ("notalist", "'markers' must be a list"),
+    (good(2), "at least 3"),
+    (good(2) + [{"name": "m2", "target": {"vertex": 1}}], r"marker 2 \('m2'\): missing 'source'"),
+    (good(2) + [{"source": {"vertex": 1}, "target": {"vertex": 1}}], "marker 2: missing or empty 'name'"),
+    (good(3) + [dict(GOOD, name="m0")], "name already used by marker 0"),
+    (good(2) + [dict(GOOD, name="v", target={"vertex": 10 ** 6})], r"target.vertex 1000000 out of range"),
+    (good(2) + [dict(GOOD, name="f", source={"face": 10 ** 6, "bary": [1, 0, 0]})], "source.face 1000000 out of range"),
+    (good(2) + [dict(GOOD, name="b", source={"face": 1, "bary": [0.5, 0.2, 0.2]})], "sum to 1"),
+    (good(2) + [dict(GOOD, name="b", source={"face": 1})], "needs 'bary'"),
+    (good(2) + [dict(GOOD, name="p", source={"point": [0, 1]})], "3 finite numbers"),
+    (good(2) + [dict(GOOD, name="p", source={"point": [0, 1, float("inf")]})], "3 finite numbers"),
+    (good(2) + [dict(GOOD, name="p", source={"point": [50, 0, 0]})], "from the source surface"),
+    (good(2) + [dict(GOOD, name="two", source={"vertex": 1, "point": [0, 0, 0]})], "exactly one of"),
+    ([dict(GOOD, name=f"c{i}", source={"vertex": i * 12}, target={"vertex": i * 12}) for i in range(4)],
+     "one line"),
+])
+def test_marker_errors_name_the_marker_and_field(tmp_path, meshes, markers, message):
+    src, tgt = meshes
+    p = tmp_path / "m.json"
+    p.write_text(json.dumps({"markers": markers}, allow_nan=True))
+    with pytest.raises(InputError, match=message) as e:
+        at.load_markers(p, src, tgt)
+    assert str(e.value).startswith(str(p)) and "\n" not in str(e.value)
+
+
+def test_not_json(tmp_path, meshes):
+    p = tmp_path / "m.json"
+    p.write_text('{"markers": [}')
+    with pytest.raises(InputError, match="invalid JSON at line 1"):
+        at.load_markers(p, *meshes)
