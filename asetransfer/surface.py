@@ -65,6 +65,35 @@ def barycentric(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray, fac
     return out
 
 
+class SurfaceIndex:
+    """An AABB tree over a triangle mesh for repeated closest-point queries.
+
+    Build once per surface, query many times (the registration loop queries the
+    same target every iteration).
+    """
+
+    def __init__(self, vertices: np.ndarray, faces: np.ndarray):
+        self.vertices = np.ascontiguousarray(vertices, dtype=np.float64)
+        self.faces = np.ascontiguousarray(faces, dtype=np.int64)
+        self._tree = igl.AABB()
+        self._tree.init(self.vertices, self.faces)
+
+    def closest(self, points: np.ndarray):
+        """Closest surface point of each query point.
+
+        Returns
+        -------
+        face : (K,) triangle index, bary : (K, 3) barycentric coordinates clipped to
+        the triangle, dist : (K,) Euclidean distance, point : (K, 3) the closest points.
+        """
+        points = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+        sqd, face, cp = self._tree.squared_distance(self.vertices, self.faces, points)
+        face = face.astype(np.int64)
+        bary = np.clip(barycentric(cp, self.vertices, self.faces, face), 0.0, None)
+        bary /= bary.sum(axis=1, keepdims=True)
+        return face, bary, np.sqrt(np.maximum(sqd, 0.0)), cp
+
+
 def closest_points(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray):
     """Closest surface point of each query point (igl AABB tree).
 
@@ -73,13 +102,8 @@ def closest_points(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray):
     face : (K,) triangle index, bary : (K, 3) barycentric coordinates clipped to
     the triangle, dist : (K,) Euclidean distance.
     """
-    points = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
-    v = np.ascontiguousarray(vertices, dtype=np.float64)
-    f = np.ascontiguousarray(faces, dtype=np.int64)
-    sqd, face, cp = igl.point_mesh_squared_distance(points, v, f)
-    bary = np.clip(barycentric(cp, v, f, face), 0.0, None)
-    bary /= bary.sum(axis=1, keepdims=True)
-    return face.astype(np.int64), bary, np.sqrt(np.maximum(sqd, 0.0))
+    face, bary, dist, _ = SurfaceIndex(vertices, faces).closest(points)
+    return face, bary, dist
 
 
 def vertex_faces(n_vertices: int, faces: np.ndarray):

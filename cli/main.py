@@ -12,9 +12,9 @@ import sys
 from asetransfer import __version__
 from asetransfer.errors import InputError
 
-from . import info
+from . import correspond, info
 
-COMMANDS = (info,)
+COMMANDS = (info, correspond)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,7 +30,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"asetransfer {__version__}")
     p.add_argument("-q", "--quiet", action="store_true", help="print errors only")
     p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    # -q / --debug are accepted after the command too (SUPPRESS: no default to clobber)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="print errors only")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks of internal errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    add = sub.add_parser
+    sub.add_parser = lambda *a, **k: add(*a, parents=[common], **k)
     for cmd in COMMANDS:
         cmd.add_parser(sub)
     return p

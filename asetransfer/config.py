@@ -1,0 +1,58 @@
+"""All tunable parameters in one place, with where each default comes from.
+
+Lengths are fractions of the target's bounding-box diagonal: the correspondence
+works in a normalised frame, so the same parameters serve characters modelled in
+centimetres or metres.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class CorrespondenceConfig:
+    """Dense correspondence (spec Appendix I, Eq. A I-1 and A I-2)."""
+
+    # Fairing, Eq. A I-1: a (smoothness), b (markers pulled together), c (marker
+    # midpoints kept).  Markers must dominate so both meshes are faired onto the
+    # same marker positions; see docs/correspondence.md for the sweep.
+    fair_smoothness: float = 1.0        # lambda_1
+    fair_marker_link: float = 1e4       # lambda_2
+    fair_marker_anchor: float = 1e4     # lambda_3
+    # Registration, Eq. A I-2: a (Laplacian detail), b (closest-point fit), c (markers).
+    register_detail: float = 1e-6       # mu_1
+    register_fit: float = 1.0           # mu_2
+    register_markers: float = 1.0       # mu_3
+    # closest-point iterations per registration stage, and the convergence test:
+    # mean vertex move between iterations below this fraction of the diagonal
+    faired_iterations: int = 3   # stage 1: faired source onto faired target
+    max_iterations: int = 15     # stage 2: onto the original target
+    tolerance: float = 2e-5
+    # closest-point pairs farther than this (fraction of the diagonal) or with
+    # normals more than this many degrees apart do not pull (Eq. A I-2b)
+    reject_distance: float = 0.05
+    reject_angle: float = 60.0
+    # Appendix I, last part: average each map with the mirror of the mirrored map
+    symmetric: bool = False
+    # coincident vertices (seams) are merged within this fraction of the diagonal
+    weld_tolerance: float = 1e-7
+
+    def __post_init__(self):
+        for name in ("fair_smoothness", "fair_marker_link", "fair_marker_anchor", "register_detail",
+                     "register_fit", "register_markers", "tolerance", "reject_distance"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"correspondence parameter {name} must be positive")
+        if self.max_iterations < 1 or self.faired_iterations < 0:
+            raise ValueError("correspondence iteration counts must be at least 1 (stage 2) and 0 (stage 1)")
+        if not 0 < self.reject_angle <= 180:
+            raise ValueError("correspondence parameter reject_angle must be in (0, 180]")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Parameters of the whole transfer."""
+
+    correspondence: CorrespondenceConfig = field(default_factory=CorrespondenceConfig)
+
+    def replace(self, **changes) -> "Config":
+        return replace(self, **changes)

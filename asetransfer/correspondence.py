@@ -1,0 +1,295 @@
+"""Dense source <-> target correspondence (spec Ch. 2 and Appendix I, after ElastiFace).
+
+Pipeline, top to bottom:
+
+1. :func:`asetransfer.align.umeyama` on the marker pairs brings the source into the
+   target's frame (any units, any up axis); both meshes are then normalised to a unit
+   bounding-box diagonal so parameters do not depend on units.
+2. :func:`fair` (Eq. A I-1) smooths both meshes jointly into similar featureless
+   shapes on which corresponding markers coincide.
+3. :func:`register` (Eq. A I-2) deforms the faired source onto the faired target,
+   then from there onto the original target.  The system matrix is the same for
+   both stages: it is factorised once and every closest-point iteration is a
+   back-substitution.
+4. Closest points between the registered source and the target give the maps in
+   both directions (:class:`Correspondence`).
+
+Pieces of a mesh that carry no marker (eyes, teeth, loose props) cannot be faired
+(nothing anchors them); they ride along with the closest part of the body.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .align import Similarity, umeyama
+from .config import CorrespondenceConfig
+from .io.markers import Markers
+from .laplacian import bilaplacian, mixed_voronoi_areas
+from .linsolve import Factorization
+from .mesh import Mesh
+from .surface import SurfaceIndex, SurfacePoints, interpolate
+from .topology import face_normals, vertex_components, vertex_normals, weld
+
+log = logging.getLogger("asetransfer")
+
+
+@dataclass(eq=False)
+class Correspondence:
+    """Maps between the vertices of two meshes and points on the other's surface.
+
+    Attributes
+    ----------
+    source_to_target : per source vertex, a point on the target (target triangles).
+    target_to_source : per target vertex, a point on the source (source triangles).
+    alignment : the similarity taking source coordinates to the target's frame.
+    faired_source, faired_target, registered_source : (n, 3) vertex positions in the
+        target's frame, for inspection (``--debug-dir``).
+    stats : residuals, iteration counts and timings (JSON-ready).
+    """
+
+    source_to_target: SurfacePoints
+    target_to_source: SurfacePoints
+    alignment: Similarity
+    faired_source: np.ndarray
+    faired_target: np.ndarray
+    registered_source: np.ndarray
+    stats: dict = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class _Side:
+    """One mesh prepared for the solver: welded, normalised, marked part extracted."""
+
+    vertices: np.ndarray      # (n', 3) welded vertices, normalised frame
+    faces: np.ndarray         # (F, 3) input triangles on welded vertices
+    index: np.ndarray         # (n,) welded vertex of each input vertex
+    active: np.ndarray        # (a,) welded vertices in components that hold a marker
+    active_faces: np.ndarray  # (Fa, 3) triangles of those components, on active numbering
+    markers: sp.csr_matrix    # (K, a) barycentric rows of the markers, active numbering
+
+
+def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
+    v, f, index = weld(vertices, faces, cfg.weld_tolerance)
+    labels = vertex_components(len(v), f)
+    marked = np.unique(labels[f[points.face].ravel()])
+    active = np.flatnonzero(np.isin(labels, marked))
+    renumber = np.full(len(v), -1, dtype=np.int64)
+    renumber[active] = np.arange(len(active))
+    active_faces = renumber[f[np.isin(labels[f[:, 0]], marked)]]
+    rows = np.repeat(np.arange(len(points)), 3)
+    cols = renumber[f[points.face].ravel()]
+    B = sp.csr_matrix((points.bary.ravel(), (rows, cols)), shape=(len(points), len(active)))
+    return _Side(v, f, index, active, active_faces, B)
+
+
+def _normalising(points: np.ndarray) -> Similarity:
+    """Similarity taking ``points`` to a unit bounding-box diagonal around the origin."""
+    lo, hi = points.min(axis=0), points.max(axis=0)
+    scale = 1.0 / max(float(np.linalg.norm(hi - lo)), 1e-300)
+    return Similarity(scale, np.eye(3), -scale * 0.5 * (lo + hi))
+
+
+def fair(source: _Side, target: _Side, cfg: CorrespondenceConfig):
+    """Joint fairing of the marked parts of both meshes (Eq. A I-1).
+
+    Minimises ``lambda1 / (sum A^s + sum A^t) [sum_i A_i^s |Delta x_i^s|^2 +
+    sum_j A_j^t |Delta x_j^t|^2]`` (a) ``+ lambda2 / K sum_k |r_k^s - r_k^t|^2`` (b)
+    ``+ lambda3 / K sum_k |(r_k^s + r_k^t)/2 - (rbar_k^s + rbar_k^t)/2|^2`` (c)
+    over the vertex positions of both meshes, ``r_k`` being the barycentric marker
+    positions and ``rbar_k`` their input positions.  One sparse SPD solve, three
+    right-hand sides.
+
+    Returns
+    -------
+    (a_s, 3), (a_t, 3): faired positions of the active vertices of each mesh.
+    """
+    xs, xt = source.vertices[source.active], target.vertices[target.active]
+    Hs = bilaplacian(xs, source.active_faces)
+    Ht = bilaplacian(xt, target.active_faces)
+    area = mixed_voronoi_areas(xs, source.active_faces).sum() + mixed_voronoi_areas(xt, target.active_faces).sum()
+    K = source.markers.shape[0]
+    link = sp.hstack([source.markers, -target.markers]).tocsr()       # r^s - r^t
+    mid = 0.5 * sp.hstack([source.markers, target.markers]).tocsr()   # (r^s + r^t) / 2
+    goal = mid @ np.vstack([xs, xt])                                   # input midpoints
+    A = (cfg.fair_smoothness / area * sp.block_diag([Hs, Ht])
+         + cfg.fair_marker_link / K * (link.T @ link)
+         + cfg.fair_marker_anchor / K * (mid.T @ mid))
+    b = cfg.fair_marker_anchor / K * (mid.T @ goal)
+    x = Factorization(A, "fairing system (Eq. A I-1)").solve(b)
+    return x[: len(xs)], x[len(xs):]
+
+
+class _Registration:
+    """The linear system of Eq. A I-2 on the source's marked part, factorised once.
+
+    ``mu1 / sum A (L x - L xhat)^T M^-1 (L x - L xhat)`` (a) ``+ mu2 / n |x - c|^2`` (b)
+    ``+ mu3 / K |B x - rhat|^2`` (c).  The operator ``L^T M^-1 L`` is built on the
+    source as modelled, not on the faired source of Eq. A I-2a: fairing collapses
+    thin parts (fingers) into near-degenerate triangles whose cotangents and areas
+    make the faired operator singular in practice (entries of 1e20 measured on the
+    dev source), while the modelled mesh measures the same bending well.  With the
+    weights fixed, only the right-hand side changes between iterations and stages.
+    """
+
+    def __init__(self, geometry: np.ndarray, faces: np.ndarray, markers: sp.csr_matrix, cfg):
+        n, K = len(geometry), markers.shape[0]
+        self.H = bilaplacian(geometry, faces)
+        area = mixed_voronoi_areas(geometry, faces).sum()
+        self.w_detail = cfg.register_detail / area
+        self.w_fit = cfg.register_fit / n
+        self.w_markers = cfg.register_markers / K
+        self.B = markers
+        A = self.w_detail * self.H + self.w_fit * sp.identity(n) + self.w_markers * (markers.T @ markers)
+        self.factor = Factorization(A, "registration system (Eq. A I-2)")
+
+    def solve(self, rest: np.ndarray, fit: np.ndarray, marker_goal: np.ndarray) -> np.ndarray:
+        b = (self.w_detail * (self.H @ rest) + self.w_fit * fit
+             + self.w_markers * (self.B.T @ marker_goal))
+        return self.factor.solve(b)
+
+
+def register(system: _Registration, rest: np.ndarray, faces: np.ndarray, surface: SurfaceIndex,
+             marker_goal: np.ndarray, cfg: CorrespondenceConfig, max_iterations: int,
+             first_fit: np.ndarray | None = None):
+    """Closest-point iterations of Eq. A I-2 from ``rest`` onto ``surface``.
+
+    Each iteration pairs every vertex with its closest point on the surface
+    (Eq. A I-2b); pairs farther than ``reject_distance`` or whose normals differ by
+    more than ``reject_angle`` pull the vertex to where it is instead (the matrix
+    stays fixed).  ``first_fit`` replaces the first closest-point query.  Stops when
+    the mean vertex move falls under ``tolerance``.
+
+    Returns
+    -------
+    x : (n, 3) registered positions, iterations : int.
+    """
+    cos_max = np.cos(np.radians(cfg.reject_angle))
+    target_normals = face_normals(surface.vertices, surface.faces)
+    x, it = rest, 0
+    for it in range(1, max_iterations + 1):
+        if it == 1 and first_fit is not None:
+            fit = first_fit
+        else:
+            face, _, dist, fit = surface.closest(x)
+            agree = np.einsum("ij,ij->i", vertex_normals(x, faces), target_normals[face]) >= cos_max
+            keep = (dist <= cfg.reject_distance) & agree
+            fit = np.where(keep[:, None], fit, x)
+        x_new = system.solve(rest, fit, marker_goal)
+        moved = float(np.mean(np.linalg.norm(x_new - x, axis=1)))
+        x = x_new
+        if moved < cfg.tolerance:
+            break
+    return x, it
+
+
+def _carry(moved_active: np.ndarray, side: _Side) -> np.ndarray:
+    """Positions of all welded vertices: active ones as solved, the rest riding along.
+
+    An unmarked vertex keeps its offset to its closest point on the marked part and
+    follows that point (rigidly translated with it).
+    """
+    out = side.vertices.copy()
+    out[side.active] = moved_active
+    rest = np.setdiff1d(np.arange(len(side.vertices)), side.active)
+    if len(rest):
+        index = SurfaceIndex(side.vertices[side.active], side.active_faces)
+        face, bary, _, anchor = index.closest(side.vertices[rest])
+        out[rest] = side.vertices[rest] - anchor + interpolate(moved_active, side.active_faces, face, bary)
+    return out
+
+
+def correspond(source: Mesh, target: Mesh, markers: Markers,
+               config: CorrespondenceConfig | None = None) -> Correspondence:
+    """Dense correspondence between ``source`` and ``target`` guided by ``markers``.
+
+    Parameters
+    ----------
+    source, target : the meshes (any units and frames; several pieces allowed).
+    markers : linked surface points on both (at least 3, not collinear).
+    config : parameters (defaults: :class:`CorrespondenceConfig`).
+
+    Returns
+    -------
+    :class:`Correspondence` with both maps indexed by the input vertices and triangles.
+    """
+    cfg = config or CorrespondenceConfig()
+    timings = {}
+    t0 = time.perf_counter()
+
+    # 1. similarity alignment from the markers, then a unit-diagonal frame
+    ms = markers.source.positions(source.vertices, source.faces)
+    mt = markers.target.positions(target.vertices, target.faces)
+    alignment = umeyama(ms, mt)
+    norm = _normalising(target.vertices)
+    src = _prepare(norm.apply(alignment.apply(source.vertices)), source.faces, markers.source, cfg)
+    tgt = _prepare(norm.apply(target.vertices), target.faces, markers.target, cfg)
+    timings["align"] = time.perf_counter() - t0
+
+    # 2. joint fairing (Eq. A I-1)
+    t = time.perf_counter()
+    faired_s, faired_t = fair(src, tgt, cfg)
+    timings["fair"] = time.perf_counter() - t
+
+    # 3. registration (Eq. A I-2).  Stage 1: faired source onto faired target.
+    t = time.perf_counter()
+    system = _Registration(src.vertices[src.active], src.active_faces, src.markers, cfg)
+    timings["factor"] = time.perf_counter() - t
+    t = time.perf_counter()
+    faired_index = SurfaceIndex(faired_t, tgt.active_faces)
+    x1, it1 = register(system, faired_s, src.active_faces, faired_index, tgt.markers @ faired_t, cfg,
+                      cfg.faired_iterations)
+    timings["register_faired"] = time.perf_counter() - t
+
+    # Stage 2: the source as modelled (its details are the Laplacian rest, Eq. A I-2a)
+    # deformed onto the original target, starting from the faired pairs carried over
+    # to the original target (same triangles, same barycentric coordinates).
+    t = time.perf_counter()
+    original_t = tgt.vertices[tgt.active]
+    face, bary, _, _ = faired_index.closest(x1)
+    x2, it2 = register(system, src.vertices[src.active], src.active_faces,
+                       SurfaceIndex(original_t, tgt.active_faces), tgt.markers @ original_t, cfg,
+                       cfg.max_iterations, first_fit=interpolate(original_t, tgt.active_faces, face, bary))
+    timings["register_original"] = time.perf_counter() - t
+
+    # 4. closest-point maps in both directions, on the input triangles
+    t = time.perf_counter()
+    registered = _carry(x2, src)
+    target_index = SurfaceIndex(tgt.vertices, tgt.faces)
+    f_st, b_st, d_st, _ = target_index.closest(registered)
+    f_ts, b_ts, d_ts, _ = SurfaceIndex(registered, src.faces).closest(tgt.vertices)
+    s2t = SurfacePoints(f_st[src.index], b_st[src.index])
+    t2s = SurfacePoints(f_ts[tgt.index], b_ts[tgt.index])
+    timings["maps"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - t0
+
+    unit = 1.0 / norm.scale  # target file units per normalised unit
+    marker_residual = np.linalg.norm(src.markers @ x2 - tgt.markers @ original_t, axis=1) * unit
+    stats = {
+        "alignment_scale": alignment.scale,
+        "marker_residual_mean": float(marker_residual.mean()),
+        "marker_residual_max": float(marker_residual.max()),
+        "marker_residual_worst": markers.names[int(np.argmax(marker_residual))],
+        "fit_distance_mean": float(d_st.mean() * unit),
+        "fit_distance_p95": float(np.percentile(d_st, 95) * unit),
+        "reverse_fit_distance_mean": float(d_ts.mean() * unit),
+        "iterations": [it1, it2],
+        "solver": system.factor.backend,
+        "unmarked_source_vertices": int(len(src.vertices) - len(src.active)),
+        "unmarked_target_vertices": int(len(tgt.vertices) - len(tgt.active)),
+        "timings": timings,
+    }
+    back = norm.inverse()
+    faired_full_s = _carry(faired_s, src)
+    faired_full_t = tgt.vertices.copy()
+    faired_full_t[tgt.active] = faired_t
+    return Correspondence(
+        source_to_target=s2t, target_to_source=t2s, alignment=alignment,
+        faired_source=back.apply(faired_full_s)[src.index],
+        faired_target=back.apply(faired_full_t)[tgt.index],
+        registered_source=back.apply(registered)[src.index],
+        stats=stats)

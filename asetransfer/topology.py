@@ -1,0 +1,69 @@
+"""Mesh connectivity as users' meshes have it: duplicate vertices, several pieces."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+
+def weld(vertices: np.ndarray, faces: np.ndarray, tolerance: float = 1e-7):
+    """Merge coincident vertices (UV/normal seams split a surface into pieces).
+
+    Parameters
+    ----------
+    vertices, faces : the mesh.
+    tolerance : merge distance as a fraction of the bounding-box diagonal.
+
+    Returns
+    -------
+    welded_vertices : (n', 3) one vertex per distinct position (first occurrence).
+    welded_faces : (F, 3) the same triangles, in the same order, on welded vertices.
+    index : (n,) welded vertex of each input vertex.
+    """
+    v = np.asarray(vertices, dtype=np.float64)
+    diag = float(np.linalg.norm(v.max(axis=0) - v.min(axis=0))) if len(v) else 1.0
+    step = max(tolerance * diag, 1e-300)
+    keys = np.round(v / step).astype(np.int64)
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    # number welded vertices in order of first occurrence: stable and deterministic
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    index = rank[inverse]
+    return v[np.sort(first)], index[np.asarray(faces, dtype=np.int64)], index
+
+
+def vertex_components(n_vertices: int, faces: np.ndarray) -> np.ndarray:
+    """(n,) connected-component label of each vertex (edges of the triangles).
+
+    Labels are numbered by each component's lowest vertex index; a vertex used by
+    no triangle is a component of its own.
+    """
+    f = np.asarray(faces, dtype=np.int64)
+    i = np.concatenate([f[:, 0], f[:, 1], f[:, 2]])
+    j = np.concatenate([f[:, 1], f[:, 2], f[:, 0]])
+    g = sp.coo_matrix((np.ones(len(i)), (i, j)), shape=(n_vertices, n_vertices))
+    _, labels = connected_components(g, directed=False)
+    return labels
+
+
+def face_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(F, 3) unit triangle normals (zero for degenerate triangles)."""
+    v = np.asarray(vertices, dtype=np.float64)
+    f = np.asarray(faces, dtype=np.int64)
+    n = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
+    length = np.linalg.norm(n, axis=1, keepdims=True)
+    return np.where(length > 0, n / np.where(length > 0, length, 1.0), 0.0)
+
+
+def vertex_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(n, 3) area-weighted unit vertex normals (zero where undefined)."""
+    v = np.asarray(vertices, dtype=np.float64)
+    f = np.asarray(faces, dtype=np.int64)
+    n = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])  # 2 * area * normal
+    out = np.zeros_like(v)
+    for k in range(3):
+        np.add.at(out, f[:, k], n)
+    length = np.linalg.norm(out, axis=1, keepdims=True)
+    return np.where(length > 0, out / np.where(length > 0, length, 1.0), 0.0)

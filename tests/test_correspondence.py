@@ -1,0 +1,251 @@
+"""Correspondence: Umeyama, Laplacian, exact solves, welding, registration, maps, CLI."""
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import trimesh
+from scipy.spatial.transform import Rotation
+
+from asetransfer.align import umeyama
+from asetransfer.correspondence import correspond
+from asetransfer.io.mapfile import npz_bytes, read_map
+from asetransfer.io.markers import Markers
+from asetransfer.laplacian import bilaplacian, cotangent_laplacian, mixed_voronoi_areas
+from asetransfer.linsolve import Factorization, NumericalError
+from asetransfer.mesh import Mesh
+from asetransfer.surface import SurfacePoints
+from asetransfer.topology import vertex_components, weld
+from cli.main import main
+
+
+def blob(subdivisions=3, scale=(1.0, 1.0, 1.0), bump=0.0):
+    """An icosphere, scaled, with an optional smooth bump on +x (a 'nose')."""
+    s = trimesh.creation.icosphere(subdivisions=subdivisions)
+    v = s.vertices.copy()
+    v += bump * np.exp(-8 * np.sum((v - [1, 0, 0]) ** 2, axis=1))[:, None] * v
+    return Mesh(v * scale, s.faces)
+
+
+def vertex_markers(ids_src, ids_tgt, src: Mesh, tgt: Mesh) -> Markers:
+    """Markers at given vertices of both meshes."""
+    def at(mesh, ids):
+        face = np.array([np.flatnonzero((mesh.faces == i).any(axis=1))[0] for i in ids])
+        bary = (mesh.faces[face] == np.asarray(ids)[:, None]).astype(float)
+        return SurfacePoints(face, bary)
+    return Markers(tuple(f"m{i}" for i in range(len(ids_src))), at(src, ids_src), at(tgt, ids_tgt))
+
+
+def spread(vertices, k):
+    """k vertices by farthest-point sampling from vertex 0 (deterministic)."""
+    ids = [0]
+    d = np.linalg.norm(vertices - vertices[0], axis=1)
+    for _ in range(k - 1):
+        ids.append(int(np.argmax(d)))
+        d = np.minimum(d, np.linalg.norm(vertices - vertices[ids[-1]], axis=1))
+    return ids
+
+
+def map_error(corr, src, tgt):
+    """Mean distance (fraction of target diagonal) of each source vertex's image from its twin."""
+    diag = np.linalg.norm(np.ptp(tgt.vertices, axis=0))
+    p = corr.source_to_target.positions(tgt.vertices, tgt.faces)
+    return np.linalg.norm(p - tgt.vertices, axis=1).mean() / diag
+
+
+# --- building blocks ---------------------------------------------------------------
+
+def test_umeyama_recovers_similarity():
+    rng = np.random.default_rng(0)
+    p = rng.normal(size=(20, 3))
+    R = Rotation.from_euler("xyz", [30, -70, 115], degrees=True).as_matrix()
+    q = 2.5 * p @ R.T + [1, -2, 3]
+    s = umeyama(p, q)
+    assert s.scale == pytest.approx(2.5)
+    np.testing.assert_allclose(s.rotation, R, atol=1e-12)
+    np.testing.assert_allclose(s.apply(p), q, atol=1e-12)
+    np.testing.assert_allclose(s.inverse().apply(q), p, atol=1e-12)
+
+
+def test_umeyama_never_reflects():
+    p = np.random.default_rng(1).normal(size=(10, 3))
+    s = umeyama(p, p * [-1, 1, 1])  # a mirror image: best proper rotation instead
+    assert np.linalg.det(s.rotation) == pytest.approx(1.0)
+
+
+def test_laplacian_kills_constants_and_linear_functions_on_a_flat_grid():
+    x, y = np.meshgrid(np.arange(6.0), np.arange(5.0))
+    v = np.stack([x.ravel(), y.ravel() * 1.3, np.zeros(x.size)], axis=1)
+    faces = []
+    for r in range(4):
+        for c in range(5):
+            a = r * 6 + c
+            faces += [(a, a + 1, a + 7), (a, a + 7, a + 6)]
+    f = np.array(faces)
+    L = cotangent_laplacian(v, f)
+    assert abs(L - L.T).max() < 1e-14
+    np.testing.assert_allclose(L @ np.ones(len(v)), 0, atol=1e-12)
+    interior = [(r * 6 + c) for r in range(1, 4) for c in range(1, 5)]
+    lin = v @ [0.7, -0.2, 0.0] + 3
+    np.testing.assert_allclose((L @ lin)[interior], 0, atol=1e-12)
+    assert mixed_voronoi_areas(v, f).sum() == pytest.approx(5 * 4 * 1.3)
+
+
+def test_laplacian_survives_degenerate_triangles():
+    m = blob(2)
+    v = np.vstack([m.vertices, m.vertices[:1], m.vertices[:1]])  # two coincident extra vertices
+    n = len(m.vertices)
+    f = np.vstack([m.faces, [[0, n, n + 1], [0, 1, 1]]])  # zero-area and repeated-index triangles
+    H = bilaplacian(v, f)
+    assert np.isfinite(H.data).all()
+    assert np.isfinite(mixed_voronoi_areas(v, f)).all() and (mixed_voronoi_areas(v, f) > 0).all()
+
+
+def test_factorization_solves_and_detects_singular_systems():
+    m = blob(2)
+    H = bilaplacian(m.vertices, m.faces)
+    A = H + sp.identity(H.shape[0])
+    b = np.random.default_rng(2).normal(size=(H.shape[0], 3))
+    x = Factorization(A).solve(b)
+    np.testing.assert_allclose(A @ x, b, atol=1e-8)
+    with pytest.raises(NumericalError, match="singular"):
+        Factorization(H, "test system").solve(b)  # constants are in the null space
+
+
+def test_weld_merges_seams_and_keeps_triangle_order():
+    m = blob(1)
+    v = np.vstack([m.vertices, m.vertices[:5]])
+    f = m.faces.copy()
+    f[:3] = np.where(f[:3] < 5, f[:3] + len(m.vertices), f[:3])  # first triangles use the duplicates
+    wv, wf, index = weld(v, f)
+    assert len(wv) == len(m.vertices)
+    np.testing.assert_array_equal(wf, m.faces)
+    np.testing.assert_array_equal(index[len(m.vertices):], np.arange(5))
+    assert len(np.unique(vertex_components(len(wv), wf))) == 1
+
+
+# --- correspondence ----------------------------------------------------------------
+
+def test_identity_correspondence():
+    m = blob(3, (1, 1.5, 0.8), bump=0.3)
+    c = correspond(m, m, vertex_markers(spread(m.vertices, 12), spread(m.vertices, 12), m, m))
+    assert map_error(c, m, m) < 1e-3
+    p = c.target_to_source.positions(m.vertices, m.faces)
+    assert np.linalg.norm(p - m.vertices, axis=1).max() < 1e-2
+
+
+def test_correspondence_is_invariant_to_units_and_axes():
+    src = blob(3, (1, 1.5, 0.8), bump=0.3)
+    tgt = blob(3, (1.3, 1.2, 0.8), bump=0.5)
+    ids = spread(src.vertices, 14)
+    base = correspond(src, tgt, vertex_markers(ids, ids, src, tgt))
+    R = Rotation.from_euler("x", 90, degrees=True).as_matrix()  # Y-up -> Z-up, centimetres
+    moved = Mesh(100 * tgt.vertices @ R.T + [5, 0, 30], tgt.faces)
+    other = correspond(src, moved, vertex_markers(ids, ids, src, moved))
+    pa = base.source_to_target.positions(tgt.vertices, tgt.faces)
+    pb = other.source_to_target.positions(tgt.vertices, tgt.faces)  # same triangles, read on tgt
+    assert np.linalg.norm(pa - pb, axis=1).max() < 1e-6
+    assert other.stats["alignment_scale"] > 50
+
+
+def test_registration_recovers_a_nonrigid_deformation():
+    # same topology, different proportions and a bigger nose: the true map is i <-> i
+    src = blob(3, (1, 1.5, 0.8), bump=0.2)
+    tgt = blob(3, (1.4, 1.1, 0.9), bump=0.6)
+    ids = spread(src.vertices, 16)
+    c = correspond(src, tgt, vertex_markers(ids, ids, src, tgt))
+    err = map_error(c, src, tgt)
+    # measured 0.0063; similarity alignment + closest point alone gives 0.059
+    assert err < 0.01, err
+    assert c.stats["fit_distance_p95"] < 0.005 * np.linalg.norm(np.ptp(tgt.vertices, axis=0))
+
+
+def test_unmarked_pieces_ride_along_without_nans():
+    src = blob(3, (1, 1.5, 0.8))
+    tgt = blob(3, (1.2, 1.4, 0.9))
+    eye = blob(1, (0.1, 0.1, 0.1))
+    n = len(tgt.vertices)
+    tgt2 = Mesh(np.vstack([tgt.vertices, eye.vertices + [1.32, 0, 0]]), np.vstack([tgt.faces, eye.faces + n]))
+    src2 = Mesh(np.vstack([src.vertices, eye.vertices + [1.12, 0, 0]]),
+                np.vstack([src.faces, eye.faces + len(src.vertices)]))
+    ids = spread(src.vertices, 12)
+    c = correspond(src2, tgt2, vertex_markers(ids, ids, src2, tgt2))
+    for sp_ in (c.source_to_target, c.target_to_source):
+        assert np.isfinite(sp_.bary).all()
+    assert c.stats["unmarked_source_vertices"] == len(eye.vertices)
+    # the source eye lands on the target eye, the target eye maps to the source eye
+    assert (c.source_to_target.face[len(src.vertices):] >= len(tgt.faces)).all()
+    assert (c.target_to_source.face[n:] >= len(src.faces)).all()
+
+
+def test_correspondence_is_deterministic():
+    src, tgt = blob(3, (1, 1.5, 0.8)), blob(3, (1.2, 1.4, 0.9))
+    ids = spread(src.vertices, 10)
+    a = correspond(src, tgt, vertex_markers(ids, ids, src, tgt))
+    b = correspond(src, tgt, vertex_markers(ids, ids, src, tgt))
+    assert np.array_equal(a.source_to_target.bary, b.source_to_target.bary)
+    assert np.array_equal(a.target_to_source.face, b.target_to_source.face)
+
+
+# --- files and command line --------------------------------------------------------
+
+def _write_case(tmp_path):
+    src, tgt = blob(3, (1, 1.5, 0.8)), blob(2, (1.2, 1.4, 0.9))
+    trimesh.Trimesh(src.vertices, src.faces, process=False).export(tmp_path / "src.ply")
+    trimesh.Trimesh(tgt.vertices, tgt.faces, process=False).export(tmp_path / "tgt.obj")
+    dirs = np.array([[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1], [0.6, 0.6, 0.5]])
+    dirs = dirs / np.linalg.norm(dirs, axis=1, keepdims=True)
+    ms = [{"name": f"p{i}", "source": {"point": (d * [1, 1.5, 0.8]).tolist()},
+           "target": {"point": (d * [1.2, 1.4, 0.9]).tolist()}} for i, d in enumerate(dirs)]
+    (tmp_path / "m.json").write_text(json.dumps({"markers": ms}))
+    return src, tgt
+
+
+def test_cli_correspond_writes_both_maps(tmp_path, capsys):
+    src, tgt = _write_case(tmp_path)
+    out = tmp_path / "map.npz"
+    args = ["correspond", str(tmp_path / "src.ply"), str(tmp_path / "tgt.obj"), "--markers",
+            str(tmp_path / "m.json"), "-o", str(out), "--debug-dir", str(tmp_path)]
+    assert main(args) == 0
+    s2t, t2s, sf, tf = read_map(out, len(src.vertices), len(tgt.vertices))
+    np.testing.assert_array_equal(sf, src.faces)
+    np.testing.assert_array_equal(tf, tgt.faces)
+    assert len(s2t) == len(src.vertices) and len(t2s) == len(tgt.vertices)
+    with np.load(out) as z:
+        assert set(z.files) == {"src_to_tgt_face", "src_to_tgt_bary", "tgt_to_src_face", "tgt_to_src_bary",
+                                "src_faces", "tgt_faces"}
+    for name in ("faired_source", "faired_target", "registered_source"):
+        assert len(trimesh.load(tmp_path / f"{name}.ply", process=False).vertices) > 0
+    first = out.read_bytes()
+    assert main(args + ["-q"]) == 0
+    assert out.read_bytes() == first  # same inputs, same bytes
+
+
+def test_cli_correspond_bad_inputs(tmp_path, capsys):
+    _write_case(tmp_path)
+    base = ["correspond", str(tmp_path / "src.ply"), str(tmp_path / "tgt.obj"), "--markers", str(tmp_path / "m.json")]
+    assert main(base + ["-o", str(tmp_path / "tgt.obj")]) == 2  # would overwrite an input
+    assert "input" in capsys.readouterr().err
+    assert main(base + ["-o", str(tmp_path / "missing" / "map.npz")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text('{"markers": [{"name": "a", "source": {"point": [0, 0, 1]}}]}')
+    code = main(base[:4] + [str(tmp_path / "bad.json"), "-o", str(tmp_path / "x.npz")])
+    err = capsys.readouterr().err
+    assert code == 2 and "bad.json" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.npz").exists()
+
+
+def test_read_map_rejects_inconsistent_files(tmp_path):
+    good = {"src_to_tgt_face": np.array([0, 5]), "src_to_tgt_bary": np.full((2, 3), 1 / 3),
+            "tgt_to_src_face": np.array([0]), "tgt_to_src_bary": np.full((1, 3), 1 / 3),
+            "src_faces": np.array([[0, 1, 1]]), "tgt_faces": np.array([[0, 0, 0]])}
+    p = tmp_path / "m.npz"
+    p.write_bytes(npz_bytes(good))
+    with pytest.raises(Exception, match="out of range"):
+        read_map(p)
+    p.write_bytes(b"not a zip")
+    with pytest.raises(Exception, match="not a correspondence map"):
+        read_map(p)
