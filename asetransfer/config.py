@@ -49,10 +49,51 @@ class CorrespondenceConfig:
 
 
 @dataclass(frozen=True)
+class SkeletonConfig:
+    """Skeleton transfer (spec Ch. 3)."""
+
+    joints: str = "em"                  # "em" (§3.1.1, Eq. 3.1-3.2) or "pa" (§3.1.2)
+    omega: tuple = (1000.0, 1.0, 10.0)  # Eq. 3.1a-c weights, as in Avril et al. 2016
+    # Eq. 3.1a compares lengths in this fraction of the target's height: the omegas
+    # were tuned on human-size characters in centimetres (1/170 of a 1.7 m body)
+    em_unit: float = 1.0 / 170.0
+    pa_threshold: float = 0.01          # §3.1.2: weight above which a vertex joins the cloud
+    spine: str = "em"                   # §3.1.3: "em" (Table 3.1), "pa" or "off"
+    spine_joints: tuple | None = None   # names root..head; default: detected root -> head path
+    mirror: str = "auto"                # §3.1.4: "auto" (when the target is symmetric), "on", "off"
+    symmetry_plane: tuple | None = None  # (a, b, c, d) with a x + b y + c z = d; default: estimated
+    # "auto" mirrors when the target matches its own reflection to this fraction of its height
+    symmetric_tolerance: float = 0.005
+    pose_normalize: bool = True         # §3.3
+
+    def __post_init__(self):
+        if self.joints not in ("em", "pa"):
+            raise ValueError("joints must be 'em' or 'pa'")
+        if self.spine not in ("em", "pa", "off"):
+            raise ValueError("spine must be 'em', 'pa' or 'off'")
+        if self.mirror not in ("auto", "on", "off"):
+            raise ValueError("mirror must be 'auto', 'on' or 'off'")
+
+
+@dataclass(frozen=True)
+class WeightsConfig:
+    """Skin-weight transfer (spec Ch. 2, last step)."""
+
+    max_influences: int = 8     # glTF JOINTS_0/1; 4 for engines that need it
+    prune: float = 1e-3         # weights below this are dropped (then renormalised)
+
+    def __post_init__(self):
+        if not 1 <= self.max_influences <= 8:
+            raise ValueError("max_influences must be between 1 and 8")
+
+
+@dataclass(frozen=True)
 class Config:
     """Parameters of the whole transfer."""
 
     correspondence: CorrespondenceConfig = field(default_factory=CorrespondenceConfig)
+    skeleton: SkeletonConfig = field(default_factory=SkeletonConfig)
+    weights: WeightsConfig = field(default_factory=WeightsConfig)
 
     def replace(self, **changes) -> "Config":
         return replace(self, **changes)

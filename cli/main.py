@@ -12,9 +12,9 @@ import sys
 from asetransfer import __version__
 from asetransfer.errors import InputError
 
-from . import correspond, info
+from . import correspond, info, transfer
 
-COMMANDS = (info, correspond)
+COMMANDS = (info, correspond, transfer)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,213 @@
+"""Skeleton transfer (spec Ch. 3): positions, spine, mirroring, orientation, pose normalisation.
+
+Reads top to bottom: joint positions (EM or PA) -> spine alignment -> mirroring ->
+orientation copy with Delta rotations (Alg. 2) -> bind and (pose-normalised) rest pose.
+Everything happens in the target's frame: the source is first moved there by the
+marker similarity of the correspondence.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from .config import SkeletonConfig
+from .correspondence import Correspondence
+from .joints import delta_rotations, joint_positions_em, joint_positions_pa, procrustes_transforms
+from .mesh import Mesh
+from .rig import Rig
+from .skeleton import Skeleton
+from .symmetry import estimate_symmetry_plane, lr_pairs, normalize_plane, reflect, spine_chain
+from .transforms import closest_rotation
+
+
+def align_spine(method: str, source, target, weights, positions, joints, spine, normal,
+                omega=(1000.0, 1.0, 10.0), unit: float = 1.0, threshold: float = 0.01):
+    """Spine alignment (spec §3.1.3, Table 3.1 / Alg. 1): new lateral coordinates of the spine.
+
+    The spine joints share one point cloud, the union of their weighted vertices with
+    the weights summed per vertex (Alg. 1).  ``em``: Eq. 3.1 per spine joint over that
+    cloud, keeping only the lateral coordinate (Eq. 3.3).  ``pa``: one similarity for
+    the cloud applied to every spine joint, lateral coordinate kept.
+    """
+    summed = sp.csr_matrix(weights[:, spine].sum(axis=1))
+    if method == "em":
+        cols = sp.hstack([summed] * len(spine)).tocsc()
+        new, _ = joint_positions_em(source, target, cols, joints[spine], omega, unit)
+    else:
+        s, r, mu_s, mu_t, valid = procrustes_transforms(source, target, summed, threshold)
+        if not valid[0]:
+            return positions
+        new = s[0] * (joints[spine] - mu_s[0]) @ r[0].T + mu_t[0]
+    out = positions.copy()
+    out[spine] += ((new - positions[spine]) @ normal)[:, None] * normal
+    return out
+
+
+def mirror_joints(positions, pairs, midline, plane):
+    """Spec §3.1.4: each pair becomes the average of one side and the mirror of the other;
+    midline (spine) joints are projected onto the plane."""
+    out = positions.copy()
+    if pairs:
+        left, right = np.array(pairs).T
+        new_left = 0.5 * (positions[left] + reflect(positions[right], plane))
+        out[left], out[right] = new_left, reflect(new_left, plane)
+    if len(midline):
+        out[midline] = positions[midline] - (positions[midline] @ plane[:3] - plane[3])[:, None] * plane[:3]
+    return out
+
+
+def _asymmetry(positions, pairs, plane):
+    if not pairs:
+        return 0.0
+    left, right = np.array(pairs).T
+    return float(np.linalg.norm(positions[left] - reflect(positions[right], plane), axis=1).max())
+
+
+def _swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(K, 3, 3) smallest rotations taking directions ``a`` to ``b`` (K, 3)."""
+    a = a / np.linalg.norm(a, axis=1, keepdims=True)
+    b = b / np.linalg.norm(b, axis=1, keepdims=True)
+    v = np.cross(a, b)
+    c = np.einsum("ij,ij->i", a, b)
+    K = np.zeros((len(a), 3, 3))
+    K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -v[:, 2], v[:, 1], -v[:, 0]
+    K -= np.swapaxes(K, 1, 2)
+    factor = np.where(c > -1 + 1e-9, 1.0 / (1.0 + np.maximum(c, -1 + 1e-9)), 0.0)
+    return np.eye(3) + K + (K @ K) * factor[:, None, None]
+
+
+def aim_single_children(bind_rot, src_rot, src_pos, pos, parents):
+    """Turn each joint with exactly one child so its bone points at that child.
+
+    The Delta rotation of Alg. 2 comes from the joint's vertex cloud; it can leave the
+    bone axis a few degrees off the placed child joint.  The smallest extra rotation
+    (a swing, keeping the twist) fixes the limb direction, which is what a motion
+    played on the rig reproduces.
+    """
+    out = bind_rot.copy()
+    child_count = np.bincount(parents[parents >= 0], minlength=len(parents))
+    only = np.flatnonzero(child_count == 1)
+    if not len(only):
+        return out
+    child = np.full(len(parents), -1)
+    child[parents[parents >= 0]] = np.flatnonzero(parents >= 0)  # the (only) child of each joint
+    c = child[only]
+    bone_local = np.einsum("jba,jb->ja", src_rot[only], src_pos[c] - src_pos[only])
+    predicted = np.einsum("jab,jb->ja", bind_rot[only], bone_local)
+    actual = pos[c] - pos[only]
+    ok = (np.linalg.norm(actual, axis=1) > 0) & (np.linalg.norm(predicted, axis=1) > 0)
+    out[only[ok]] = _swing(predicted[ok], actual[ok]) @ bind_rot[only[ok]]
+    return out
+
+
+def _rest_pose(bind_rot, positions, parents, rest_rot):
+    """Local rest transforms that keep the bind-pose bone offsets (in the parent's bind
+    frame) but take the world rotations ``rest_rot``."""
+    n = len(parents)
+    translation = np.empty((n, 3))
+    local_rot = np.empty((n, 3, 3))
+    for j in range(n):
+        p = parents[j]
+        if p < 0:
+            translation[j], local_rot[j] = positions[j], rest_rot[j]
+        else:
+            translation[j] = bind_rot[p].T @ (positions[j] - positions[p])
+            local_rot[j] = rest_rot[p].T @ rest_rot[j]
+    return translation, local_rot
+
+
+def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: SkeletonConfig | None = None):
+    """The source skeleton placed and oriented inside ``target``.
+
+    Returns
+    -------
+    skeleton : :class:`Skeleton` with ``bind_world`` = the joints inside the target as
+        modelled and the rest pose = the bind pose rotated by the inverse Delta
+        rotations (§3.3) when ``pose_normalize`` (else rest = bind).
+    report : dict (JSON-ready).
+    """
+    cfg = cfg or SkeletonConfig()
+    t0 = time.perf_counter()
+    sk = source.skeleton
+    names, parents = sk.names, sk.parents
+    al = corr.alignment
+    V = al.apply(source.mesh.vertices)
+    P = corr.source_to_target.positions(target.vertices, target.faces)
+    J = al.apply(sk.bind_world[:, :3, 3])
+    W = source.skin.to_sparse().tocsc()
+    height = float(np.ptp(target.vertices, axis=0).max())
+    unit = cfg.em_unit * height
+    report = {"joints": cfg.joints}
+    timings = {}
+
+    # 1. positions (§3.1.1 / §3.1.2); EM cannot place joints without weighted vertices
+    pa_pos, pa_fallback = joint_positions_pa(V, P, W, J, parents, cfg.pa_threshold)
+    if cfg.joints == "em":
+        pos, placed = joint_positions_em(V, P, W, J, cfg.omega, unit)
+        pos[~placed] = pa_pos[~placed]
+        fallback = ~placed
+    else:
+        pos, fallback = pa_pos, pa_fallback
+    report["fallback_joints"] = [names[j] for j in np.flatnonzero(fallback)]
+    timings["positions"] = time.perf_counter() - t0
+
+    # 2. symmetry plane, spine alignment (§3.1.3), mirroring (§3.1.4)
+    t = time.perf_counter()
+    pairs = lr_pairs(names)
+    if cfg.spine_joints:
+        spine = np.array([sk.index(n) for n in cfg.spine_joints], dtype=np.int64)
+    else:
+        spine = spine_chain(names, parents)
+    plane, symmetric = None, False
+    if cfg.symmetry_plane is not None:
+        plane, symmetric = normalize_plane(cfg.symmetry_plane), True
+    elif pairs:
+        left, right = np.array(pairs).T
+        n = (pos[left] - pos[right]).sum(axis=0)
+        if np.linalg.norm(n) > 0:
+            n /= np.linalg.norm(n)
+            init = np.append(n, float(np.mean(0.5 * (pos[left] + pos[right]) @ n)))
+            plane = estimate_symmetry_plane(target.vertices, target.faces, init)
+            _, _, dist, _ = _mirror_fit(target, plane)
+            symmetric = bool(np.median(dist) <= cfg.symmetric_tolerance * height)
+    if plane is not None and cfg.spine != "off" and len(spine):
+        pos = align_spine(cfg.spine, V, P, W, pos, J, spine, plane[:3], cfg.omega, unit, cfg.pa_threshold)
+    asym_before = _asymmetry(pos, pairs, plane) if plane is not None else None
+    mirrored = plane is not None and (cfg.mirror == "on" or (cfg.mirror == "auto" and symmetric))
+    if mirrored:
+        pos = mirror_joints(pos, pairs, spine, plane)
+    report.update({
+        "symmetry_plane": None if plane is None else [float(x) for x in plane],
+        "target_symmetric": symmetric, "mirrored": mirrored, "lr_pairs": len(pairs),
+        "spine": [names[j] for j in spine], "spine_alignment": cfg.spine if len(spine) else "off",
+        "asymmetry_before_mirroring": asym_before,
+        "asymmetry": _asymmetry(pos, pairs, plane) if plane is not None else None})
+    timings["spine_mirror"] = time.perf_counter() - t
+
+    # 3. orientation: copy + Delta rotations (§3.2, Alg. 2); 4. pose normalisation (§3.3)
+    t = time.perf_counter()
+    C = delta_rotations(V, P, W, parents)
+    src_rot = al.rotation @ closest_rotation(sk.bind_world[:, :3, :3])
+    bind_rot = aim_single_children(C @ src_rot, src_rot, J, pos, parents)
+    bind_world = np.tile(np.eye(4), (len(names), 1, 1))
+    bind_world[:, :3, :3], bind_world[:, :3, 3] = bind_rot, pos
+    rest_rot = src_rot if cfg.pose_normalize else bind_rot
+    translation, local_rot = _rest_pose(bind_rot, pos, parents, rest_rot)
+    orient = sk.orient.copy()
+    rotation = np.swapaxes(orient, 1, 2) @ local_rot
+    skeleton = Skeleton(names, parents, translation, orient, rotation, np.ones((len(names), 3)), bind_world)
+    delta = np.degrees(np.arccos(np.clip((np.trace(C, axis1=1, axis2=2) - 1) / 2, -1, 1)))
+    report["delta_rotation_deg"] = {"mean": float(delta.mean()), "max": float(delta.max()),
+                                    "max_joint": names[int(np.argmax(delta))]}
+    report["pose_normalized"] = cfg.pose_normalize
+    timings["orientation"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - t0
+    report["timings"] = timings
+    return skeleton, report
+
+
+def _mirror_fit(target: Mesh, plane):
+    from .surface import SurfaceIndex
+    return SurfaceIndex(target.vertices, target.faces).closest(reflect(target.vertices, plane))

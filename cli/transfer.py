@@ -1,0 +1,99 @@
+"""``asetransfer transfer SOURCE TARGET --markers M.json -o OUT.glb``: the main job."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from asetransfer.config import Config, CorrespondenceConfig, SkeletonConfig, WeightsConfig
+from asetransfer.errors import InputError
+from asetransfer.io import load_markers, load_rig
+from asetransfer.io.atomic import atomic_write, check_output_path
+from asetransfer.io.gltf_write import write_rig
+from asetransfer.linsolve import NumericalError
+from asetransfer.transfer import transfer
+
+from .correspond import mesh_of
+
+
+def _plane(text):
+    axes = {"x": (1, 0, 0, 0), "y": (0, 1, 0, 0), "z": (0, 0, 1, 0)}
+    if text.lower() in axes:
+        return axes[text.lower()]
+    try:
+        vals = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        vals = ()
+    if len(vals) != 4 or not any(vals[:3]):
+        raise ValueError(f"symmetry plane must be x, y, z or a,b,c,d (got {text!r})")
+    return vals
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "transfer", help="rig TARGET with SOURCE's skeleton and skin weights",
+        description="Correspondence -> skeleton (positions, spine, mirroring, orientation, pose "
+                    "normalisation) -> skin weights -> OUT.glb: the target mesh as given, skinned.")
+    p.add_argument("source", help="rigged source (.glb/.gltf)")
+    p.add_argument("target", help="target mesh (.obj .ply .off .stl .glb .gltf)")
+    p.add_argument("--markers", required=True, help="marker file (JSON) linking source and target points")
+    p.add_argument("-o", "--output", required=True, help="output rig (.glb or .gltf)")
+    p.add_argument("--report", help="write a JSON report (timings, residuals, fallbacks, warnings)")
+    p.add_argument("--joints", choices=("em", "pa"), default="em",
+                   help="joint placement: energy minimisation (Eq. 3.1) or Procrustes (default em)")
+    p.add_argument("--spine", choices=("em", "pa", "off"), default="em", help="spine alignment (default em)")
+    p.add_argument("--mirror", choices=("auto", "on", "off"), default="auto",
+                   help="mirror L/R joints (auto: when the target is symmetric)")
+    p.add_argument("--symmetry-plane", type=_plane_arg, help="x, y, z or a,b,c,d (a x + b y + c z = d)")
+    p.add_argument("--pose-normalize", dest="pose_normalize", action="store_true", default=True,
+                   help="rest pose = source's limb directions (default)")
+    p.add_argument("--no-pose-normalize", dest="pose_normalize", action="store_false",
+                   help="rest pose = bind pose as modelled")
+    p.add_argument("--max-influences", type=int, choices=(4, 8), default=8, help="joints per vertex (default 8)")
+    p.set_defaults(run=run)
+
+
+def _plane_arg(text):
+    import argparse
+    try:
+        return _plane(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+class _Progress:
+    """Stage names on stderr once a run has taken more than a second."""
+
+    def __init__(self, quiet):
+        self.quiet, self.t0 = quiet, time.perf_counter()
+
+    def __call__(self, stage):
+        if not self.quiet and time.perf_counter() - self.t0 > 1.0:
+            print(f"asetransfer: {stage} ...", file=sys.stderr, flush=True)
+
+
+def run(args) -> int:
+    inputs = (args.source, args.target, args.markers)
+    check_output_path(args.output, inputs)
+    if args.report:
+        check_output_path(args.report, inputs + (args.output,))
+    source = load_rig(args.source)
+    target = mesh_of(args.target)
+    markers = load_markers(args.markers, source.mesh, target)
+    config = Config(CorrespondenceConfig(),
+                    SkeletonConfig(joints=args.joints, spine=args.spine, mirror=args.mirror,
+                                   symmetry_plane=args.symmetry_plane, pose_normalize=args.pose_normalize),
+                    WeightsConfig(max_influences=args.max_influences))
+    quiet = getattr(args, "quiet", False)
+    try:
+        result = transfer(source, target, markers, config, progress=_Progress(quiet))
+    except NumericalError as e:
+        raise InputError(args.markers, f"transfer failed: {e}") from None
+    write_rig(args.output, result.rig, max_influences=args.max_influences, inputs=inputs)
+    if args.report:
+        atomic_write(args.report, (json.dumps(result.report, indent=1) + "\n").encode(), inputs + (args.output,))
+    if not quiet:
+        r = result.report
+        print(f"{args.output}: {r['joints']} joints, {r['target_vertices']} vertices, "
+              f"{r['weights']['max_influences']} max influences, {r['timings']['total']:.2f} s")
+    return 0
