@@ -203,6 +203,39 @@ def _carry(moved_active: np.ndarray, side: _Side) -> np.ndarray:
     return out
 
 
+def _marker_plane(points: np.ndarray, names) -> np.ndarray:
+    """Mirror plane ``(n, d)`` bisecting the L/R marker pairs (names like ``knee.L``/``knee.R``)."""
+    from .symmetry import lr_pairs
+    pairs = lr_pairs(names)
+    if len(pairs) < 3:
+        raise ValueError("the symmetric filter needs at least 3 left/right marker pairs "
+                         "(names like 'knee.L' / 'knee.R')")
+    left, right = np.array(pairs).T
+    n = (points[left] - points[right]).sum(axis=0)
+    n /= np.linalg.norm(n)
+    return np.append(n, float(np.mean(0.5 * (points[left] + points[right]) @ n)))
+
+
+def _symmetric_filter(registered, src: _Side, tgt: _Side, target_index: SurfaceIndex, face, bary, markers):
+    """Appendix I, last part: average each vertex's target point with the mirror of its
+    mirror vertex's target point, then snap back onto the target surface.
+
+    Mirror planes of both meshes bisect their L/R marker pairs.
+    """
+    from .symmetry import reflect
+    plane_s = _marker_plane(src.markers @ src.vertices[src.active], markers.names)
+    plane_t = _marker_plane(tgt.markers @ tgt.vertices[tgt.active], markers.names)
+    twin, _, _, _ = SurfaceIndex(src.vertices, src.faces).closest(reflect(src.vertices, plane_s))
+    # the twin of vertex i: the closest vertex of the triangle nearest to its reflection
+    corners = src.faces[twin]
+    d = np.linalg.norm(src.vertices[corners] - reflect(src.vertices, plane_s)[:, None, :], axis=2)
+    twin_vertex = corners[np.arange(len(corners)), np.argmin(d, axis=1)]
+    p = interpolate(tgt.vertices, tgt.faces, face, bary)
+    mid = 0.5 * (p + reflect(p[twin_vertex], plane_t))
+    new_face, new_bary, _, _ = target_index.closest(mid)
+    return new_face, new_bary
+
+
 def correspond(source: Mesh, target: Mesh, markers: Markers,
                config: CorrespondenceConfig | None = None) -> Correspondence:
     """Dense correspondence between ``source`` and ``target`` guided by ``markers``.
@@ -262,6 +295,8 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
     target_index = SurfaceIndex(tgt.vertices, tgt.faces)
     f_st, b_st, d_st, _ = target_index.closest(registered)
     f_ts, b_ts, d_ts, _ = SurfaceIndex(registered, src.faces).closest(tgt.vertices)
+    if cfg.symmetric:
+        f_st, b_st = _symmetric_filter(registered, src, tgt, target_index, f_st, b_st, markers)
     s2t = SurfacePoints(f_st[src.index], b_st[src.index])
     t2s = SurfacePoints(f_ts[tgt.index], b_ts[tgt.index])
     timings["maps"] = time.perf_counter() - t

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 
+from asetransfer.config import CorrespondenceConfig
 from asetransfer.correspondence import correspond
 from asetransfer.errors import InputError
 from asetransfer.io import load_character, load_markers
@@ -25,6 +26,8 @@ def add_parser(sub):
     p.add_argument("-o", "--output", required=True, help="output .npz")
     p.add_argument("--debug-dir", help="also write faired_source.ply, faired_target.ply and "
                                        "registered_source.ply here (target frame)")
+    p.add_argument("--symmetric", action="store_true",
+                   help="symmetric filter for L/R symmetric characters (needs .L/.R marker pairs)")
     p.add_argument("--json", action="store_true", help="print the fit statistics as JSON")
     p.set_defaults(run=run)
 
@@ -43,7 +46,9 @@ def run(args) -> int:
     source, target = mesh_of(args.source), mesh_of(args.target)
     markers = load_markers(args.markers, source, target)
     try:
-        corr = correspond(source, target, markers)
+        corr = correspond(source, target, markers, CorrespondenceConfig(symmetric=args.symmetric))
+    except ValueError as e:
+        raise InputError(args.markers, str(e)) from None
     except NumericalError as e:
         raise InputError(args.markers, f"correspondence failed: {e}") from None
     write_map(args.output, corr.source_to_target, corr.target_to_source, source.faces, target.faces, inputs)
