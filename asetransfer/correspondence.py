@@ -33,6 +33,7 @@ from .laplacian import bilaplacian, mixed_voronoi_areas
 from .linsolve import Factorization
 from .mesh import Mesh
 from .surface import SurfaceIndex, SurfacePoints, interpolate
+from .symmetry import lr_pairs, plane_from_pairs, reflect
 from .topology import face_normals, vertex_components, vertex_normals, weld
 
 log = logging.getLogger("asetransfer")
@@ -205,15 +206,12 @@ def _carry(moved_active: np.ndarray, side: _Side) -> np.ndarray:
 
 def _marker_plane(points: np.ndarray, names) -> np.ndarray:
     """Mirror plane ``(n, d)`` bisecting the L/R marker pairs (names like ``knee.L``/``knee.R``)."""
-    from .symmetry import lr_pairs
     pairs = lr_pairs(names)
-    if len(pairs) < 3:
+    plane = plane_from_pairs(points, pairs) if len(pairs) >= 3 else None
+    if plane is None:
         raise ValueError("the symmetric filter needs at least 3 left/right marker pairs "
                          "(names like 'knee.L' / 'knee.R')")
-    left, right = np.array(pairs).T
-    n = (points[left] - points[right]).sum(axis=0)
-    n /= np.linalg.norm(n)
-    return np.append(n, float(np.mean(0.5 * (points[left] + points[right]) @ n)))
+    return plane
 
 
 def _symmetric_filter(registered, src: _Side, tgt: _Side, target_index: SurfaceIndex, face, bary, markers):
@@ -222,7 +220,6 @@ def _symmetric_filter(registered, src: _Side, tgt: _Side, target_index: SurfaceI
 
     Mirror planes of both meshes bisect their L/R marker pairs.
     """
-    from .symmetry import reflect
     plane_s = _marker_plane(src.markers @ src.vertices[src.active], markers.names)
     plane_t = _marker_plane(tgt.markers @ tgt.vertices[tgt.active], markers.names)
     twin, _, _, _ = SurfaceIndex(src.vertices, src.faces).closest(reflect(src.vertices, plane_s))

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .transforms import closest_rotation
+from .align import umeyama
+from .transforms import closest_rotation, topological_order
 
 
 def _entries(weights: sp.spmatrix, threshold: float):
@@ -68,7 +69,6 @@ def procrustes_transforms(source: np.ndarray, target: np.ndarray, weights: sp.sp
 
 def _ancestor_with(parents: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """For each joint, itself if ``ok``, else its nearest ``ok`` ancestor (-1 if none)."""
-    from .transforms import topological_order
     out = np.full(len(parents), -1, dtype=np.int64)
     for j in topological_order(parents):
         out[j] = j if ok[j] else (out[parents[j]] if parents[j] >= 0 else -1)
@@ -95,14 +95,8 @@ def joint_positions_pa(source: np.ndarray, target: np.ndarray, weights: sp.spmat
     o = owner[has]
     out[has] = scale[o, None] * np.einsum("jab,jb->ja", rot[o], joints[has] - mu_s[o]) + mu_t[o]
     if (~has).any():
-        g = _global_similarity(source, target)
-        out[~has] = g(joints[~has])
+        out[~has] = umeyama(source, target).apply(joints[~has])
     return out, owner != np.arange(len(parents))
-
-
-def _global_similarity(source, target):
-    from .align import umeyama
-    return umeyama(source, target).apply
 
 
 def joint_positions_em(source: np.ndarray, target: np.ndarray, weights: sp.spmatrix, joints: np.ndarray,
@@ -182,7 +176,6 @@ def delta_rotations(source: np.ndarray, target: np.ndarray, weights: sp.spmatrix
     -------
     (J, 3, 3) accumulated global rotations ``C``.
     """
-    from .transforms import topological_order
     n_joints = weights.shape[1]
     joint, vert, w = _entries(weights, 0.0)
     wsum = np.bincount(joint, weights=w, minlength=n_joints)

@@ -18,7 +18,8 @@ from .joints import delta_rotations, joint_positions_em, joint_positions_pa, pro
 from .mesh import Mesh
 from .rig import Rig
 from .skeleton import Skeleton
-from .symmetry import estimate_symmetry_plane, lr_pairs, normalize_plane, reflect, spine_chain
+from .surface import SurfaceIndex
+from .symmetry import estimate_symmetry_plane, lr_pairs, normalize_plane, plane_from_pairs, reflect, spine_chain
 from .transforms import closest_rotation
 
 
@@ -163,15 +164,11 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     plane, symmetric = None, False
     if cfg.symmetry_plane is not None:
         plane, symmetric = normalize_plane(cfg.symmetry_plane), True
-    elif pairs:
-        left, right = np.array(pairs).T
-        n = (pos[left] - pos[right]).sum(axis=0)
-        if np.linalg.norm(n) > 0:
-            n /= np.linalg.norm(n)
-            init = np.append(n, float(np.mean(0.5 * (pos[left] + pos[right]) @ n)))
-            plane = estimate_symmetry_plane(target.vertices, target.faces, init)
-            _, _, dist, _ = _mirror_fit(target, plane)
-            symmetric = bool(np.median(dist) <= cfg.symmetric_tolerance * height)
+    elif pairs and plane_from_pairs(pos, pairs) is not None:
+        index = SurfaceIndex(target.vertices, target.faces)
+        plane = estimate_symmetry_plane(target.vertices, target.faces, plane_from_pairs(pos, pairs), index=index)
+        _, _, dist, _ = index.closest(reflect(target.vertices, plane))  # how well the target mirrors
+        symmetric = bool(np.median(dist) <= cfg.symmetric_tolerance * height)
     if plane is not None and cfg.spine != "off" and len(spine):
         pos = align_spine(cfg.spine, V, P, W, pos, J, spine, plane[:3], cfg.omega, unit, cfg.pa_threshold)
     asym_before = _asymmetry(pos, pairs, plane) if plane is not None else None
@@ -206,8 +203,3 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     timings["total"] = time.perf_counter() - t0
     report["timings"] = timings
     return skeleton, report
-
-
-def _mirror_fit(target: Mesh, plane):
-    from .surface import SurfaceIndex
-    return SurfaceIndex(target.vertices, target.faces).closest(reflect(target.vertices, plane))

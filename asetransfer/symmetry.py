@@ -6,6 +6,7 @@ import re
 import numpy as np
 
 from .surface import SurfaceIndex
+from .transforms import hierarchy_depth
 
 # (left pattern, right replacement) pairs; each regex matches a left-side token
 _SIDE_RULES = [
@@ -51,7 +52,7 @@ def spine_chain(names, parents, head: str | None = None) -> np.ndarray:
                  and not re.search(r"end|top|tip|nub", n.lower()) and i not in sided]
         if not cands:
             return np.zeros(0, dtype=np.int64)
-        depth = [_depth(parents, i) for i in cands]
+        depth = hierarchy_depth(parents)[cands]
         h = cands[int(np.argmin(depth))]
     else:
         h = list(names).index(head)
@@ -61,17 +62,21 @@ def spine_chain(names, parents, head: str | None = None) -> np.ndarray:
     return np.array(chain[::-1], dtype=np.int64)
 
 
-def _depth(parents, i):
-    d = 0
-    while parents[i] >= 0:
-        i, d = parents[i], d + 1
-    return d
-
-
 def reflect(points: np.ndarray, plane: np.ndarray) -> np.ndarray:
     """Mirror points through the plane ``(a, b, c, d)``: ``n . x = d``, ``|n| = 1``."""
     n, d = plane[:3], plane[3]
     return points - 2.0 * (points @ n - d)[:, None] * n
+
+
+def plane_from_pairs(points: np.ndarray, pairs) -> np.ndarray:
+    """The plane bisecting left/right point pairs: normal = summed L - R direction,
+    offset = mean midpoint.  ``None`` if the pairs do not define a direction."""
+    left, right = np.array(pairs).T
+    n = (points[left] - points[right]).sum(axis=0)
+    if not np.linalg.norm(n) > 0:
+        return None
+    n = n / np.linalg.norm(n)
+    return np.append(n, float(np.mean(0.5 * (points[left] + points[right]) @ n)))
 
 
 def normalize_plane(plane) -> np.ndarray:
@@ -83,7 +88,7 @@ def normalize_plane(plane) -> np.ndarray:
 
 
 def estimate_symmetry_plane(vertices: np.ndarray, faces: np.ndarray, initial: np.ndarray,
-                            iterations: int = 30) -> np.ndarray:
+                            iterations: int = 30, index: SurfaceIndex | None = None) -> np.ndarray:
     """Refine a mirror plane of a mesh by mirrored closest points (an ICP on reflections).
 
     Each step reflects the vertices through the current plane, pairs every vertex
@@ -92,10 +97,11 @@ def estimate_symmetry_plane(vertices: np.ndarray, faces: np.ndarray, initial: np
     midpoint).  Pairs farther apart than 3x the median mismatch are ignored.
     The offset converges fast; a tilted normal is corrected only slowly (closest
     points hide tangential mismatch), so ``initial`` should already be close, as
-    the plane bisecting the placed L/R joint pairs is.
+    the plane bisecting the placed L/R joint pairs is.  ``index``: a prebuilt
+    :class:`SurfaceIndex` of the mesh, to share.
     """
     plane = normalize_plane(initial)
-    index = SurfaceIndex(vertices, faces)
+    index = index or SurfaceIndex(vertices, faces)
     for _ in range(iterations):
         _, _, dist, q = index.closest(reflect(vertices, plane))
         keep = dist <= 3 * np.median(dist) + 1e-12

@@ -48,22 +48,27 @@ def vertex_components(n_vertices: int, faces: np.ndarray) -> np.ndarray:
     return labels
 
 
-def face_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
-    """(F, 3) unit triangle normals (zero for degenerate triangles)."""
+def _area_normals(vertices, faces):
+    """(F, 3) triangle normals scaled by twice the triangle area."""
     v = np.asarray(vertices, dtype=np.float64)
     f = np.asarray(faces, dtype=np.int64)
-    n = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
+    return np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
+
+
+def _unit(n):
     length = np.linalg.norm(n, axis=1, keepdims=True)
     return np.where(length > 0, n / np.where(length > 0, length, 1.0), 0.0)
 
 
+def face_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(F, 3) unit triangle normals (zero for degenerate triangles)."""
+    return _unit(_area_normals(vertices, faces))
+
+
 def vertex_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     """(n, 3) area-weighted unit vertex normals (zero where undefined)."""
-    v = np.asarray(vertices, dtype=np.float64)
-    f = np.asarray(faces, dtype=np.int64)
-    n = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])  # 2 * area * normal
-    out = np.zeros_like(v)
-    for k in range(3):
-        np.add.at(out, f[:, k], n)
-    length = np.linalg.norm(out, axis=1, keepdims=True)
-    return np.where(length > 0, out / np.where(length > 0, length, 1.0), 0.0)
+    n = _area_normals(vertices, faces)
+    corners = np.asarray(faces, dtype=np.int64).ravel()
+    per_corner = np.repeat(n, 3, axis=0)
+    out = np.stack([np.bincount(corners, weights=per_corner[:, k], minlength=len(vertices)) for k in range(3)], 1)
+    return _unit(out)
