@@ -72,6 +72,12 @@ class _Side:
     active: np.ndarray        # (a,) welded vertices in components that hold a marker
     active_faces: np.ndarray  # (Fa, 3) triangles of those components, on active numbering
     markers: sp.csr_matrix    # (K, a) barycentric rows of the markers, active numbering
+    unmarked: tuple           # (pieces without a marker, all pieces, their fraction of the area)
+
+
+#: above this fraction of a surface's area in pieces without a marker, warn: those
+#: pieces are not fitted, they only follow the nearest marked piece
+UNMARKED_AREA_WARNING = 0.1
 
 
 def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
@@ -81,11 +87,15 @@ def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     active = np.flatnonzero(np.isin(labels, marked))
     renumber = np.full(len(v), -1, dtype=np.int64)
     renumber[active] = np.arange(len(active))
-    active_faces = renumber[f[np.isin(labels[f[:, 0]], marked)]]
+    face_active = np.isin(labels[f[:, 0]], marked)
+    active_faces = renumber[f[face_active]]
     rows = np.repeat(np.arange(len(points)), 3)
     cols = renumber[f[points.face].ravel()]
     B = sp.csr_matrix((points.bary.ravel(), (rows, cols)), shape=(len(points), len(active)))
-    return _Side(v, f, index, active, active_faces, B)
+    area = np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1)
+    pieces = len(np.unique(labels[f[:, 0]]))
+    unmarked = (pieces - len(marked), pieces, float(area[~face_active].sum() / max(area.sum(), 1e-300)))
+    return _Side(v, f, index, active, active_faces, B, unmarked)
 
 
 def _normalising(points: np.ndarray) -> Similarity:
@@ -149,9 +159,12 @@ class _Registration:
         self.factor = Factorization(A, "registration system (Eq. A I-2)")
 
     def solve(self, rest: np.ndarray, fit: np.ndarray, marker_goal: np.ndarray) -> np.ndarray:
-        b = (self.w_detail * (self.H @ rest) + self.w_fit * fit
-             + self.w_markers * (self.B.T @ marker_goal))
-        return self.factor.solve(b)
+        # Solved for the displacement u = x - rest: the detail term's right-hand side
+        # H @ rest cancels, so a vertex already where it should be gets u = 0 exactly
+        # (a mesh registered onto itself comes back unchanged, not to the ~1e-6 the
+        # conditioning of the bi-Laplacian allows on absolute positions).
+        b = self.w_fit * (fit - rest) + self.w_markers * (self.B.T @ (marker_goal - self.B @ rest))
+        return rest + self.factor.solve(b)
 
 
 def register(system: _Registration, rest: np.ndarray, faces: np.ndarray, surface: SurfaceIndex,
@@ -183,7 +196,8 @@ def register(system: _Registration, rest: np.ndarray, faces: np.ndarray, surface
         x_new = system.solve(rest, fit, marker_goal)
         moved = float(np.mean(np.linalg.norm(x_new - x, axis=1)))
         x = x_new
-        if moved < cfg.tolerance:
+        # the carried first fit is a guess: converge only on real closest-point pairs
+        if moved < cfg.tolerance and (first_fit is None or it > 1):
             break
     return x, it
 
@@ -255,9 +269,15 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
     ms = markers.source.positions(source.vertices, source.faces)
     mt = markers.target.positions(target.vertices, target.faces)
     alignment = umeyama(ms, mt)
-    norm = _normalising(target.vertices)
+    norm = _normalising(target.bounds())  # vertices used by triangles: a stray vertex has no say
     src = _prepare(norm.apply(alignment.apply(source.vertices)), source.faces, markers.source, cfg)
     tgt = _prepare(norm.apply(target.vertices), target.faces, markers.target, cfg)
+    for side, what in ((src, "source"), (tgt, "target")):
+        n_unmarked, n_pieces, fraction = side.unmarked
+        if fraction > UNMARKED_AREA_WARNING:
+            log.warning("%d of the %s's %d pieces (%.0f%% of its surface) carry no marker; they are not fitted, "
+                        "only carried along with the nearest marked piece: add markers on them or join them",
+                        n_unmarked, what, n_pieces, 100 * fraction)
     timings["align"] = time.perf_counter() - t0
 
     # 2. joint fairing (Eq. A I-1)

@@ -138,7 +138,7 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     P = corr.source_to_target.positions(target.vertices, target.faces)
     J = al.apply(sk.bind_world[:, :3, 3])
     W = source.skin.to_sparse().tocsc()
-    height = float(np.ptp(target.vertices, axis=0).max())
+    height = float(np.ptp(target.bounds(), axis=0).max())
     unit = cfg.em_unit * height
     report = {"joints": cfg.joints}
     timings = {}

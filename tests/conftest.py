@@ -61,3 +61,10 @@ def assert_rigs_equal(a: Rig, b: Rig, tol: float = 1e-6) -> None:
     np.testing.assert_allclose(a.mesh.vertices, b.mesh.vertices, atol=tol)
     np.testing.assert_array_equal(a.mesh.faces, b.mesh.faces)
     assert abs(a.skin.to_sparse() - b.skin.to_sparse()).max() <= tol
+
+
+@pytest.fixture(scope="session")
+def fixture_source() -> Rig:
+    """The bundled fixture character (fixtures/source.glb): 7676 vertices, 65 joints, L/R symmetric."""
+    from asetransfer.io import load_rig
+    return load_rig(FIXTURES / "source.glb")

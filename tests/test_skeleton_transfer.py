@@ -106,6 +106,20 @@ def test_symmetry_plane_is_recovered_from_a_symmetric_mesh():
     assert plane[3] == pytest.approx(0.3, abs=1e-3)
 
 
+def test_symmetry_plane_tilt_and_offset_are_corrected(fixture_source):
+    """A 6 degree tilted, 2 cm shifted guess on a rotated symmetric body converges to its mirror plane."""
+    from scipy.spatial.transform import Rotation
+    v, f = fixture_source.mesh.vertices, fixture_source.mesh.faces  # symmetric about x = 0
+    R = Rotation.from_euler("xyz", [10, 25, -7], degrees=True).as_matrix()
+    shift = np.array([0.1, -0.2, 0.3])
+    normal = R @ [1.0, 0.0, 0.0]
+    tilt = Rotation.from_rotvec(np.radians(6) * np.array([0, 0.6, 0.8])).as_matrix()
+    guess = np.append(R @ tilt @ [1.0, 0.0, 0.0], normal @ shift + 0.02)
+    plane = estimate_symmetry_plane(v @ R.T + shift, f, guess)
+    assert np.degrees(np.arccos(min(1.0, abs(plane[:3] @ normal)))) < 0.05
+    assert abs(plane[3] - normal @ shift) < 1e-4
+
+
 def test_weight_transfer_identity_and_interpolation():
     rig = tube_rig()
     same = transfer_weights(rig.skin, vertex_map(rig.mesh), rig.mesh.faces, prune=0)
@@ -145,3 +159,74 @@ def test_cli_transfer_end_to_end(tmp_path):
                  str(tmp_path / "m.json"), "-o", str(out), "-q"]) == 0
     assert out.read_bytes() == first
     assert json.loads((tmp_path / "r.json").read_text())["joints"] == 3
+
+
+def _fixture_markers(source, target, name="heavy", warp=None, mirror=False):
+    """Markers of fixtures/markers_<name>.json on ``source`` and a (warped, mirrored) heavy target.
+
+    Mirroring reflects x and links each marker to its twin's reflected target point,
+    so ``knee.L`` still lands on the mirrored body's left knee.
+    """
+    import json
+
+    from asetransfer.io.markers import Markers
+    from asetransfer.surface import closest_points
+    from conftest import FIXTURES
+    raw = json.loads((FIXTURES / f"markers_{name}.json").read_text())["markers"]
+    names = [m["name"] for m in raw]
+    src_pts = np.array([m["source"]["point"] for m in raw])
+    tgt_pts = np.array([m["target"]["point"] for m in raw])
+    if warp is not None:
+        tgt_pts = warp(tgt_pts)
+    if mirror:
+        twin = list(range(len(names)))
+        for i, j in lr_pairs(names):
+            twin[i], twin[j] = j, i
+        tgt_pts = tgt_pts[twin] * [-1.0, 1.0, 1.0]
+    sf, sb, _ = closest_points(src_pts, source.vertices, source.faces)
+    tf, tb, _ = closest_points(tgt_pts, target.vertices, target.faces)
+    return Markers(tuple(names), SurfacePoints(sf, sb), SurfacePoints(tf, tb))
+
+
+def test_identity_transfer_through_the_whole_pipeline(fixture_source):
+    """Spec Appendix II: source -> source (each marker linked to itself) gives the source skeleton."""
+    from asetransfer.config import Config
+    from asetransfer.io.markers import Markers
+    from asetransfer.transfer import transfer
+    src = fixture_source
+    m = _fixture_markers(src.mesh, src.mesh)
+    for joints in ("em", "pa"):
+        sk = transfer(src, src.mesh, Markers(m.names, m.source, m.source),
+                      # mirroring off: it would symmetrise the source's own 3e-5 asymmetry
+                      Config(skeleton=SkeletonConfig(joints=joints, mirror="off", pose_normalize=False))
+                      ).rig.skeleton
+        np.testing.assert_allclose(sk.bind_world[:, :3, 3], src.skeleton.bind_world[:, :3, 3], atol=1e-6)
+        np.testing.assert_allclose(sk.bind_world[:, :3, :3], src.skeleton.bind_world[:, :3, :3], atol=1e-4)
+
+
+def test_mirrored_target_gives_the_mirrored_skeleton(fixture_source):
+    """An asymmetric target and its mirror image get mirror-image skeletons (mirroring off)."""
+    from asetransfer.config import Config
+    from asetransfer.io import load_mesh
+    from asetransfer.transfer import transfer
+    from conftest import FIXTURES
+    src = fixture_source
+    heavy = load_mesh(FIXTURES / "target_heavy.ply")
+    def warp(p):  # odd in x: the left side rises, the right side sinks
+        return p + 0.04 * np.sin(3.0 * p[:, :1]) * [0.0, 1.0, 0.5]
+    a = Mesh(warp(heavy.vertices), heavy.faces)
+    b = Mesh(a.vertices * [-1.0, 1.0, 1.0], a.faces[:, ::-1])
+    cfg = Config(skeleton=SkeletonConfig(mirror="off", pose_normalize=False))
+    ska = transfer(src, a, _fixture_markers(src.mesh, a, warp=warp), cfg).rig.skeleton
+    skb = transfer(src, b, _fixture_markers(src.mesh, b, warp=warp, mirror=True), cfg).rig.skeleton
+    twin = np.arange(ska.n_joints)
+    for i, j in lr_pairs(ska.names):
+        twin[i], twin[j] = j, i
+    M = np.diag([-1.0, 1.0, 1.0])
+    pa, pb = ska.bind_world[:, :3, 3], skb.bind_world[:, :3, 3]
+    assert np.linalg.norm(pa - pa[twin] @ M, axis=1).max() > 0.05     # the target really is asymmetric
+    assert np.linalg.norm(pb - pa[twin] @ M, axis=1).max() < 0.003    # 0.2 % of the height
+    # bone (Y) axes are mirror images too; the mirror of a frame R is M R M
+    ya, yb = ska.bind_world[:, :3, 1], skb.bind_world[:, :3, 1]
+    cos = np.einsum("ij,ij->i", yb, ya[twin] @ M) / np.linalg.norm(ya, axis=1) / np.linalg.norm(yb, axis=1)
+    assert np.degrees(np.arccos(np.clip(cos, -1, 1))).max() < 2.0
