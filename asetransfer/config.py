@@ -79,12 +79,24 @@ class SkeletonConfig:
 class WeightsConfig:
     """Skin-weight transfer (spec Ch. 2, last step)."""
 
+    method: str = "interp"      # "interp" (spec) or "robust" (Abdrashitov et al. 2023)
     max_influences: int = 8     # glTF JOINTS_0/1; 4 for engines that need it
     prune: float = 1e-3         # weights below this are dropped (then renormalised)
+    # robust mode: a target vertex keeps its interpolated weights only if its source
+    # point is nearer than this fraction of the target's bounding-box diagonal and the
+    # normals are less than this many degrees apart (the paper's defaults: 0.05, 30);
+    # the rest are inpainted, then relaxed by this many neighbour-averaging steps
+    robust_distance: float = 0.05
+    robust_angle: float = 30.0
+    smooth_iterations: int = 10
 
     def __post_init__(self):
+        if self.method not in ("interp", "robust"):
+            raise ValueError("weights method must be 'interp' or 'robust'")
         if not 1 <= self.max_influences <= 8:
             raise ValueError("max_influences must be between 1 and 8")
+        if not (self.robust_distance > 0 and 0 < self.robust_angle <= 180 and self.smooth_iterations >= 0):
+            raise ValueError("robust weights need distance > 0, 0 < angle <= 180 and smoothing steps >= 0")
 
 
 @dataclass(frozen=True)

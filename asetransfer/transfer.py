@@ -12,7 +12,7 @@ from .io.markers import Markers
 from .mesh import Mesh
 from .rig import Rig
 from .skeleton_transfer import transfer_skeleton
-from .weights import transfer_weights
+from .weights import transfer_weights, transfer_weights_robust
 
 
 @dataclass(eq=False)
@@ -49,8 +49,17 @@ def transfer(source: Rig, target: Mesh, markers: Markers, config: Config | None 
     skeleton, sk_report = transfer_skeleton(source, target, corr, cfg.skeleton)
     say("weights")
     t = time.perf_counter()
-    skin = transfer_weights(source.skin, corr.target_to_source, source.mesh.faces,
-                            cfg.weights.max_influences, cfg.weights.prune)
+    wc = cfg.weights
+    weights_report = {"method": wc.method}
+    if wc.method == "robust":
+        diagonal = float(np.linalg.norm(np.diff(target.bounds(), axis=0)))
+        skin, weights_report["robust"] = transfer_weights_robust(
+            source.skin, target.vertices, target.faces, corr.registered_source, source.mesh.faces,
+            corr.target_to_source, wc.robust_distance * diagonal, wc.robust_angle, wc.smooth_iterations,
+            wc.max_influences, wc.prune)
+    else:
+        skin = transfer_weights(source.skin, corr.target_to_source, source.mesh.faces,
+                                wc.max_influences, wc.prune)
     t_weights = time.perf_counter() - t
     rig = Rig(target, skeleton, skin)
     rig.validate()
@@ -59,8 +68,8 @@ def transfer(source: Rig, target: Mesh, markers: Markers, config: Config | None 
         "source_vertices": int(len(source.mesh.vertices)), "target_vertices": int(len(target.vertices)),
         "joints": int(skeleton.n_joints), "markers": len(markers),
         "correspondence": corr.stats, "skeleton": sk_report,
-        "weights": {"max_influences": int(counts.max(initial=0)), "mean_influences": float(np.mean(counts)),
-                    "time": t_weights},
+        "weights": {**weights_report, "max_influences": int(counts.max(initial=0)),
+                    "mean_influences": float(np.mean(counts)), "time": t_weights},
         "timings": {"correspondence": corr.stats["timings"]["total"], "skeleton": sk_report["timings"]["total"],
                     "weights": t_weights, "total": time.perf_counter() - t0},
     }

@@ -50,6 +50,10 @@ def add_parser(sub):
     p.add_argument("--no-pose-normalize", dest="pose_normalize", action="store_false",
                    help="rest pose = bind pose as modelled")
     p.add_argument("--max-influences", type=int, choices=(4, 8), default=8, help="joints per vertex (default 8)")
+    p.add_argument("--weights", choices=("interp", "robust"), default="interp",
+                   help="interp: source weights interpolated at each vertex's source point (default); "
+                        "robust: keep them only where the match is close and the normals agree, "
+                        "inpaint the rest (targets with props, clothing, extra parts)")
     p.set_defaults(run=run)
 
 
@@ -83,7 +87,7 @@ def run(args) -> int:
     config = Config(CorrespondenceConfig(),
                     SkeletonConfig(joints=args.joints, spine=args.spine, mirror=args.mirror,
                                    symmetry_plane=args.symmetry_plane, pose_normalize=args.pose_normalize),
-                    WeightsConfig(max_influences=args.max_influences))
+                    WeightsConfig(method=args.weights, max_influences=args.max_influences))
     quiet = getattr(args, "quiet", False)
     try:
         result = transfer(source, target, markers, config, progress=_Progress(quiet))

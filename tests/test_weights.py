@@ -1,0 +1,92 @@
+"""Skin-weight transfer: interpolation (spec) and the robust inpainting mode."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from conftest import FIXTURES, tube_rig
+
+from asetransfer.config import Config, WeightsConfig
+from asetransfer.mesh import Mesh
+from asetransfer.surface import SurfacePoints, vertex_faces
+from asetransfer.weights import accepted_matches, inpaint_weights
+
+
+def linear_weights(vertices):
+    """Two joints blending linearly along the tube axis: bi-harmonic on the (flat) tube wall."""
+    t = vertices[:, 1] / np.ptp(vertices[:, 1])
+    return sp.csr_matrix(np.stack([1.0 - t, t], axis=1))
+
+
+def test_inpainting_keeps_known_rows_and_reproduces_linear_weights():
+    mesh = tube_rig(n_ring=16, n_seg=24).mesh
+    v, f = mesh.vertices, mesh.faces
+    W = linear_weights(v)
+    same, copied = inpaint_weights(v, f, W, np.ones(len(v), bool))
+    np.testing.assert_allclose(same.toarray(), W.toarray(), atol=1e-12)
+    assert not copied.any()
+    # forget a band of the wall (and garble it): the inpainted band is the linear blend again
+    band = (v[:, 1] > 1.0) & (v[:, 1] < 2.0)
+    garbled = W.toarray()
+    garbled[band] = [1.0, 0.0]
+    out, _ = inpaint_weights(v, f, sp.csr_matrix(garbled), ~band)
+    np.testing.assert_allclose(out.toarray()[band], W.toarray()[band], atol=1e-6)
+
+
+def test_smoothing_moves_only_inpainted_rows_and_rows_stay_normalised():
+    mesh = tube_rig(n_ring=16, n_seg=24).mesh
+    v, f = mesh.vertices, mesh.faces
+    W = linear_weights(v).toarray()
+    W[:, 0] = (W[:, 0] > 0.5).astype(float)  # a hard step: smoothing has something to do
+    W[:, 1] = 1 - W[:, 0]
+    band = (v[:, 1] > 1.2) & (v[:, 1] < 1.8)
+    out = inpaint_weights(v, f, sp.csr_matrix(W), ~band, smooth_iterations=20)[0].toarray()
+    np.testing.assert_array_equal(out[~band], W[~band])
+    np.testing.assert_allclose(out.sum(axis=1), 1.0, atol=1e-12)
+    assert (out >= 0).all()
+    assert np.ptp(out[band, 0]) < 1.0  # the step inside the band is softened
+
+
+def test_a_piece_without_accepted_vertices_copies_its_nearest_neighbours():
+    tube = tube_rig().mesh
+    hat = Mesh(tube.vertices * 0.2 + [0.0, 3.2, 0.0], tube.faces)  # a small separate piece above the top
+    v = np.concatenate([tube.vertices, hat.vertices])
+    f = np.concatenate([tube.faces, hat.faces + len(tube.vertices)])
+    W = np.concatenate([linear_weights(tube.vertices).toarray(), np.tile([1.0, 0.0], (len(hat.vertices), 1))])
+    known = np.arange(len(v)) < len(tube.vertices)
+    out, copied = inpaint_weights(v, f, sp.csr_matrix(W), known)
+    assert copied[~known].all() and not copied[known].any()
+    np.testing.assert_allclose(out.toarray()[~known, 1], 1.0, atol=0.05)  # the top of the tube: joint 1
+
+
+def test_matches_are_rejected_by_distance_and_by_normal():
+    mesh = tube_rig().mesh
+    v, f = mesh.vertices, mesh.faces
+    face, corner = vertex_faces(len(v), f)
+    to_src = SurfacePoints(face, np.eye(3)[corner])
+    ok, dist, angle = accepted_matches(v, f, v, f, to_src, max_distance=0.05, max_angle=30.0)
+    assert ok.all() and dist.max() < 1e-12
+    moved = v.copy()
+    moved[5] += [0.3, 0.0, 0.0]                      # far from its source point
+    flipped = v.copy()
+    flipped[:, 0] = -flipped[:, 0]                 # mirrored: every normal turns the other way
+    ok, _, _ = accepted_matches(moved, f, v, f, to_src, 0.05, 30.0)
+    assert not ok[5] and ok.sum() >= len(v) - 7    # the neighbours' normals may tilt too
+    ok, _, angle = accepted_matches(flipped, f[:, ::-1], v, f, to_src, 10.0, 30.0)
+    assert not ok[np.abs(v[:, 0]) > 0.2].any()
+
+
+def test_robust_mode_on_a_clean_target_agrees_with_interpolation(fixture_source):
+    """On a target the source fits everywhere, robust = interp except a few rejected rows."""
+    from test_skeleton_transfer import _fixture_markers
+
+    from asetransfer.io import load_mesh
+    from asetransfer.transfer import transfer
+    target = load_mesh(FIXTURES / "target_heavy.ply")
+    markers = _fixture_markers(fixture_source.mesh, target)
+    a = transfer(fixture_source, target, markers, Config(weights=WeightsConfig(method="interp")))
+    b = transfer(fixture_source, target, markers, Config(weights=WeightsConfig(method="robust")))
+    diff = 0.5 * np.abs(a.rig.skin.to_dense() - b.rig.skin.to_dense()).sum(axis=1)
+    stats = b.report["weights"]["robust"]
+    assert stats["accepted_fraction"] > 0.95
+    assert np.mean(diff) < 0.01
+    np.testing.assert_allclose(a.rig.skeleton.bind_world, b.rig.skeleton.bind_world)  # weights only
