@@ -12,6 +12,9 @@ from .rig import Rig  # noqa: E402
 from .skeleton import Skeleton  # noqa: E402
 from .skin import SkinWeights, linear_blend_skinning  # noqa: E402
 from .io import load_markers, load_mesh, load_rig, save_rig  # noqa: E402
+from .config import Config, CorrespondenceConfig, SkeletonConfig, WeightsConfig  # noqa: E402
+from .transfer import Result, transfer  # noqa: E402
 
-__all__ = ["InputError", "Mesh", "Rig", "Skeleton", "SkinWeights", "linear_blend_skinning",
-           "load_markers", "load_mesh", "load_rig", "save_rig", "__version__"]
+__all__ = ["Config", "CorrespondenceConfig", "InputError", "Mesh", "Result", "Rig", "Skeleton",
+           "SkeletonConfig", "SkinWeights", "WeightsConfig", "linear_blend_skinning", "load_markers",
+           "load_mesh", "load_rig", "save_rig", "transfer", "__version__"]

@@ -64,7 +64,12 @@ class SkeletonConfig:
     symmetry_plane: tuple | None = None  # (a, b, c, d) with a x + b y + c z = d; default: estimated
     # "auto" mirrors when the target matches its own reflection to this fraction of its height
     symmetric_tolerance: float = 0.005
-    pose_normalize: bool = True         # §3.3
+    # §3.3: rest pose = the source's limb directions.  Off by default: the rest pose is
+    # then the bind pose as modelled, which is what DCC tools and validators expect
+    # (with it on, Blender shows the normalised pose as a pose on the bones), and the
+    # posed-surface error against a ground truth rigged as modelled is 3-5x lower
+    # (docs/benchmarks.md).  Turn it on to play source motions by copying local rotations.
+    pose_normalize: bool = False
 
     def __post_init__(self):
         if self.joints not in ("em", "pa"):

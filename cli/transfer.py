@@ -45,10 +45,10 @@ def add_parser(sub):
     p.add_argument("--mirror", choices=("auto", "on", "off"), default="auto",
                    help="mirror L/R joints (auto: when the target is symmetric)")
     p.add_argument("--symmetry-plane", type=_plane_arg, help="x, y, z or a,b,c,d (a x + b y + c z = d)")
-    p.add_argument("--pose-normalize", dest="pose_normalize", action="store_true", default=True,
-                   help="rest pose = source's limb directions (default)")
+    p.add_argument("--pose-normalize", dest="pose_normalize", action="store_true", default=False,
+                   help="rest pose (glTF node transforms) = the source's limb directions (spec §3.3)")
     p.add_argument("--no-pose-normalize", dest="pose_normalize", action="store_false",
-                   help="rest pose = bind pose as modelled")
+                   help="rest pose = bind pose, the target as modelled (default)")
     p.add_argument("--max-influences", type=int, choices=(4, 8), default=8, help="joints per vertex (default 8)")
     p.add_argument("--weights", choices=("interp", "robust"), default="interp",
                    help="interp: source weights interpolated at each vertex's source point (default); "

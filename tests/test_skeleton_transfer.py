@@ -59,7 +59,7 @@ def test_bent_target_is_pose_normalised_back_to_the_source_pose():
     target = Mesh(linear_blend_skinning(rig.mesh.vertices, rig.skin, rig.skeleton.skinning_matrices(posed_world)),
                   rig.mesh.faces)
     corr = same_topology_corr(target)
-    sk, report = transfer_skeleton(rig, target, corr, SkeletonConfig(joints="pa"))
+    sk, report = transfer_skeleton(rig, target, corr, SkeletonConfig(joints="pa", pose_normalize=True))
     # bind pose: the tip follows the bent tube (PA of the upper half is the bend)
     # (not exact: the mid joint's cloud includes the blend region; unbent it would be ~1.0 off)
     np.testing.assert_allclose(sk.bind_world[2, :3, 3], posed_world[2, :3, 3], atol=0.05)
@@ -69,7 +69,7 @@ def test_bent_target_is_pose_normalised_back_to_the_source_pose():
     src = rig.skeleton.rest_world()[:, :3, 3]
     u, v = rest[2] - rest[1], src[2] - src[1]
     assert np.degrees(np.arccos(u @ v / np.linalg.norm(u) / np.linalg.norm(v))) < 1.0
-    sk2, _ = transfer_skeleton(rig, target, corr, SkeletonConfig(joints="pa", pose_normalize=False))
+    sk2, _ = transfer_skeleton(rig, target, corr, SkeletonConfig(joints="pa"))  # default: rest = bind
     np.testing.assert_allclose(sk2.rest_world(), sk2.bind_world, atol=1e-9)
 
 

@@ -90,3 +90,41 @@ def test_robust_mode_on_a_clean_target_agrees_with_interpolation(fixture_source)
     assert stats["accepted_fraction"] > 0.95
     assert np.mean(diff) < 0.01
     np.testing.assert_allclose(a.rig.skeleton.bind_world, b.rig.skeleton.bind_world)  # weights only
+
+
+def test_cli_transfer_on_a_fixture_is_bound_and_reimports(tmp_path, fixture_source):
+    """The README's main job on the Z-up cartoon fixture: the written file is the in-memory rig,
+    and bending the left forearm moves exactly the vertices weighted to it or below it."""
+    from conftest import assert_rigs_equal
+    from scipy.spatial.transform import Rotation
+
+    from asetransfer.config import SkeletonConfig
+    from asetransfer.io import load_markers, load_mesh, load_rig
+    from asetransfer.transfer import transfer
+    from cli.main import main
+    src, tgt, mk = FIXTURES / "source.glb", FIXTURES / "target_cartoon.off", FIXTURES / "markers_cartoon.json"
+    out = tmp_path / "cartoon.glb"
+    assert main(["transfer", str(src), str(tgt), "--markers", str(mk), "-o", str(out), "-q",
+                 "--weights", "robust", "--pose-normalize"]) == 0
+    got = load_rig(out)
+    target = load_mesh(tgt)
+    expected = transfer(fixture_source, target, load_markers(mk, fixture_source.mesh, target),
+                        Config(skeleton=SkeletonConfig(pose_normalize=True),
+                               weights=WeightsConfig(method="robust"))).rig
+    assert_rigs_equal(got, expected, tol=1e-5)  # float32 in the file
+    sk = got.skeleton
+    arm = sk.index("forearm.L")
+    below = [j for j in range(sk.n_joints) if j == arm or arm in _ancestors(sk.parents, j)]
+    bend = Rotation.from_euler("x", 40, degrees=True).as_matrix()
+    moved = np.linalg.norm(got.posed_vertices(sk.posed_world({arm: bend})) - got.posed_vertices(), axis=1) > 1e-6
+    weighted = got.skin.to_dense()[:, below].sum(axis=1) > 0
+    np.testing.assert_array_equal(moved, weighted)
+    assert 100 < moved.sum() < len(moved) / 4
+
+
+def _ancestors(parents, j):
+    out = []
+    while parents[j] >= 0:
+        j = parents[j]
+        out.append(j)
+    return out
