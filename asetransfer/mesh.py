@@ -5,6 +5,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+#: the loaders' message for a mesh whose every triangle has zero area
+DEGENERATE_MESSAGE = "every triangle is degenerate (zero area): there is no surface to rig"
+
 
 @dataclass(eq=False)
 class Mesh:
@@ -62,9 +65,11 @@ class Mesh:
             raise ValueError("vertex_part does not have one entry per vertex")
         if len(self.parts) == 0 or self.vertex_part.min() < 0 or self.vertex_part.max() >= len(self.parts):
             raise ValueError("vertex_part refers to a part that does not exist")
-        for name, arr in (("normals", self.normals), ("uv", self.uv)):
+        for name, arr in (("normals", self.normals), ("texture coordinates", self.uv)):
             if arr is not None and len(arr) != n:
                 raise ValueError(f"{name} do not have one entry per vertex")
+            if arr is not None and not np.isfinite(arr).all():
+                raise ValueError(f"{name} contain NaN or infinite values")
 
     @property
     def n_vertices(self) -> int:
@@ -73,6 +78,13 @@ class Mesh:
     @property
     def n_faces(self) -> int:
         return len(self.faces)
+
+    def degenerate_faces(self) -> np.ndarray:
+        """(F,) True for triangles of zero area: repeated or collinear corners (to rounding)."""
+        p = self.vertices[self.faces]
+        e = p[:, [1, 2, 0]] - p
+        longest = np.einsum("fkd,fkd->fk", e, e).max(axis=1)
+        return np.linalg.norm(np.cross(e[:, 0], e[:, 1]), axis=1) <= 1e-10 * longest
 
     def bounds(self) -> np.ndarray:
         """(2, 3) min and max corners of the vertices used by faces."""

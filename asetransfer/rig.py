@@ -29,7 +29,9 @@ class Rig:
         self.validate()
 
     def validate(self) -> None:
-        """Raise ``ValueError`` if the parts do not fit together."""
+        """Raise ``ValueError`` if a part is invalid or the parts do not fit together."""
+        self.mesh.validate()
+        self.skeleton.validate()
         if self.skin.n_vertices != self.mesh.n_vertices:
             raise ValueError(f"skin has {self.skin.n_vertices} rows for {self.mesh.n_vertices} vertices")
         if self.skin.n_joints != self.skeleton.n_joints:

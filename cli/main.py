@@ -43,10 +43,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Formatter(logging.Formatter):
+    """``asetransfer: warning: message``, one line."""
+
+    def format(self, record):
+        return f"asetransfer: {record.levelname.lower()}: {' '.join(record.getMessage().split())}"
+
+
 def _setup_logging(quiet: bool):
     """Send the library's log to stderr as ``asetransfer: warning: ...``; returns an undo function."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("asetransfer: %(levelname)s: %(message)s"))
+    handler.setFormatter(_Formatter())
     log = logging.getLogger("asetransfer")
     saved = (log.handlers[:], log.level, log.propagate)
     log.handlers[:] = [handler]

@@ -69,3 +69,51 @@ class Doc:
         with open(path, "wb") as f:
             f.write(pack_glb(doc or self.document(), bytes(self.bb.blob)))
         return str(path)
+
+
+# ---------------------------------------------------------------------------- editing written rigs
+def rig_document(rig, max_influences: int = 4):
+    """The glTF document of ``rig`` as our writer makes it, with a writable buffer.
+
+    Returns ``(doc, blob)``; edit ``doc`` (a dict) and the arrays of
+    :func:`accessor_array` in place, then :func:`save_glb`.
+    """
+    from asetransfer.io.gltf_write import rig_to_document
+
+    doc, blob = rig_to_document(rig, max_influences)
+    return doc, bytearray(blob)
+
+
+def accessor_array(doc: dict, blob: bytearray, index: int) -> np.ndarray:
+    """A writable (count, components) view of accessor ``index`` inside ``blob`` (tightly packed views)."""
+    from asetransfer.io.glb import COMPONENT_DTYPE, TYPE_SIZE
+
+    acc = doc["accessors"][index]
+    view = doc["bufferViews"][acc["bufferView"]]
+    dtype = np.dtype(COMPONENT_DTYPE[acc["componentType"]]).newbyteorder("<")
+    n = TYPE_SIZE[acc["type"]]
+    offset = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
+    return np.frombuffer(blob, dtype, count=acc["count"] * n, offset=offset).reshape(acc["count"], n)
+
+
+def glb_bytes(doc: dict, blob: bytes) -> bytes:
+    """Like :func:`asetransfer.io.glb.pack_glb`, but NaN and infinities are written as the
+    ``NaN`` / ``Infinity`` tokens some exporters emit (not valid JSON, read by Python's json)."""
+    import json
+    import struct
+
+    from asetransfer.io.glb import CHUNK_BIN, CHUNK_JSON, GLB_MAGIC
+
+    js = json.dumps(doc, separators=(",", ":"), allow_nan=True).encode("utf-8")
+    js += b" " * (-len(js) % 4)
+    blob = bytes(blob) + b"\x00" * (-len(blob) % 4)
+    chunks = struct.pack("<II", len(js), CHUNK_JSON) + js
+    if blob:
+        chunks += struct.pack("<II", len(blob), CHUNK_BIN) + blob
+    return struct.pack("<4sII", GLB_MAGIC, 2, 12 + len(chunks)) + chunks
+
+
+def save_glb(path, doc: dict, blob: bytes) -> str:
+    with open(path, "wb") as f:
+        f.write(glb_bytes(doc, blob))
+    return str(path)

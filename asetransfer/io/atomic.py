@@ -31,12 +31,16 @@ def atomic_write(path, data: bytes, inputs=()) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same directory.
 
     The temporary file is renamed over ``path`` only when complete, so an
-    interruption (exception, Ctrl-C) leaves either the old file or nothing.
+    interruption (exception, Ctrl-C) leaves either the old file or nothing.  A
+    failing write (no permission, disk full) is an :class:`InputError` on ``path``.
     """
     check_output_path(path, inputs)
     path = os.fspath(path)
     parent = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".part", dir=parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".part", dir=parent)
+    except OSError as e:
+        raise InputError(path, f"cannot write to directory {parent} ({e.strerror or e})") from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -44,9 +48,11 @@ def atomic_write(path, data: bytes, inputs=()) -> None:
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError):
+            raise InputError(path, f"cannot write file ({e.strerror or e})") from None
         raise

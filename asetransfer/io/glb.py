@@ -30,6 +30,15 @@ SUPPORTED_EXTENSIONS = {"KHR_materials_unlit", "KHR_texture_transform", "KHR_mat
                         "KHR_lights_punctual", "KHR_mesh_quantization"}
 
 
+#: elements an accessor without a bufferView (all zeros) may have: more is not a mesh
+MAX_ZERO_ELEMENTS = 1 << 26
+
+
+def is_index(value) -> bool:
+    """A JSON integer (``true``/``false`` are not indices)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def read_bytes(path) -> bytes:
     """The file's bytes, with missing/unreadable/empty files reported as InputError."""
     try:
@@ -67,16 +76,19 @@ def _parse_glb(path, data: bytes):
         pos = end + (-end % 4)
     if doc_bytes is None:
         raise InputError(path, "GLB file has no JSON chunk")
-    return _parse_json(path, doc_bytes), bin_chunk
+    return _parse_json(path, doc_bytes, glb=True), bin_chunk
 
 
-def _parse_json(path, raw: bytes) -> dict:
+def _parse_json(path, raw: bytes, glb: bool = False) -> dict:
     try:
         doc = json.loads(raw.decode("utf-8").rstrip(" \x00"))
     except UnicodeDecodeError:
-        raise InputError(path, "not a glTF file (not UTF-8 JSON and no GLB header)") from None
+        raise InputError(path, "the JSON chunk of the GLB file is not UTF-8 text" if glb
+                         else "not a glTF file (not UTF-8 JSON and no GLB header)") from None
     except json.JSONDecodeError as e:
         raise InputError(path, f"invalid glTF JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise InputError(path, "invalid glTF JSON: nested too deeply") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("asset"), dict):
         raise InputError(path, "JSON is not a glTF document (no 'asset' object)")
     version = str(doc["asset"].get("version", ""))
@@ -98,7 +110,10 @@ def read_document(path):
         doc, bin_chunk = _parse_glb(path, data)
     else:
         doc, bin_chunk = _parse_json(path, data), None
-    required = set(doc.get("extensionsRequired") or []) - SUPPORTED_EXTENSIONS
+    required = doc.get("extensionsRequired") or []
+    if not isinstance(required, list) or not all(isinstance(x, str) for x in required):
+        raise InputError(path, "'extensionsRequired' is not a list of names")
+    required = set(required) - SUPPORTED_EXTENSIONS
     if required:
         raise InputError(path, f"needs glTF extension(s) we cannot decode: {', '.join(sorted(required))}")
     buffers = []
@@ -127,7 +142,7 @@ def read_document(path):
             except OSError:
                 raise InputError(path, f"buffer {i} file {uri!r} cannot be read") from None
         length = buf.get("byteLength")
-        if not isinstance(length, int) or length < 0:
+        if not is_index(length) or length < 0:
             raise InputError(path, f"buffer {i} has no valid byteLength")
         if len(blob) < length:
             raise InputError(path, f"buffer {i} is truncated: {len(blob)} bytes of {length}")
@@ -142,34 +157,46 @@ def _list(path, doc, key):
     return value
 
 
+def _objects(path, doc, key):
+    value = _list(path, doc, key)
+    if not all(isinstance(x, dict) for x in value):
+        raise InputError(path, f"'{key}' is not a list of objects")
+    return value
+
+
 class Accessors:
     """Typed reads of a document's accessors, with bounds checks."""
 
     def __init__(self, path, doc: dict, buffers: list):
         self.path, self.doc, self.buffers = path, doc, buffers
-        self.accessors = _list(path, doc, "accessors")
-        self.views = _list(path, doc, "bufferViews")
+        self.accessors = _objects(path, doc, "accessors")
+        self.views = _objects(path, doc, "bufferViews")
         self._cache = {}
 
     def _fail(self, msg):
         raise InputError(self.path, msg)
 
     def _view_bytes(self, vi, what):
-        if not isinstance(vi, int) or not 0 <= vi < len(self.views):
-            self._fail(f"{what} refers to bufferView {vi}, which does not exist")
+        if not is_index(vi) or not 0 <= vi < len(self.views):
+            self._fail(f"{what} refers to bufferView {vi!r}, which does not exist")
         view = self.views[vi]
         b = view.get("buffer")
-        if not isinstance(b, int) or not 0 <= b < len(self.buffers):
-            self._fail(f"bufferView {vi} refers to buffer {b}, which does not exist")
+        if not is_index(b) or not 0 <= b < len(self.buffers):
+            self._fail(f"bufferView {vi} refers to buffer {b!r}, which does not exist")
         off, length = view.get("byteOffset", 0), view.get("byteLength")
-        if not isinstance(off, int) or not isinstance(length, int) or off < 0 or length < 0 \
+        if not is_index(off) or not is_index(length) or off < 0 or length < 0 \
                 or off + length > len(self.buffers[b]):
             self._fail(f"bufferView {vi} lies outside buffer {b}")
-        return self.buffers[b][off:off + length], view.get("byteStride")
+        stride = view.get("byteStride")
+        if stride is not None and (not is_index(stride) or stride <= 0):
+            self._fail(f"bufferView {vi} has an invalid byteStride {stride!r}")
+        return self.buffers[b][off:off + length], stride
 
     def _strided(self, raw, stride, offset, count, dtype, ncomp, what):
         item = np.dtype(dtype).itemsize * ncomp
         stride = stride or item
+        if not is_index(offset):
+            self._fail(f"{what} has an invalid byteOffset {offset!r}")
         if count == 0:
             return np.zeros((0, ncomp), dtype)
         need = offset + stride * (count - 1) + item
@@ -181,32 +208,36 @@ class Accessors:
 
     def read(self, index, what: str = "accessor") -> np.ndarray:
         """Accessor ``index`` as a (count, components) array; normalised ints become floats."""
+        if not is_index(index) or not 0 <= index < len(self.accessors):
+            self._fail(f"{what} refers to accessor {index!r}, which does not exist")
         key = index
         if key in self._cache:
             return self._cache[key]
-        if not isinstance(index, int) or not 0 <= index < len(self.accessors):
-            self._fail(f"{what} refers to accessor {index}, which does not exist")
         acc = self.accessors[index]
         what = f"accessor {index} ({what})"
         ctype, atype, count = acc.get("componentType"), acc.get("type"), acc.get("count")
-        if ctype not in COMPONENT_DTYPE:
-            self._fail(f"{what} has unknown componentType {ctype}")
-        if atype not in TYPE_SIZE:
+        if not is_index(ctype) or ctype not in COMPONENT_DTYPE:
+            self._fail(f"{what} has unknown componentType {ctype!r}")
+        if not isinstance(atype, str) or atype not in TYPE_SIZE:
             self._fail(f"{what} has unknown type {atype!r}")
-        if not isinstance(count, int) or count < 0:
+        if not is_index(count) or count < 0:
             self._fail(f"{what} has an invalid count")
         dtype, ncomp = np.dtype(COMPONENT_DTYPE[ctype]).newbyteorder("<"), TYPE_SIZE[atype]
         if acc.get("bufferView") is None:
+            if count * ncomp > MAX_ZERO_ELEMENTS:
+                self._fail(f"{what} has no bufferView and an implausible count {count}")
             out = np.zeros((count, ncomp), dtype)
         else:
             raw, stride = self._view_bytes(acc["bufferView"], what)
             out = self._strided(raw, stride, acc.get("byteOffset", 0), count, dtype, ncomp, what)
         sparse = acc.get("sparse")
-        if sparse:
+        if sparse is not None:
             out = out.copy()
-            n = sparse.get("count", 0)
-            ii, vv = sparse.get("indices", {}), sparse.get("values", {})
-            if ii.get("componentType") not in (UBYTE, USHORT, UINT):
+            n = sparse.get("count") if isinstance(sparse, dict) else None
+            ii, vv = (sparse.get("indices"), sparse.get("values")) if isinstance(sparse, dict) else (None, None)
+            if not is_index(n) or not 1 <= n <= count or not isinstance(ii, dict) or not isinstance(vv, dict):
+                self._fail(f"{what} has a malformed 'sparse' (needs count, indices and values)")
+            if ii.get("componentType") not in (UBYTE, USHORT, UINT) or isinstance(ii.get("componentType"), bool):
                 self._fail(f"{what} has sparse indices of an invalid type")
             raw, _ = self._view_bytes(ii.get("bufferView"), what)
             idx = self._strided(raw, None, ii.get("byteOffset", 0), n,

@@ -16,12 +16,12 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ..errors import InputError
-from ..mesh import Mesh
+from ..mesh import DEGENERATE_MESSAGE, Mesh
 from ..rig import Rig
 from ..skeleton import Skeleton
 from ..skin import SkinWeights
 from ..transforms import apply, decompose_trs, quat_to_matrix, topological_order
-from .glb import UBYTE, USHORT, UINT, Accessors, read_document
+from .glb import UBYTE, USHORT, UINT, Accessors, is_index, read_document
 
 log = logging.getLogger("asetransfer")
 
@@ -75,7 +75,7 @@ class _Document:
             if not isinstance(children, list):
                 self.fail(f"node {i} has a 'children' field that is not a list")
             for c in children:
-                if not isinstance(c, int) or not 0 <= c < len(self.nodes):
+                if not is_index(c) or not 0 <= c < len(self.nodes):
                     self.fail(f"node {i} lists child {c!r}, which does not exist")
                 if c == i:
                     self.fail(f"node {i} lists itself as a child")
@@ -93,7 +93,8 @@ class _Document:
             v = n.get(key)
             if v is None:
                 return None
-            if not isinstance(v, list) or len(v) != size or not all(isinstance(x, (int, float)) for x in v):
+            if not isinstance(v, list) or len(v) != size \
+                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
                 self.fail(f"node {i} ({n.get('name', '')!r}) has a malformed '{key}'")
             a = np.array(v, dtype=np.float64)
             if not np.isfinite(a).all():
@@ -102,6 +103,9 @@ class _Document:
 
         m = numbers("matrix", 16)
         if m is not None:
+            if not np.array_equal(m[3::4], [0.0, 0.0, 0.0, 1.0]):
+                self.fail(f"node {i} ({n.get('name', '')!r}) has a 'matrix' that is not affine "
+                          f"(its last row must be 0 0 0 1)")
             return m.reshape(4, 4).T  # column-major in glTF
         t, r, s = numbers("translation", 3), numbers("rotation", 4), numbers("scale", 3)
         out = np.eye(4)
@@ -128,11 +132,13 @@ class _Document:
         roots = [i for i in range(len(self.nodes)) if self.parent[i] < 0]
         if scenes:
             s = self.doc.get("scene", 0)
-            if not isinstance(s, int) or not 0 <= s < len(scenes):
+            if not is_index(s) or not 0 <= s < len(scenes):
                 self.fail(f"default scene {s!r} does not exist")
             roots = scenes[s].get("nodes", [])
+            if not isinstance(roots, list):
+                self.fail(f"scene {s} has a 'nodes' field that is not a list")
             for r in roots:
-                if not isinstance(r, int) or not 0 <= r < len(self.nodes):
+                if not is_index(r) or not 0 <= r < len(self.nodes):
                     self.fail(f"scene {s} lists node {r!r}, which does not exist")
         keep = np.zeros(len(self.nodes), bool)
         keep[roots] = True
@@ -154,21 +160,24 @@ class _Document:
             mi = node.get("mesh")
             if mi is None:
                 continue
-            if not isinstance(mi, int) or not 0 <= mi < len(self.meshes):
+            if not is_index(mi) or not 0 <= mi < len(self.meshes):
                 self.fail(f"node {ni} refers to mesh {mi!r}, which does not exist")
             skin = node.get("skin")
-            if skin is not None and (not isinstance(skin, int) or not 0 <= skin < len(self.skins)):
+            if skin is not None and (not is_index(skin) or not 0 <= skin < len(self.skins)):
                 self.fail(f"node {ni} refers to skin {skin!r}, which does not exist")
             mesh = self.meshes[mi]
             prims = mesh.get("primitives")
             if not isinstance(prims, list) or not prims:
                 self.fail(f"mesh {mi} has no primitives")
-            base = node.get("name") or mesh.get("name") or f"mesh{mi}"
-            blocks = {str((p.get("attributes") or {}).get("POSITION")) for p in prims if isinstance(p, dict)}
-            shared = {}
+            base = next((x for x in (node.get("name"), mesh.get("name")) if isinstance(x, str) and x), f"mesh{mi}")
             for k, prim in enumerate(prims):
                 if not isinstance(prim, dict):
                     self.fail(f"mesh {mi} primitive {k} is not an object")
+                if not isinstance(prim.get("attributes"), dict) or not is_index(prim["attributes"].get("POSITION")):
+                    self.fail(f"mesh {mi} primitive {k} has no POSITION attribute")
+            blocks = {p["attributes"]["POSITION"] for p in prims}
+            shared = {}
+            for k, prim in enumerate(prims):
                 piece = self._piece(ni, mi, k, prim, skin, base if len(blocks) == 1 else f"{base}.{k}")
                 if piece is None:
                     continue
@@ -214,6 +223,9 @@ class _Document:
         for label, arr, width in (("NORMAL", normals, 3), ("TEXCOORD_0", uv, 2)):
             if arr is not None and (arr.shape != (n, width)):
                 self.fail(f"{what} {label} does not have one {width}-vector per vertex")
+        if normals is not None and not np.isfinite(normals).all():
+            log.warning("%s: %s has NaN or infinite normals; they are ignored", self.path, what)
+            normals = None
         piece = _Piece(name, pos, faces, normals, uv, skin)
         if skin is not None:
             sets = sorted({int(a.split("_")[1]) for a in attrs if a.startswith(("JOINTS_", "WEIGHTS_"))
@@ -234,6 +246,13 @@ class _Document:
         return piece
 
 
+def _singular(m: np.ndarray) -> np.ndarray:
+    """(K,) True where the (K, 3, 3) matrices are singular or nearly so (relative to their size)."""
+    size = np.maximum(np.abs(m).max(axis=(1, 2)), 1e-300)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return ~(np.abs(np.linalg.det(m)) > 1e-12 * size ** 3)
+
+
 def _triangles(idx, mode):
     if mode == 4:
         if len(idx) % 3:
@@ -248,8 +267,10 @@ def _triangles(idx, mode):
     return np.stack([np.full(len(k), idx[0]), idx[k + 1], idx[k + 2]], axis=1)  # fan
 
 
-def _merge(pieces, names):
-    """Concatenate pieces into one Mesh; returns (mesh, offsets)."""
+def _merge(d, pieces, names):
+    """Concatenate pieces into one Mesh (with at least one proper triangle); returns (mesh, offsets)."""
+    if not any(len(p.faces) for p in pieces):
+        d.fail("mesh has no faces")
     offsets = np.cumsum([0] + [len(p.positions) for p in pieces])
     uniq, seen = [], {}
     for nm in names:
@@ -260,7 +281,13 @@ def _merge(pieces, names):
     normals = np.concatenate([p.normals for p in pieces]) if all(p.normals is not None for p in pieces) else None
     uv = np.concatenate([p.uv for p in pieces]) if all(p.uv is not None for p in pieces) else None
     verts = np.concatenate([p.positions for p in pieces])
-    return Mesh(verts, faces, tuple(uniq), part, normals, uv), offsets
+    try:
+        mesh = Mesh(verts, faces, tuple(uniq), part, normals, uv)
+    except ValueError as e:
+        d.fail(str(e))
+    if mesh.degenerate_faces().all():
+        d.fail(DEGENERATE_MESSAGE)
+    return mesh, offsets
 
 
 def read_gltf_mesh(path, _doc=None, _pieces=None) -> Mesh:
@@ -277,17 +304,13 @@ def read_gltf_mesh(path, _doc=None, _pieces=None) -> Mesh:
         return read_gltf_rig(path, _doc=d, _pieces=pieces).rest_mesh()
     for p in pieces:
         p.positions = apply(p.world, p.positions)
-        if p.normals is not None:
+        if p.normals is not None and _singular(p.world[None, :3, :3])[0]:
+            p.normals = None  # a zero scale flattens the piece: its normals mean nothing
+        elif p.normals is not None:
             nm = p.normals @ np.linalg.inv(p.world[:3, :3])
             p.normals = nm / np.maximum(np.linalg.norm(nm, axis=1, keepdims=True), 1e-30)
-    mesh, _ = _merge(pieces, [p.name for p in pieces])
-    _check_faces(d, mesh)
+    mesh, _ = _merge(d, pieces, [p.name for p in pieces])
     return mesh
-
-
-def _check_faces(d, mesh):
-    if mesh.n_faces == 0:
-        d.fail("mesh has no faces")
 
 
 def read_gltf_rig(path, _doc=None, _pieces=None) -> Rig:
@@ -312,7 +335,7 @@ def read_gltf_rig(path, _doc=None, _pieces=None) -> Rig:
     if not d.skins:
         d.fail("has no skin (no skeleton bound to the mesh)")
     if not skinned:
-        d.fail("has a skin but no mesh bound to it")
+        d.fail("has a skin but no triangle mesh bound to it")
 
     # ---- joints: union of the skins used, first skin's order first
     joint_nodes, ibm = [], {}
@@ -322,7 +345,7 @@ def read_gltf_rig(path, _doc=None, _pieces=None) -> Rig:
         if not isinstance(jl, list) or not jl:
             d.fail(f"skin {s} has no joints")
         for ji in jl:
-            if not isinstance(ji, int) or not 0 <= ji < len(d.nodes):
+            if not is_index(ji) or not 0 <= ji < len(d.nodes):
                 d.fail(f"skin {s} lists joint node {ji!r}, which does not exist")
         if len(set(jl)) != len(jl):
             d.fail(f"skin {s} lists the same joint node twice")
@@ -336,8 +359,11 @@ def read_gltf_rig(path, _doc=None, _pieces=None) -> Rig:
         for k, ji in enumerate(jl):
             if not np.isfinite(m[k]).all():
                 d.fail(f"skin {s} inverse bind matrix of joint {d.node_name(ji)!r} has NaN or infinite values")
-            if abs(np.linalg.det(m[k][:3, :3])) <= 1e-12 * max(np.abs(m[k][:3, :3]).max(), 1e-300) ** 3:
+            if _singular(m[k][None, :3, :3])[0]:
                 d.fail(f"skin {s} inverse bind matrix of joint {d.node_name(ji)!r} is singular")
+            if not np.allclose(m[k][3], [0.0, 0.0, 0.0, 1.0], rtol=0, atol=1e-6):
+                d.fail(f"skin {s} inverse bind matrix of joint {d.node_name(ji)!r} is not affine "
+                       f"(its last row must be 0 0 0 1)")
             if ji in ibm:
                 if not np.allclose(ibm[ji], m[k], atol=1e-5 * max(1.0, np.abs(m[k]).max())):
                     d.fail(f"skins disagree on the bind pose of joint {d.node_name(ji)!r}")
@@ -357,6 +383,9 @@ def read_gltf_rig(path, _doc=None, _pieces=None) -> Rig:
             p = d.parent[p]
         parents[j] = jindex.get(p, -1)
     world = d.world[joint_nodes]
+    if _singular(world[:, :3, :3]).any():
+        d.fail(f"joint {d.node_name(joint_nodes[int(np.argmax(_singular(world[:, :3, :3])))])!r} has a "
+               f"singular transform (a zero scale on it or on a node above it)")
     local = world.copy()
     child = parents >= 0
     local[child] = np.linalg.inv(world[parents[child]]) @ world[child]
@@ -369,10 +398,12 @@ def read_gltf_rig(path, _doc=None, _pieces=None) -> Rig:
                     path, d.node_name(joint_nodes[j]))
     orient, rotation = r.copy(), np.tile(np.eye(3), (nj, 1, 1))
     for j, n in enumerate(joint_nodes):
-        q = ((d.nodes[n].get("extras") or {}).get(EXTRAS_KEY) or {}).get("orient") \
-            if isinstance(d.nodes[n].get("extras"), dict) else None
+        ours = d.nodes[n].get("extras")
+        ours = ours.get(EXTRAS_KEY) if isinstance(ours, dict) else None
+        q = ours.get("orient") if isinstance(ours, dict) else None
         if q is not None and direct[j]:
-            if isinstance(q, list) and len(q) == 4 and all(isinstance(x, (int, float)) for x in q) \
+            if isinstance(q, list) and len(q) == 4 \
+                    and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in q) \
                     and np.isfinite(q).all() and np.linalg.norm(q) > 0:
                 orient[j] = quat_to_matrix(np.array(q, dtype=np.float64))
                 rotation[j] = orient[j].T @ r[j]
@@ -422,8 +453,7 @@ def read_gltf_rig(path, _doc=None, _pieces=None) -> Rig:
             p.normals = None
             rows.append((np.full((len(p.positions), 1), j), np.ones((len(p.positions), 1))))
         kept.append(p)
-    mesh, _ = _merge(kept, [p.name for p in kept])
-    _check_faces(d, mesh)
+    mesh, _ = _merge(d, kept, [p.name for p in kept])
     width = max(r[0].shape[1] for r in rows)
     idx = np.concatenate([np.pad(r[0], ((0, 0), (0, width - r[0].shape[1]))) for r in rows])
     w = np.concatenate([np.pad(r[1], ((0, 0), (0, width - r[1].shape[1]))) for r in rows])

@@ -136,12 +136,41 @@ def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = Non
     return doc, bytes(bb.blob)
 
 
+def check_writable(rig: Rig) -> None:
+    """Raise ``ValueError`` unless ``rig`` makes a valid file: every value finite (in float32
+    too), weights non-negative and normalised, bind matrices affine and accurately invertible.
+
+    A rig that fails this is never written (no NaN or half-valid rig reaches a user).
+    """
+    rig.validate()  # mesh, skeleton (finite, non-singular bind), skin (finite, >= 0, rows sum to 1)
+    sk, names = rig.skeleton, rig.skeleton.names
+    bind = sk.bind_world
+    not_affine = np.abs(bind[:, 3] - [0.0, 0.0, 0.0, 1.0]).max(axis=1) > 1e-9
+    if not_affine.any():
+        raise ValueError(f"joint {names[int(np.argmax(not_affine))]!r} has a bind matrix that is not affine")
+    with np.errstate(all="ignore"):
+        inv = np.linalg.inv(bind)
+        err = np.abs(inv @ bind - np.eye(4)).max(axis=(1, 2))
+    bad = ~np.isfinite(err) | (err > 1e-6)
+    if bad.any():
+        raise ValueError(f"joint {names[int(np.argmax(bad))]!r} has a bind matrix that cannot be inverted accurately")
+    rest = sk.rest_world()
+    if not np.isfinite(rest).all():
+        raise ValueError("the rest pose has NaN or infinite joint transforms")
+    big = float(np.finfo(np.float32).max) / 16  # headroom: products of stored values stay finite
+    for what, arr in (("vertex positions", rig.mesh.vertices), ("joint translations", sk.translation),
+                      ("inverse bind matrices", inv), ("rest pose", rest)):
+        if np.abs(arr).max(initial=0.0) >= big:
+            raise ValueError(f"{what} are too large for a glTF file (32-bit floats)")
+
+
 def write_rig(path, rig: Rig, max_influences: int = 8, extras: dict | None = None, inputs=()) -> None:
     """Write ``rig`` to ``path`` (.glb, or .gltf with the buffer embedded), atomically.
 
-    ``inputs`` are paths the output must not overwrite.
+    ``inputs`` are paths the output must not overwrite.  The rig is checked first
+    (:func:`check_writable`); an invalid rig raises ``ValueError`` and nothing is written.
     """
-    rig.validate()
+    check_writable(rig)
     doc, blob = rig_to_document(rig, max_influences, extras)
     ext = os.path.splitext(os.fspath(path))[1].lower()
     data = pack_gltf(doc, blob) if ext == ".gltf" else pack_glb(doc, blob)

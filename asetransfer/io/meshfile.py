@@ -12,7 +12,7 @@ import os
 import numpy as np
 
 from ..errors import InputError
-from ..mesh import Mesh
+from ..mesh import DEGENERATE_MESSAGE, Mesh
 from .glb import read_bytes
 from .gltf_read import read_gltf_mesh
 
@@ -48,9 +48,12 @@ def _as_mesh(path, vertices, faces, **kw) -> Mesh:
     if len(faces) == 0:
         raise InputError(path, "mesh has no faces (a point cloud cannot be rigged)")
     try:
-        return Mesh(vertices, faces, **kw)
+        mesh = Mesh(vertices, faces, **kw)
     except ValueError as e:
         raise InputError(path, str(e)) from None
+    if mesh.degenerate_faces().all():
+        raise InputError(path, DEGENERATE_MESSAGE)
+    return mesh
 
 
 def _read_trimesh(path, data, ext) -> Mesh:

@@ -1,0 +1,302 @@
+"""Fuzzing the readers (issue 7): a mutated file gives a valid result or an InputError.
+
+Random byte edits (flips, insertions, deletions, truncation) and random JSON edits
+(any value replaced by any JSON value, keys and items deleted) of a valid marker file
+and of a valid small GLB are fed to :func:`asetransfer.io.load_markers` and
+:func:`asetransfer.io.load_rig`.  Any other exception, or a read taking more than
+a few seconds, fails.  Examples are derandomised (reproducible in CI) and bounded:
+the whole file runs in ~10 s.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import math
+import os
+import signal
+import struct
+import tempfile
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import asetransfer as at
+from asetransfer import InputError, Mesh, Rig
+from asetransfer.io import load_markers, load_rig, read_gltf
+from asetransfer.io.glb import FLOAT, USHORT
+from conftest import tube_rig
+from gltf_builder import accessor_array, glb_bytes, rig_document
+
+#: ASETRANSFER_FUZZ_EXAMPLES=5000 (and ASETRANSFER_FUZZ_RANDOM=1 for fresh examples) for a longer hunt
+FUZZ = settings(max_examples=int(os.environ.get("ASETRANSFER_FUZZ_EXAMPLES", 250)), deadline=2000,
+                derandomize=not os.environ.get("ASETRANSFER_FUZZ_RANDOM"), database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+TIME_LIMIT = 10.0  # seconds for one read: more is a hang
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Raise TimeoutError in the block after ``seconds`` (a hang fails instead of stalling CI)."""
+    def expire(signum, frame):
+        raise TimeoutError(f"still reading after {seconds} s")
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+WORKDIR = tempfile.TemporaryDirectory(prefix="asetransfer-fuzz-")
+
+
+def write(name, data: bytes) -> str:
+    path = f"{WORKDIR.name}/{name}"
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+# ---------------------------------------------------------------------------- valid inputs
+def small_rig() -> Rig:
+    """The tube rig with normals and texture coordinates."""
+    rig = tube_rig()
+    m = rig.mesh
+    normals = m.vertices * [1.0, 0.0, 1.0]
+    normals[-2:] = [[0, -1, 0], [0, 1, 0]]
+    uv = np.stack([np.arctan2(m.vertices[:, 2], m.vertices[:, 0]), m.vertices[:, 1]], axis=1)
+    return Rig(Mesh(m.vertices, m.faces, normals=normals, uv=uv), rig.skeleton, rig.skin)
+
+
+def valid_glb() -> tuple:
+    """A small GLB using most of what the reader supports: TRS and matrix nodes, a helper
+    node between joints, joint orientation extras, normals, uv, a sparse accessor, a rigid
+    prop (triangle strip) under a joint.  Returns ``(doc, blob)``."""
+    doc, blob = rig_document(small_rig())
+    nodes = doc["nodes"]
+    # 'tip' as a matrix; 'mid' with an orient in its extras
+    t, r = nodes[2].pop("translation"), nodes[2].pop("rotation")
+    m = np.eye(4)
+    m[:3, :3] = at.transforms.quat_to_matrix(np.array(r))
+    m[:3, 3] = t
+    nodes[2]["matrix"] = m.T.ravel().tolist()
+    nodes[1]["extras"] = {"asetransfer": {"orient": [0.0, 0.0, 0.0, 1.0]}}
+    # a helper (non-joint) node between root and mid
+    nodes.append({"name": "helper", "children": [1]})
+    nodes[0]["children"] = [len(nodes) - 1]
+
+    def add(arr, ctype, atype):
+        arr = np.ascontiguousarray(arr)
+        blob.extend(b"\x00" * (-len(blob) % 4))
+        doc["bufferViews"].append({"buffer": 0, "byteOffset": len(blob), "byteLength": arr.nbytes})
+        blob.extend(arr.tobytes())
+        doc["accessors"].append({"bufferView": len(doc["bufferViews"]) - 1, "componentType": ctype,
+                                 "count": len(arr), "type": atype})
+        return len(doc["accessors"]) - 1
+
+    # sparse: two cap vertices moved a little
+    pos = doc["meshes"][0]["primitives"][0]["attributes"]["POSITION"]
+    idx = np.array([156, 157], "<u2")
+    val = (accessor_array(doc, blob, pos)[[156, 157]] + [0, 0.01, 0]).astype("<f4")
+    i_acc, v_acc = add(idx, USHORT, "SCALAR"), add(val, FLOAT, "VEC3")
+    doc["accessors"][pos]["sparse"] = {
+        "count": 2,
+        "indices": {"bufferView": doc["accessors"][i_acc]["bufferView"], "componentType": USHORT},
+        "values": {"bufferView": doc["accessors"][v_acc]["bufferView"]}}
+    # a rigid prop under 'mid': a triangle strip without indices
+    prop = add(np.array([[0.4, 1.5, 0], [0.5, 1.5, 0], [0.4, 1.6, 0], [0.5, 1.6, 0.01]], "<f4"), FLOAT, "VEC3")
+    doc["meshes"].append({"name": "prop", "primitives": [{"attributes": {"POSITION": prop}, "mode": 5}]})
+    nodes.append({"name": "prop", "mesh": 1})
+    nodes[1]["children"] = [2, len(nodes) - 1]
+    doc["buffers"][0]["byteLength"] = len(blob)
+    return doc, bytes(blob)
+
+
+def valid_markers() -> bytes:
+    """A marker file with every location kind, for the tube rig and a target 1.5x larger."""
+    src = tube_rig().mesh
+    ms = [
+        {"name": "bottom", "source": {"vertex": 156}, "target": {"vertex": 156}},
+        {"name": "top", "source": {"vertex": 157}, "target": {"face": 300, "bary": [0.2, 0.3, 0.5]}},
+        {"name": "side.L", "source": {"face": 150, "bary": [1, 0, 0]}, "target": {"vertex": 75}},
+        {"name": "side.R", "source": {"point": src.vertices[81].tolist()},
+         "target": {"point": (1.5 * src.vertices[81]).tolist()}},
+    ]
+    return json.dumps({"markers": ms}, indent=1).encode()
+
+
+GLB_DOC, GLB_BLOB = valid_glb()
+GLB = glb_bytes(GLB_DOC, GLB_BLOB)
+MARKERS = valid_markers()
+SOURCE = tube_rig().mesh
+TARGET = Mesh(SOURCE.vertices * 1.5, SOURCE.faces)
+
+
+def test_the_valid_inputs_are_valid():
+    rig = load_rig(write("valid.glb", GLB))
+    assert rig.mesh.parts == ("mesh", "prop") and rig.mesh.n_vertices == 162
+    assert rig.skeleton.names == ("root", "mid", "tip")
+    np.testing.assert_allclose(rig.mesh.vertices[157], [0, 3.01, 0], atol=1e-6)  # the sparse edit
+    assert {"NORMAL", "TEXCOORD_0"} <= set(GLB_DOC["meshes"][0]["primitives"][0]["attributes"])
+    markers = load_markers(write("valid.json", MARKERS), SOURCE, TARGET)
+    assert markers.names == ("bottom", "top", "side.L", "side.R")
+
+
+# ---------------------------------------------------------------------------- mutations
+#: bytes that change the meaning of JSON text without always breaking it
+JSON_BYTES = st.sampled_from(b'0123456789-+.eE,:"[]{} \\tnul')
+ANY_BYTE = st.one_of(JSON_BYTES, st.integers(0x20, 0x7E), st.integers(0, 255))
+
+
+@st.composite
+def byte_mutations(draw, data: bytes, keep_length: bool = False):
+    """``data`` with a few bytes overwritten, inserted or deleted, or cut short."""
+    out = bytearray(data)
+    ops = ["set"] if keep_length else ["set", "set", "set", "insert", "delete", "truncate"]
+    for _ in range(draw(st.integers(1, 6))):
+        op = draw(st.sampled_from(ops))
+        at_ = draw(st.integers(0, max(len(out) - 1, 0)))
+        if op == "set" and out:
+            out[at_] = draw(ANY_BYTE)
+        elif op == "insert":
+            out[at_:at_] = bytes(draw(st.lists(ANY_BYTE, min_size=1, max_size=8)))
+        elif op == "delete":
+            del out[at_: at_ + draw(st.integers(1, 16))]
+        elif op == "truncate":
+            del out[at_:]
+    return bytes(out)
+
+
+def _paths(node, prefix=()):
+    """Every location in a JSON tree, as a tuple of keys / indices."""
+    yield prefix
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _paths(v, prefix + (i,))
+
+
+SCALARS = st.one_of(
+    st.none(), st.booleans(),
+    st.integers(-3, 400), st.sampled_from([-1, 2**31, 2**32 + 3, 2**63, 10**30]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["", "x", "VEC3", "MAT4", "SCALAR", "data:,", "../missing.bin", "2.0", "1.0"]))
+JSON_VALUES = st.recursive(SCALARS, lambda kids: st.one_of(st.lists(kids, max_size=5),
+                                                            st.dictionaries(st.text(max_size=8), kids, max_size=4)),
+                           max_leaves=10)
+
+
+@st.composite
+def json_mutations(draw, doc):
+    """A deep copy of ``doc`` with 1-4 values replaced by random JSON, or deleted."""
+    doc = copy.deepcopy(doc)
+    for _ in range(draw(st.integers(1, 4))):
+        # hypothesis favours the first choices: put the dull top-level 'asset' last
+        paths = sorted(list(_paths(doc))[1:], key=lambda p: p[:1] == ("asset",))
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        parent = doc
+        for key in path[:-1]:
+            parent = parent[key]
+        if draw(st.booleans()) and draw(st.booleans()):
+            del parent[path[-1]]
+        elif draw(st.booleans()):  # a nearby number: off-by-one indices, counts, offsets
+            old = parent[path[-1]]
+            if isinstance(old, (int, float)) and not isinstance(old, bool) and math.isfinite(old):
+                parent[path[-1]] = type(old)(old + draw(st.sampled_from([-1, 1, 4, -4, 1000])))
+            else:
+                parent[path[-1]] = draw(JSON_VALUES)
+        else:
+            parent[path[-1]] = draw(JSON_VALUES)
+    return doc
+
+
+def valid_or_input_error(read, name, data: bytes):
+    path = write(name, data)
+    with time_limit(TIME_LIMIT):
+        try:
+            read(path)
+        except InputError as e:
+            assert e.path == path and "\n" not in str(e)
+
+
+def read_markers(path):
+    return load_markers(path, SOURCE, TARGET)
+
+
+def read_rig(path):
+    rig = load_rig(path)
+    rig.validate()
+    return rig
+
+
+# ---------------------------------------------------------------------------- the properties
+@FUZZ
+@given(byte_mutations(MARKERS))
+def test_marker_file_byte_mutations(data):
+    valid_or_input_error(read_markers, "markers.json", data)
+
+
+@FUZZ
+@given(json_mutations(json.loads(MARKERS)))
+def test_marker_file_json_mutations(doc):
+    valid_or_input_error(read_markers, "markers.json", json.dumps(doc).encode())
+
+
+@FUZZ
+@given(byte_mutations(GLB))
+def test_glb_byte_mutations(data):
+    valid_or_input_error(read_rig, "rig.glb", data)
+    valid_or_input_error(read_gltf, "rig.glb", data)
+
+
+@FUZZ
+@given(byte_mutations(GLB, keep_length=True))
+def test_glb_byte_overwrites(data):
+    # same length: the container stays readable, so the edits reach the JSON and the arrays
+    valid_or_input_error(read_rig, "rig.glb", data)
+    valid_or_input_error(read_gltf, "rig.glb", data)
+
+
+@FUZZ
+@given(byte_mutations(json.dumps(GLB_DOC).encode()))
+def test_glb_json_text_mutations(text):
+    # the JSON chunk edited as text, then packed with correct chunk lengths
+    blob = GLB_BLOB + b"\x00" * (-len(GLB_BLOB) % 4)
+    js = text + b" " * (-len(text) % 4)
+    data = (struct.pack("<4sII", b"glTF", 2, 12 + 8 + len(js) + 8 + len(blob)) + struct.pack("<II", len(js), 0x4E4F534A)
+            + js + struct.pack("<II", len(blob), 0x004E4942) + blob)
+    valid_or_input_error(read_rig, "rig.glb", data)
+    valid_or_input_error(read_gltf, "rig.glb", data)
+
+
+@FUZZ
+@given(json_mutations(GLB_DOC))
+def test_glb_json_mutations(doc):
+    data = glb_bytes(doc, GLB_BLOB)
+    valid_or_input_error(read_rig, "rig.glb", data)
+    valid_or_input_error(read_gltf, "rig.glb", data)
+
+
+@FUZZ
+@given(st.integers(0, len(GLB_BLOB) // 4 - 1), st.sampled_from([np.nan, np.inf, -1.0, 0.0, 1e30, 3e38, -7.5]))
+def test_glb_binary_float_mutations(word, value):
+    # any 4-byte word of the binary chunk (positions, weights, matrices, indices) set to an odd value
+    blob = bytearray(GLB_BLOB)
+    blob[4 * word: 4 * word + 4] = struct.pack("<f", value)
+    data = glb_bytes(GLB_DOC, bytes(blob))
+    valid_or_input_error(read_rig, "rig.glb", data)
+    valid_or_input_error(read_gltf, "rig.glb", data)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cleanup():
+    yield
+    WORKDIR.cleanup()
