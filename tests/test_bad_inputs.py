@@ -590,7 +590,7 @@ def target_obj_malformed_vertex(c):
     return c.transfer(tgt=p), p
 
 
-@bad("no vertices")
+@bad("truncated or not an STL file")
 def target_stl_garbage(c):
     p = c.bytes_file("target.stl", b"\x00" * 80 + (1000).to_bytes(4, "little") + b"\x01" * 60)
     return c.transfer(tgt=p), p

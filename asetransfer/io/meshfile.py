@@ -56,9 +56,27 @@ def _as_mesh(path, vertices, faces, **kw) -> Mesh:
     return mesh
 
 
+def _check_stl(path, data: bytes) -> None:
+    """A binary STL is 84 + 50 n bytes; anything else must be ASCII (``solid ...``).
+
+    Checked here because trimesh's ASCII fallback needs an optional package to even
+    say that a file is garbage.
+    """
+    if data.lstrip()[:5].lower() == b"solid":
+        return
+    if len(data) < 84:
+        raise InputError(path, f"truncated or not an STL file ({len(data)} bytes, a binary STL has at least 84)")
+    n = int.from_bytes(data[80:84], "little")
+    if len(data) != 84 + 50 * n:
+        raise InputError(path, f"truncated or not an STL file: its header announces {n} triangles "
+                               f"({84 + 50 * n} bytes), the file has {len(data)} bytes")
+
+
 def _read_trimesh(path, data, ext) -> Mesh:
     import trimesh
 
+    if ext == ".stl":
+        _check_stl(path, data)
     try:
         loaded = trimesh.load(io.BytesIO(data), file_type=ext[1:], process=False)
         if isinstance(loaded, trimesh.Scene):
