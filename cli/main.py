@@ -12,9 +12,9 @@ import sys
 from asetransfer import __version__
 from asetransfer.errors import InputError
 
-from . import correspond, info, transfer
+from . import calibrate, correspond, info, retarget, transfer
 
-COMMANDS = (info, correspond, transfer)
+COMMANDS = (info, correspond, transfer, calibrate, retarget)
 
 
 class _Parser(argparse.ArgumentParser):

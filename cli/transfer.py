@@ -13,6 +13,7 @@ from asetransfer.io.gltf_write import write_rig
 from asetransfer.linsolve import NumericalError
 from asetransfer.transfer import transfer
 
+from . import handoff
 from .correspond import mesh_of
 
 
@@ -54,6 +55,7 @@ def add_parser(sub):
                    help="interp: source weights interpolated at each vertex's source point (default); "
                         "robust: keep them only where the match is close and the normals agree, "
                         "inpaint the rest (targets with props, clothing, extra parts)")
+    handoff.add_arguments(p)  # --calibration, --tpose (retargeting hand-off)
     p.set_defaults(run=run)
 
 
@@ -81,9 +83,11 @@ def run(args) -> int:
     check_output_path(args.output, inputs)
     if args.report:
         check_output_path(args.report, inputs + (args.output,))
+    handoff.check_outputs(args, inputs)
     source = load_rig(args.source)
     target = mesh_of(args.target)
     markers = load_markers(args.markers, source.mesh, target)
+    plan = handoff.prepare(args, source)
     config = Config(CorrespondenceConfig(),
                     SkeletonConfig(joints=args.joints, spine=args.spine, mirror=args.mirror,
                                    symmetry_plane=args.symmetry_plane, pose_normalize=args.pose_normalize),
@@ -94,6 +98,7 @@ def run(args) -> int:
     except NumericalError as e:
         raise InputError(args.markers, f"transfer failed: {e}") from None
     write_rig(args.output, result.rig, max_influences=args.max_influences, inputs=inputs)
+    handoff.write(args, plan, source, result, inputs)
     if args.report:
         atomic_write(args.report, (json.dumps(result.report, indent=1) + "\n").encode(), inputs + (args.output,))
     if not quiet:

@@ -18,6 +18,7 @@ from ..rig import Rig
 from ..transforms import matrix_to_quat
 from .atomic import atomic_write
 from .glb import FLOAT, UBYTE, UINT, USHORT, BufferBuilder, pack_glb, pack_gltf
+from .gltf_animation import animation_to_gltf
 from .gltf_read import EXTRAS_KEY
 
 ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
@@ -36,7 +37,7 @@ def _clean(x: float) -> float:
     return float(x) + 0.0  # -0.0 -> 0.0
 
 
-def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = None):
+def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = None, animation=None):
     """The glTF JSON document and binary buffer of a rig.
 
     Parameters
@@ -44,6 +45,8 @@ def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = Non
     rig : the character; its skin is pruned to ``max_influences`` (4 or 8) per vertex
         and renormalised.
     extras : JSON-serialisable data stored as the asset's extras.
+    animation : optional :class:`~asetransfer.animation.Animation` of the rig's joints,
+        written as the file's animation (see :mod:`.gltf_animation`).
 
     Returns
     -------
@@ -114,6 +117,7 @@ def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = Non
         meshes.append({"name": pname, "primitives": [prim]})
         mesh_nodes.append({"name": pname, "mesh": len(meshes) - 1, "skin": 0})
 
+    animations = [animation_to_gltf(bb, sk, animation)] if animation is not None else []
     roots = [int(r) for r in sk.roots()]
     nodes.extend(mesh_nodes)
     skin_doc = {"name": "skin", "joints": list(range(sk.n_joints)), "inverseBindMatrices": ibm_acc}
@@ -129,6 +133,7 @@ def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = Non
         "nodes": nodes,
         "meshes": meshes,
         "skins": [skin_doc],
+        **({"animations": animations} if animations else {}),
         "accessors": bb.accessors,
         "bufferViews": bb.views,
         "buffers": [{"byteLength": len(bb.blob)}],
@@ -164,14 +169,16 @@ def check_writable(rig: Rig) -> None:
             raise ValueError(f"{what} are too large for a glTF file (32-bit floats)")
 
 
-def write_rig(path, rig: Rig, max_influences: int = 8, extras: dict | None = None, inputs=()) -> None:
+def write_rig(path, rig: Rig, max_influences: int = 8, extras: dict | None = None, inputs=(),
+              animation=None) -> None:
     """Write ``rig`` to ``path`` (.glb, or .gltf with the buffer embedded), atomically.
 
     ``inputs`` are paths the output must not overwrite.  The rig is checked first
     (:func:`check_writable`); an invalid rig raises ``ValueError`` and nothing is written.
+    ``animation``: an optional :class:`~asetransfer.animation.Animation` of the rig's joints.
     """
     check_writable(rig)
-    doc, blob = rig_to_document(rig, max_influences, extras)
+    doc, blob = rig_to_document(rig, max_influences, extras, animation)
     ext = os.path.splitext(os.fspath(path))[1].lower()
     data = pack_gltf(doc, blob) if ext == ".gltf" else pack_glb(doc, blob)
     atomic_write(path, data, inputs=inputs)

@@ -1,0 +1,568 @@
+"""Calibration of a character for surface-aware motion retargeting (Tonoli Ch. 3, Molla §4.2,
+ReConForM §3.1), made once on a source rig and carried to every target.
+
+A :class:`Calibration` holds
+
+* ``skeleton_map``: generic roles -> the rig's joints (:mod:`asetransfer.skeleton_map`);
+* ``surface_points``: Tonoli's Table 3.1 body-surface points, each a surface location
+  (triangle + barycentric coordinates) attached to a joint;
+* ``meshes``: the crude torso and head meshes spanned by those points (Tonoli §3.2.1);
+* ``capsules``: upper arms, forearms, thighs and shins, radius measured on the mesh;
+* ``key_vertices``: ReConForM-style key vertices (41 by default);
+* ``segment_lengths`` (Tonoli Table 3.2), ``root_height`` (§3.1.4), ``units``, ``axes``
+  and, when made, the ``tpose`` check.
+
+:func:`propose_calibration` makes one automatically for a humanoid rig;
+:func:`transfer_calibration` carries it through a dense correspondence to a rigged
+target (same points on the target surface, everything measured anew on the
+target); :func:`write_calibration` / :func:`read_calibration` store it as JSON
+(``docs/calibration.md``).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import __version__
+from .body_points import CALIBRATION_MESHES, KEY_VERTICES, SURFACE_POINTS, finger_chains, locate
+from .correspondence import Correspondence
+from .errors import InputError
+from .io.atomic import atomic_write
+from .io.glb import read_bytes
+from .io.markers import _parse_loc, _resolve
+from .rig import Rig
+from .skeleton_map import CENTRE_ROLES, ROLES, SIDES, body_axes, propose_skeleton_map, validate_skeleton_map
+from .surface import SurfacePoints, closest_points, interpolate
+from .tpose import tpose
+
+log = logging.getLogger("asetransfer")
+
+FORMAT = "asetransfer-calibration"
+VERSION = 1
+KINDS = ("mesh", "limb", "key")
+
+#: Tonoli Table 3.2: bone segments between mapped joints (per side unless centre)
+SEGMENTS = (("spine", "hips", "upper_spine"), ("neck", "head", "upper_spine"),
+            ("clavicle", "upper_spine", "shoulder"), ("arm", "shoulder", "elbow"), ("forearm", "elbow", "wrist"),
+            ("hip", "hips", "upper_leg"), ("femur", "upper_leg", "knee"), ("tibia", "knee", "ankle"))
+#: limb capsules: name, start role, end role, Table 3.1 limb point
+CAPSULES = (("upper_arm", "shoulder", "elbow", "arm"), ("forearm", "elbow", "wrist", "forearm"),
+            ("thigh", "upper_leg", "knee", "thigh"), ("shin", "knee", "ankle", "shin"))
+_SUFFIX = {"l": ".L", "r": ".R"}
+
+
+@dataclass(eq=False)
+class SurfacePoint:
+    """A named point on the character's surface, attached to a joint.
+
+    ``position`` is on the mesh as modelled (the bind pose, glTF ``POSITION``);
+    ``local`` is the same point in the attached joint's bind frame, so in any pose
+    it is at ``world[joint] @ local`` (Tonoli Eq. 3.25).  ``vertex`` is set for key
+    vertices (the mesh vertex the point sits on).
+    """
+
+    name: str
+    joint: str
+    kind: str
+    group: str
+    face: int
+    bary: np.ndarray
+    position: np.ndarray
+    local: np.ndarray
+    vertex: int | None = None
+
+
+@dataclass(eq=False)
+class Capsule:
+    """A limb as a capsule around the bone ``start`` -> ``end`` (Tonoli Eq. 3.23)."""
+
+    name: str
+    start: str
+    end: str
+    radius: float | None
+    length: float
+    point: str | None = None
+
+
+@dataclass(eq=False)
+class Calibration:
+    """A calibrated character (see the module docstring and ``docs/calibration.md``)."""
+
+    skeleton_map: dict
+    surface_points: list
+    key_vertices: list
+    meshes: dict
+    capsules: list
+    segment_lengths: dict
+    root_height: float
+    units: dict
+    axes: dict
+    character: dict
+    tpose: dict | None = None
+    transferred_from: dict | None = None
+    extras: dict = field(default_factory=dict)
+
+    def point(self, name: str) -> SurfacePoint:
+        for p in self.surface_points + self.key_vertices:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+
+# ---------------------------------------------------------------------- measuring a rig
+def _joint_index(rig: Rig, mapping: dict) -> dict:
+    idx = {n: i for i, n in enumerate(rig.skeleton.names)}
+    return {role: idx[name] for role, name in mapping.items()}
+
+
+def guess_units(height: float) -> dict:
+    """Length unit of a human-sized character from its height in file units."""
+    for name, mpu, lo, hi in (("m", 1.0, 0.3, 3.5), ("cm", 0.01, 30.0, 350.0), ("mm", 0.001, 300.0, 3500.0),
+                              ("in", 0.0254, 12.0, 138.0)):
+        if lo <= height <= hi:
+            return {"length": name, "metres_per_unit": mpu, "angles": "degrees",
+                    "source": "guessed from the body height"}
+    return {"length": "unknown", "metres_per_unit": None, "angles": "degrees",
+            "source": "body height fits no usual unit"}
+
+
+def _chain(parents, top: int, bottom: int) -> list:
+    """Joints from ``top`` down to ``bottom``, ``top`` included and ``bottom`` excluded."""
+    out = []
+    j = int(parents[bottom])
+    while j >= 0:
+        out.append(j)
+        if j == top:
+            return out[::-1]
+        j = int(parents[j])
+    return [top]
+
+
+def capsule_radius(rig: Rig, start: int, end: int) -> float | None:
+    """Mean distance from the bone ``start -> end`` to the limb's surface (Molla §4.1).
+
+    Measured on the mesh as modelled: the vertices mostly weighted (>= 0.5) to the
+    joints from ``start`` down to ``end`` (twist joints included) whose projection
+    falls in the middle half of the bone.  ``None`` if no vertex qualifies.
+    """
+    pos = rig.skeleton.bind_world[:, :3, 3]
+    a, b = pos[start], pos[end]
+    bone = b - a
+    length2 = float(bone @ bone)
+    if not length2 > 0:
+        return None
+    joints = _chain(rig.skeleton.parents, start, end)
+    w = np.asarray(rig.skin.to_sparse()[:, joints].sum(axis=1)).ravel()
+    v = rig.mesh.vertices
+    t = (v - a) @ bone / length2
+    sel = (w >= 0.5) & (t >= 0.25) & (t <= 0.75)
+    if not sel.any():
+        return None
+    d = np.linalg.norm((v[sel] - a) - t[sel, None] * bone, axis=1)
+    return float(d.mean())
+
+
+def measure(rig: Rig, mapping: dict) -> dict:
+    """What a calibration measures on a rig: ``axes``, ``height`` (extent along up of the
+    rest-pose mesh), ``units``, ``segments`` (Tonoli Table 3.2, rest pose), ``root_height``
+    (hips above the lowest vertex, rest pose) and ``capsules`` (radii on the mesh as modelled)."""
+    j = _joint_index(rig, mapping)
+    rest = rig.skeleton.rest_world()[:, :3, 3]
+    up, fwd, left = body_axes({r: rest[k] for r, k in j.items()})
+    rest_mesh = rig.posed_vertices()
+    heights = rest_mesh @ up
+    height = float(np.ptp(heights))
+    ground = float(heights.min())
+    segments = {}
+    for name, a, b in SEGMENTS:
+        sided = a not in CENTRE_ROLES or b not in CENTRE_ROLES
+        for s in (SIDES if sided else (None,)):
+            ra, rb = (r if r in CENTRE_ROLES or s is None else f"{r}_{s}" for r in (a, b))
+            if ra in j and rb in j:
+                segments[name + (_SUFFIX[s] if sided else "")] = {
+                    "from": mapping[ra], "to": mapping[rb], "length": _r(np.linalg.norm(rest[j[rb]] - rest[j[ra]]))}
+    capsules = []
+    for name, a, b, point in CAPSULES:
+        for s in SIDES:
+            ra, rb = f"{a}_{s}", f"{b}_{s}"
+            if ra in j and rb in j:
+                radius = capsule_radius(rig, j[ra], j[rb])
+                if radius is None:
+                    log.warning("capsule %s: no vertex is weighted to it; radius left empty", name + _SUFFIX[s])
+                capsules.append(Capsule(name + _SUFFIX[s], mapping[ra], mapping[rb],
+                                        None if radius is None else _r(radius),
+                                        _r(np.linalg.norm(rest[j[rb]] - rest[j[ra]])), point + _SUFFIX[s]))
+    return {
+        "axes": {"up": _vec(up), "forward": _vec(fwd), "left": _vec(left)},
+        "height": height,
+        "units": guess_units(height),
+        "segments": segments,
+        "root_height": _r((rest[j["hips"]] @ up) - ground),
+        "capsules": capsules,
+    }
+
+
+def _tpose_section(rig: Rig, mapping: dict, up) -> dict:
+    anim, report = tpose(rig.skeleton, mapping)
+    world = anim.world(rig.skeleton)[0]
+    hips = world[rig.skeleton.index(mapping["hips"]), :3, 3]
+    feet = rig.posed_vertices(world) @ np.asarray(up)
+    return {"checks": report["checks"], "root_height": _r(hips @ np.asarray(up) - feet.min()),
+            "bvh": None, "glb": None,
+            "bvh_channels": "root: Xposition Yposition Zposition Zrotation Xrotation Yrotation; "
+                            "joints: Zrotation Xrotation Yrotation (R = Rz Rx Ry, degrees)"}
+
+
+def _character(rig: Rig, file, height: float) -> dict:
+    return {"file": None if file is None else os.path.basename(os.fspath(file)),
+            "vertices": int(rig.mesh.n_vertices), "faces": int(rig.mesh.n_faces),
+            "joints": int(rig.skeleton.n_joints), "height": _r(height)}
+
+
+def quantized_bary(b) -> np.ndarray:
+    """Barycentric coordinates rounded to 9 decimals, still summing to 1 (the largest absorbs
+    the rounding), so that writing and reading a calibration gives the same numbers."""
+    b = np.round(np.asarray(b, dtype=np.float64), 9)
+    k = int(np.argmax(b))
+    b[k] = round(1.0 - float(b.sum() - b[k]), 9)
+    return b + 0.0
+
+
+def _surface_point(rig: Rig, name, joint, kind, group, face, bary, vertex=None) -> SurfacePoint:
+    """A point on ``rig``'s mesh with its position and joint-local coordinates."""
+    bary = quantized_bary(bary)
+    pos = interpolate(rig.mesh.vertices, rig.mesh.faces, np.array([face]), bary[None])[0]
+    inv = np.linalg.inv(rig.skeleton.bind_world[rig.skeleton.index(joint)])
+    return SurfacePoint(name, joint, kind, group, int(face), bary, pos, inv[:3, :3] @ pos + inv[:3, 3], vertex)
+
+
+#: optional roles' stand-ins for attaching points when a rig lacks them
+_ATTACH_FALLBACK = {"spine": "hips", "neck": "head", "clavicle": "upper_spine", "mid_hand": "wrist",
+                    "thumb": "wrist", "index": "wrist", "pinky": "wrist", "toe": "ankle"}
+
+
+def _attached_joint(role: str, mapping: dict) -> str:
+    """The joint a point of ``role`` attaches to: the role's joint, or its stand-in's."""
+    while role not in mapping:
+        side = role[-2:] if role[-2:] in ("_l", "_r") else ""
+        nxt = _ATTACH_FALLBACK[role[: len(role) - len(side)]]
+        role = nxt if nxt in CENTRE_ROLES else nxt + side
+    return mapping[role]
+
+
+def _make_points(rig: Rig, rules_out, joint_role: dict, mapping: dict, kinds: dict, groups: dict,
+                 key: bool) -> list:
+    names, pts, _, _ = rules_out
+    out = []
+    for k, n in enumerate(names):
+        face, bary = int(pts.face[k]), pts.bary[k]
+        vertex = int(rig.mesh.faces[face][int(np.argmax(bary))]) if key else None
+        joint = _attached_joint(joint_role[n], mapping)
+        out.append(_surface_point(rig, n, joint, kinds[n], groups[n], face, bary, vertex))
+    return out
+
+
+def propose_calibration(rig: Rig, file=None, mapping: dict | None = None) -> Calibration:
+    """An automatic calibration of a humanoid rig.
+
+    Parameters
+    ----------
+    rig : the character.
+    file : its file name (recorded in ``character``).
+    mapping : a skeleton map to use instead of the proposed one.
+
+    Raises
+    ------
+    ValueError naming the roles that cannot be mapped.
+    """
+    if mapping is None:
+        mapping, missing = propose_skeleton_map(rig.skeleton)
+        if missing:
+            raise ValueError("cannot map the humanoid joint role(s) " + ", ".join(missing)
+                             + " from the joint names; write a skeleton_map by hand (docs/calibration.md)")
+    problems = validate_skeleton_map(mapping, rig.skeleton.names)
+    if problems:
+        raise ValueError("; ".join(problems))
+    m = measure(rig, mapping)
+    bind = rig.skeleton.bind_world[:, :3, 3]
+    j = _joint_index(rig, mapping)
+    joints = {r: bind[k] for r, k in j.items()}
+    chains = finger_chains(rig.skeleton, mapping, bind)
+    surface, keys = [], []
+    for rules, key, sink in ((SURFACE_POINTS, False, surface), (KEY_VERTICES, True, keys)):
+        out = locate(rules, rig.mesh, joints, chains, snap_to_vertex=key)
+        if out[3]:
+            log.warning("no surface found along the ray of %s; used the closest surface point", ", ".join(out[3]))
+        role = {r.name: r.joint for r in rules}
+        sink += _make_points(rig, out, role, mapping, {r.name: r.kind for r in rules},
+                             {r.name: r.group for r in rules}, key)
+    meshes = _oriented_meshes(surface)
+    return Calibration(dict(mapping), surface, keys, meshes, m["capsules"], m["segments"], m["root_height"],
+                       m["units"], m["axes"], _character(rig, file, m["height"]),
+                       _tpose_section(rig, mapping, m["axes"]["up"]))
+
+
+def _oriented_meshes(points) -> dict:
+    """Tonoli's calibration meshes over the points present, each triangle turned to face
+    away from the centroid of its mesh's points."""
+    pos = {p.name: p.position for p in points}
+    out = {}
+    for name, tris in CALIBRATION_MESHES.items():
+        keep = [t for t in tris if all(n in pos for n in t)]
+        if not keep:
+            continue
+        centre = np.mean([pos[n] for t in keep for n in t], axis=0)
+        fixed = []
+        for a, b, c in keep:
+            n = np.cross(pos[b] - pos[a], pos[c] - pos[a])
+            fixed.append([a, b, c] if n @ ((pos[a] + pos[b] + pos[c]) / 3 - centre) >= 0 else [a, c, b])
+        out[name] = fixed
+    return out
+
+
+# ---------------------------------------------------------------------- transfer
+def transfer_points(points: SurfacePoints, source_faces: np.ndarray, target_vertices: np.ndarray,
+                    target_faces: np.ndarray, corr: Correspondence) -> SurfacePoints:
+    """Source surface locations carried to the target: the barycentric combination of the
+    target images of the source triangle's corners, snapped onto the target surface."""
+    image = corr.source_to_target.positions(target_vertices, target_faces)  # per source vertex
+    p = interpolate(image, source_faces, points.face, points.bary)
+    face, bary, _ = closest_points(p, target_vertices, target_faces)
+    return SurfacePoints(face, bary)
+
+
+def transfer_calibration(cal: Calibration, source: Rig, target: Rig, corr: Correspondence,
+                         file=None, source_file=None) -> Calibration:
+    """``cal`` (made on ``source``) carried to ``target`` through ``corr``.
+
+    The skeleton map, point names, attachments and meshes are kept; every point is
+    moved to the corresponding target surface location (key vertices then snap to
+    the nearest target vertex); capsule radii, segment lengths, root height, units,
+    axes and the T-pose check are measured on the target.
+    """
+    problems = validate_skeleton_map(cal.skeleton_map, target.skeleton.names)
+    if problems:
+        raise ValueError("the calibration does not fit the target skeleton: " + "; ".join(problems))
+    m = measure(target, cal.skeleton_map)
+    idx = {n: i for i, n in enumerate(target.skeleton.names)}
+    tv, tf = target.mesh.vertices, target.mesh.faces
+    moved = {}
+    for group in (cal.surface_points, cal.key_vertices):
+        if not group:
+            continue
+        src = SurfacePoints([p.face for p in group], [p.bary for p in group])
+        dst = transfer_points(src, source.mesh.faces, tv, tf, corr)
+        for k, p in enumerate(group):
+            face, bary = int(dst.face[k]), dst.bary[k]
+            vertex = None
+            if p.vertex is not None:
+                corner = int(np.argmax(bary))
+                vertex, bary = int(tf[face][corner]), np.eye(3)[corner]
+            if p.joint not in idx:
+                raise ValueError(f"point {p.name!r} is attached to joint {p.joint!r}, which the target lacks")
+            moved[id(p)] = _surface_point(target, p.name, p.joint, p.kind, p.group, face, bary, vertex)
+    surface = [moved[id(p)] for p in cal.surface_points]
+    keys = [moved[id(p)] for p in cal.key_vertices]
+    meshes = {k: [list(t) for t in v] for k, v in cal.meshes.items()}
+    return Calibration(dict(cal.skeleton_map), surface, keys, meshes, m["capsules"], m["segments"],
+                       m["root_height"], m["units"], m["axes"], _character(target, file, m["height"]),
+                       _tpose_section(target, cal.skeleton_map, m["axes"]["up"]),
+                       {"calibration_of": cal.character.get("file"), "source_file": None if source_file is None
+                        else os.path.basename(os.fspath(source_file)),
+                        "method": "dense correspondence (source vertex -> target surface), "
+                                  "barycentric within the source triangle, snapped to the target surface"})
+
+
+# ---------------------------------------------------------------------- JSON
+def _r(x) -> float:
+    return round(float(x), 7) + 0.0
+
+
+def _vec(v) -> list:
+    return [_r(x) for x in v]
+
+
+def _point_json(p: SurfacePoint) -> dict:
+    d = {"name": p.name, "joint": p.joint, "kind": p.kind, "group": p.group, "face": int(p.face),
+         "bary": [float(x) for x in quantized_bary(p.bary)]}
+    if p.vertex is not None:
+        d["vertex"] = int(p.vertex)
+    d["position"] = _vec(p.position)
+    d["local"] = _vec(p.local)
+    return d
+
+
+def calibration_to_dict(cal: Calibration) -> dict:
+    """The JSON document (top-level keys in a fixed order)."""
+    doc = {
+        "format": FORMAT, "version": VERSION, "generator": f"asetransfer {__version__}",
+        "character": cal.character,
+        "units": cal.units,
+        "axes": cal.axes,
+        "skeleton_map": {r: cal.skeleton_map[r] for r in ROLES if r in cal.skeleton_map},
+        "segment_lengths": cal.segment_lengths,
+        "root_height": _r(cal.root_height),
+        "surface_points": [_point_json(p) for p in cal.surface_points],
+        "meshes": cal.meshes,
+        "capsules": [{"name": c.name, "start": c.start, "end": c.end,
+                      "radius": None if c.radius is None else _r(c.radius), "length": _r(c.length),
+                      "point": c.point} for c in cal.capsules],
+        "key_vertices": [_point_json(p) for p in cal.key_vertices],
+    }
+    if cal.tpose is not None:
+        doc["tpose"] = cal.tpose
+    if cal.transferred_from is not None:
+        doc["transferred_from"] = cal.transferred_from
+    if cal.extras:
+        doc["extras"] = cal.extras
+    return doc
+
+
+def calibration_to_json(cal: Calibration) -> str:
+    """Deterministic JSON text: one point per line."""
+    doc = calibration_to_dict(cal)
+    parts = []
+    for k, v in doc.items():
+        if k in ("surface_points", "key_vertices", "capsules") and v:
+            inner = ",\n".join("  " + json.dumps(x, allow_nan=False) for x in v)
+            parts.append(f" {json.dumps(k)}: [\n{inner}\n ]")
+        else:
+            parts.append(f" {json.dumps(k)}: {json.dumps(v, allow_nan=False)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def write_calibration(path, cal: Calibration, inputs=()) -> None:
+    """Write ``cal`` as JSON to ``path`` atomically."""
+    atomic_write(path, calibration_to_json(cal).encode("utf-8"), inputs=inputs)
+
+
+def _num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _need(path, cond, msg):
+    if not cond:
+        raise InputError(path, msg)
+
+
+def read_calibration(path, rig: Rig | None = None) -> Calibration:
+    """Read and check a calibration file.
+
+    With ``rig`` (the character it calibrates) joints must exist in the rig, surface
+    locations are resolved on its mesh -- ``face`` + ``bary``, or ``vertex``, or
+    ``point`` (snapped to the surface), as in marker files -- and ``position`` and
+    ``local`` are recomputed, so a hand-edited location takes effect.
+
+    Raises
+    ------
+    InputError naming the entry and field at fault.
+    """
+    data = read_bytes(path)
+    try:
+        doc = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise InputError(path, "calibration file is not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise InputError(path, f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    _need(path, isinstance(doc, dict), "a calibration file must be a JSON object")
+    _need(path, doc.get("format") == FORMAT, f"not a calibration file ('format' must be {FORMAT!r})")
+    _need(path, doc.get("version") == VERSION, f"calibration version {doc.get('version')!r} is not supported "
+                                               f"(this is version {VERSION})")
+    for key in ("skeleton_map", "surface_points", "key_vertices"):
+        _need(path, key in doc, f"missing {key!r}")
+    smap = doc["skeleton_map"]
+    _need(path, isinstance(smap, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in smap.items()),
+          "'skeleton_map' must map role names to joint names (strings)")
+    unknown = [r for r in smap if r not in ROLES]
+    _need(path, not unknown, f"skeleton_map: unknown role {unknown[0]!r}" if unknown else "")
+    if rig is not None:
+        problems = validate_skeleton_map(smap, rig.skeleton.names)
+        _need(path, not problems, "skeleton_map: " + (problems[0] if problems else ""))
+    joints = set(rig.skeleton.names) if rig is not None else None
+    groups = {}
+    for key in ("surface_points", "key_vertices"):
+        groups[key] = _read_points(path, key, doc[key], rig, joints, key == "key_vertices")
+    names = [p.name for p in groups["surface_points"]]
+    meshes = doc.get("meshes", {})
+    _need(path, isinstance(meshes, dict), "'meshes' must be an object of triangle lists")
+    for mname, tris in meshes.items():
+        _need(path, isinstance(tris, list), f"meshes.{mname} must be a list of triangles")
+        for k, t in enumerate(tris):
+            _need(path, isinstance(t, list) and len(t) == 3 and all(isinstance(n, str) for n in t),
+                  f"meshes.{mname}[{k}] must be 3 surface point names")
+            bad = [n for n in t if n not in names]
+            _need(path, not bad, f"meshes.{mname}[{k}] uses {bad[0]!r}, which is not a surface point" if bad else "")
+    capsules = []
+    for k, c in enumerate(doc.get("capsules", [])):
+        label = f"capsules[{k}]"
+        _need(path, isinstance(c, dict) and isinstance(c.get("name"), str), f"{label} must be an object with a name")
+        for f in ("start", "end"):
+            _need(path, isinstance(c.get(f), str), f"{label} ({c['name']!r}): '{f}' must be a joint name")
+            _need(path, joints is None or c[f] in joints,
+                  f"{label} ({c['name']!r}): joint {c[f]!r} is not in the rig")
+        _need(path, c.get("radius") is None or (_num(c["radius"]) and c["radius"] > 0),
+              f"{label} ({c['name']!r}): radius must be a positive number or null")
+        _need(path, _num(c.get("length")) and c["length"] >= 0,
+              f"{label} ({c['name']!r}): length must be a non-negative number")
+        capsules.append(Capsule(c["name"], c["start"], c["end"], c.get("radius"), float(c["length"]), c.get("point")))
+    seg = doc.get("segment_lengths", {})
+    _need(path, isinstance(seg, dict) and all(isinstance(v, dict) and _num(v.get("length")) for v in seg.values()),
+          "'segment_lengths' must map names to objects with a numeric 'length'")
+    rh = doc.get("root_height", 0.0)
+    _need(path, _num(rh), "'root_height' must be a number")
+    for key in ("units", "axes", "character"):
+        _need(path, isinstance(doc.get(key, {}), dict), f"'{key}' must be an object")
+    tp = doc.get("tpose")
+    _need(path, tp is None or isinstance(tp, dict), "'tpose' must be an object")
+    return Calibration(dict(smap), groups["surface_points"], groups["key_vertices"],
+                       {k: [list(t) for t in v] for k, v in meshes.items()}, capsules, seg, float(rh),
+                       doc.get("units", {}), doc.get("axes", {}), doc.get("character", {}), tp,
+                       doc.get("transferred_from"), doc.get("extras", {}) or {})
+
+
+def _read_points(path, key, items, rig, joints, is_key) -> list:
+    _need(path, isinstance(items, list), f"'{key}' must be a list")
+    entries, locs, labels, seen = [], [], [], {}
+    for k, p in enumerate(items):
+        label = f"{key}[{k}]"
+        _need(path, isinstance(p, dict), f"{label} must be an object")
+        name = p.get("name")
+        _need(path, isinstance(name, str) and name.strip(), f"{label}: missing or empty 'name'")
+        label = f"{label} ({name!r})"
+        _need(path, name not in seen, f"{label}: name already used by {key}[{seen.get(name)}]")
+        seen[name] = k
+        _need(path, isinstance(p.get("joint"), str), f"{label}: 'joint' must be a joint name")
+        _need(path, joints is None or p["joint"] in joints, f"{label}: joint {p.get('joint')!r} is not in the rig")
+        kind = p.get("kind", "key" if is_key else "mesh")
+        _need(path, kind in KINDS, f"{label}: kind must be one of {', '.join(KINDS)}")
+        loc = ({"face": p["face"], "bary": p.get("bary")} if "face" in p else
+               {"vertex": p["vertex"]} if "vertex" in p else {"point": p["point"]} if "point" in p else None)
+        _need(path, loc is not None, f"{label}: needs a location: 'face' + 'bary', 'vertex' or 'point'")
+        if "bary" in loc and loc["bary"] is None:
+            loc.pop("bary")
+        locs.append(_parse_loc(path, label, loc))
+        labels.append(label)
+        entries.append(p)
+    out = []
+    if rig is not None:
+        sp = _resolve(path, locs, "character", rig.mesh, labels)
+    for k, p in enumerate(entries):
+        kind, group = p.get("kind", "key" if is_key else "mesh"), str(p.get("group", ""))
+        if rig is not None:  # locations resolved on the mesh; position and local recomputed
+            face, bary = int(sp.face[k]), sp.bary[k]
+            vertex = locs[k].get("vertex", int(rig.mesh.faces[face][int(np.argmax(bary))]) if is_key else None)
+            out.append(_surface_point(rig, p["name"], p["joint"], kind, group, face, bary, vertex))
+            continue
+        for f in ("position", "local"):  # no mesh to resolve on: the stored coordinates are used
+            _need(path, isinstance(p.get(f), list) and len(p[f]) == 3 and all(_num(x) for x in p[f]),
+                  f"{labels[k]}: '{f}' must be 3 numbers")
+        vertex = p.get("vertex") if isinstance(p.get("vertex"), int) else None
+        out.append(SurfacePoint(p["name"], p["joint"], kind, group, int(p.get("face", -1)),
+                                np.asarray(p.get("bary", [1.0, 0.0, 0.0]), float), np.asarray(p["position"], float),
+                                np.asarray(p["local"], float), vertex))
+    return out

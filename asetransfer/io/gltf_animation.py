@@ -1,0 +1,138 @@
+"""glTF animations of a rig's joints: build (for :mod:`.gltf_write`) and read back.
+
+Written layout: one animation; one shared time accessor (``frame * frame_time``
+seconds); per moving joint a ``rotation`` channel (the node's whole local rotation,
+``orient @ rotation @ R``, as quaternions kept on one hemisphere from frame to frame
+so LINEAR interpolation takes the short way) and, for joints whose translation
+changes (the root), a ``translation`` channel.  Joints that never move get no
+channel: they keep their node's rest transform.  Node ``j`` is joint ``j``
+(the layout :func:`~asetransfer.io.gltf_write.rig_to_document` writes).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial.transform import Rotation, Slerp
+
+from ..animation import Animation
+from ..skeleton import Skeleton
+from ..transforms import matrix_to_quat, quat_to_matrix
+from .glb import FLOAT, BufferBuilder
+
+_STILL = 1e-9  # rotation/translation changes below this are "not moving"
+
+
+def continuous_quaternions(q: np.ndarray) -> np.ndarray:
+    """(F, 4) quaternions with signs flipped so consecutive ones have a non-negative dot product."""
+    q = np.array(q, dtype=np.float64)
+    for f in range(1, len(q)):
+        if q[f] @ q[f - 1] < 0:
+            q[f] = -q[f]
+    return q
+
+
+def animation_to_gltf(bb: BufferBuilder, skeleton: Skeleton, animation: Animation, name: str = "motion") -> dict:
+    """The glTF ``animations`` entry for ``animation``; its accessors are added to ``bb``."""
+    if animation.n_joints != skeleton.n_joints:
+        raise ValueError(f"animation has {animation.n_joints} joints, skeleton has {skeleton.n_joints}")
+    nf = animation.n_frames
+    times = bb.add((np.arange(nf) * animation.frame_time).astype(np.float32).reshape(-1, 1), FLOAT, "SCALAR",
+                   minmax=True)
+    rest = skeleton.rest_rotation_local()
+    samplers, channels = [], []
+    rot_moves = np.abs(animation.rotations - np.eye(3)).max(axis=(0, 2, 3)) > _STILL
+    trans_moves = np.abs(animation.translations - skeleton.translation[None]).max(axis=(0, 2)) > _STILL
+    for j in range(skeleton.n_joints):
+        if rot_moves[j]:
+            q = continuous_quaternions(matrix_to_quat(rest[j][None] @ animation.rotations[:, j]))
+            samplers.append({"input": times, "interpolation": "LINEAR",
+                             "output": bb.add(q.astype(np.float32), FLOAT, "VEC4")})
+            channels.append({"sampler": len(samplers) - 1, "target": {"node": j, "path": "rotation"}})
+        if trans_moves[j]:
+            samplers.append({"input": times, "interpolation": "LINEAR",
+                             "output": bb.add(animation.translations[:, j].astype(np.float32), FLOAT, "VEC3")})
+            channels.append({"sampler": len(samplers) - 1, "target": {"node": j, "path": "translation"}})
+    if not channels:  # a still pose: keep one channel so the animation is valid glTF
+        q = matrix_to_quat(rest[0][None] @ animation.rotations[:, 0])
+        samplers.append({"input": times, "interpolation": "LINEAR",
+                         "output": bb.add(q.astype(np.float32), FLOAT, "VEC4")})
+        channels.append({"sampler": 0, "target": {"node": 0, "path": "rotation"}})
+    return {"name": name, "channels": channels, "samplers": samplers}
+
+
+def read_animation(path, index: int = 0):
+    """Read animation ``index`` of a skinned glTF as an :class:`Animation` on its rig.
+
+    Channels must target joint nodes whose parent is a joint (or nothing); all
+    samplers are evaluated at the union of their key times (LINEAR: slerp / lerp,
+    STEP: held).  Returns ``(rig, animation)``.
+    """
+    from .gltf_read import _Document, read_gltf_rig
+
+    d = _Document(path)
+    pieces = d.pieces()
+    skin_order = list(dict.fromkeys(p.skin for p in pieces if p.skin is not None))  # as read_gltf_rig
+    rig = read_gltf_rig(path, _doc=d, _pieces=pieces)
+    anims = d._list("animations")
+    if not 0 <= index < len(anims):
+        d.fail(f"has no animation {index} ({len(anims)} animations)")
+    anim = anims[index]
+    joint_nodes = []
+    for s in skin_order:
+        for ji in d.skins[s]["joints"]:
+            if ji not in joint_nodes:
+                joint_nodes.append(ji)
+    jindex = {n: j for j, n in enumerate(joint_nodes)}
+    samplers = anim.get("samplers", [])
+    tracks = []
+    for c, ch in enumerate(anim.get("channels", [])):
+        target = ch.get("target", {})
+        node, what = target.get("node"), target.get("path")
+        if what not in ("rotation", "translation"):
+            continue  # scale and morph weights: not part of a skeleton motion
+        if node not in jindex:
+            d.fail(f"animation {index} channel {c} targets node {node!r}, which is not a joint")
+        if d.parent[node] >= 0 and d.parent[node] not in jindex:
+            d.fail(f"animation {index} channel {c} targets joint {d.node_name(node)!r} under a non-joint node "
+                   "(not supported)")
+        k = ch.get("sampler")
+        if not isinstance(k, int) or not 0 <= k < len(samplers):
+            d.fail(f"animation {index} channel {c} refers to sampler {k!r}, which does not exist")
+        smp = samplers[k]
+        interp = smp.get("interpolation", "LINEAR")
+        if interp not in ("LINEAR", "STEP"):
+            d.fail(f"animation {index} sampler {k} uses {interp} interpolation (only LINEAR and STEP are read)")
+        t = d.acc.read(smp.get("input"), f"animation {index} sampler {k} input").ravel()
+        v = d.acc.read(smp.get("output"), f"animation {index} sampler {k} output")
+        if len(t) == 0 or len(v) != len(t) or v.shape[1] != (4 if what == "rotation" else 3):
+            d.fail(f"animation {index} sampler {k} has mismatched input and output")
+        if np.any(np.diff(t) <= 0):
+            d.fail(f"animation {index} sampler {k} key times are not increasing")
+        tracks.append((jindex[node], what, t, v, interp))
+    if not tracks:
+        d.fail(f"animation {index} has no rotation or translation channel on a joint")
+    times = np.unique(np.concatenate([t for _, _, t, _, _ in tracks]))
+    nf, sk = len(times), rig.skeleton
+    rot = np.tile(np.eye(3), (nf, sk.n_joints, 1, 1))
+    trans = np.tile(sk.translation, (nf, 1, 1))
+    rest_inv = np.swapaxes(sk.rest_rotation_local(), 1, 2)
+    for j, what, t, v, interp in tracks:
+        if what == "rotation":
+            q = _sample_rotation(t, v, times, interp)
+            rot[:, j] = rest_inv[j][None] @ quat_to_matrix(q)
+        else:
+            trans[:, j] = _sample_linear(t, v, times, interp)
+    frame_time = float(np.median(np.diff(times))) if nf > 1 else 1.0 / 30.0
+    return rig, Animation(rot, trans, frame_time)
+
+
+def _sample_linear(t, v, times, interp):
+    if interp == "STEP":
+        return v[np.clip(np.searchsorted(t, times, side="right") - 1, 0, len(t) - 1)]
+    return np.stack([np.interp(times, t, v[:, k]) for k in range(v.shape[1])], axis=1)
+
+
+def _sample_rotation(t, q, times, interp):
+    if interp == "STEP" or len(t) == 1:
+        return q[np.clip(np.searchsorted(t, times, side="right") - 1, 0, len(t) - 1)]
+    r = Slerp(t, Rotation.from_quat(q))(np.clip(times, t[0], t[-1]))
+    return r.as_quat()

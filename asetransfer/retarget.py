@@ -1,0 +1,153 @@
+"""Play a motion authored for the source skeleton on a transferred target (Tonoli §3.1).
+
+Every target joint takes the rotation its namesake makes in the source motion,
+expressed in the joint's own rest frame (:mod:`asetransfer.animation`): the
+transfer copies the source's joint orientations and, with pose normalisation,
+its rest pose, so the same local rotations give the same limb directions (spec
+Fig. 3.10).  The root's path is the source's displacement from its rest position,
+turned into the target's frame and scaled by the ratio of the root heights above
+the ground (Tonoli §3.1.4, Eq. 3.21-3.22), so feet stay on the ground of a shorter
+or taller target.
+
+:func:`bone_angles` measures the result: the angle between corresponding bone
+directions of source and target, frame by frame.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .align import umeyama
+from .animation import Animation
+from .bvh import Bvh, bvh_to_animation
+from .describe import guess_up_axis
+from .rig import Rig
+from .calibration import SEGMENTS
+from .skeleton_map import CENTRE_ROLES, SIDES, body_axes, propose_skeleton_map
+
+
+def body_frame(rig: Rig):
+    """``(up, hips)``: unit up direction and the hips joint index of a character, from its
+    mapped joints (:mod:`asetransfer.skeleton_map`); without a usable map, the guessed up
+    axis (:func:`~asetransfer.describe.guess_up_axis`) and the skeleton's root."""
+    mapping, missing = propose_skeleton_map(rig.skeleton)
+    if not missing:
+        rest = rig.skeleton.rest_world()[:, :3, 3]
+        up = body_axes({r: rest[rig.skeleton.index(n)] for r, n in mapping.items()})[0]
+        return up, rig.skeleton.index(mapping["hips"])
+    axis, _ = guess_up_axis(rig.mesh, rig)
+    return (1.0 if axis[0] == "+" else -1.0) * np.eye(3)["XYZ".index(axis[1])], int(rig.skeleton.roots()[0])
+
+
+def root_height(rig: Rig) -> float:
+    """Height of the hips (root) joint above the lowest point of the mesh, in the rest pose
+    (Tonoli §3.1.4)."""
+    up, hips = body_frame(rig)
+    ground = float((rig.posed_vertices() @ up).min())
+    return float(rig.skeleton.rest_world()[hips, :3, 3] @ up) - ground
+
+
+def frame_rotation(source: Rig, target: Rig) -> np.ndarray:
+    """Rotation taking source world directions to target world directions: the rotation
+    of the similarity best matching the rest joint positions of same-named joints."""
+    ti = {n: i for i, n in enumerate(target.skeleton.names)}
+    pairs = [(i, ti[n]) for i, n in enumerate(source.skeleton.names) if n in ti]
+    if len(pairs) < 3:
+        return np.eye(3)
+    s, t = np.array(pairs).T
+    return umeyama(source.skeleton.rest_world()[s, :3, 3], target.skeleton.rest_world()[t, :3, 3]).rotation
+
+
+def retarget(source_motion: Animation, source: Rig, target: Rig):
+    """``source_motion`` (on ``source``'s skeleton) played on ``target``.
+
+    Joints are matched by name; target joints the source lacks keep their rest pose.
+
+    Returns
+    -------
+    animation : :class:`Animation` on ``target``'s skeleton.
+    report : dict: ``matched`` joints, ``root_ratio`` (h_target / h_source), the two root
+        heights, and ``frame_rotation`` (source -> target world, 3x3).
+    """
+    ss, ts = source.skeleton, target.skeleton
+    si = {n: i for i, n in enumerate(ss.names)}
+    match = np.array([si.get(n, -1) for n in ts.names])
+    nf = source_motion.n_frames
+    rot = np.tile(np.eye(3), (nf, ts.n_joints, 1, 1))
+    rot[:, match >= 0] = source_motion.rotations[:, match[match >= 0]]
+    trans = np.tile(ts.translation, (nf, 1, 1))
+    A = frame_rotation(source, target)
+    h_s, h_t = root_height(source), root_height(target)
+    ratio = h_t / h_s if h_s > 0 else 1.0
+    for r in ts.roots():
+        i = match[r]
+        if i >= 0 and ss.parents[i] < 0:
+            d = source_motion.translations[:, i] - ss.translation[i]  # source world displacement
+            trans[:, r] = ts.translation[r] + ratio * d @ A.T
+    report = {"matched": int((match >= 0).sum()), "target_joints": int(ts.n_joints),
+              "source_root_height": h_s, "target_root_height": h_t, "root_ratio": ratio,
+              "frame_rotation": [[float(x) for x in row] for row in A]}
+    return Animation(rot, trans, source_motion.frame_time), report
+
+
+def retarget_bvh(motion: Bvh, source: Rig, target: Rig, path=None):
+    """A BVH motion authored for ``source`` played on ``target``: ``(animation, report)``."""
+    src_anim, bvh_report = bvh_to_animation(motion, source.skeleton, path=path)
+    anim, report = retarget(src_anim, source, target)
+    report["bvh"] = bvh_report
+    return anim, report
+
+
+def bone_angles(source_world: np.ndarray, target_world: np.ndarray, bones, rotation=None) -> np.ndarray:
+    """(F, B) angles in degrees between corresponding bone directions.
+
+    Parameters
+    ----------
+    source_world, target_world : (F, J, 4, 4) posed joint world matrices.
+    bones : (B, 4) rows ``(source_from, source_to, target_from, target_to)`` joint indices;
+        a bone's direction is ``to - from``.
+    rotation : source -> target world rotation (default identity).
+    """
+    b = np.asarray(bones, dtype=np.int64).reshape(-1, 4)
+    ps, pt = source_world[..., :3, 3], target_world[..., :3, 3]
+    ds = ps[:, b[:, 1]] - ps[:, b[:, 0]]
+    if rotation is not None:
+        ds = ds @ np.asarray(rotation).T
+    dt = pt[:, b[:, 3]] - pt[:, b[:, 2]]
+    cos = np.einsum("fbi,fbi->fb", ds, dt) / (np.linalg.norm(ds, axis=2) * np.linalg.norm(dt, axis=2))
+    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+
+
+def skeleton_bones(source: Rig, target: Rig, min_length: float = 1e-6) -> np.ndarray:
+    """(B, 4) every bone (parent -> joint) both skeletons have, by joint names, longer than
+    ``min_length`` times the source's height in both rest poses."""
+    ti = {n: i for i, n in enumerate(target.skeleton.names)}
+    ss, ts = source.skeleton, target.skeleton
+    ps, pt = ss.rest_world()[:, :3, 3], ts.rest_world()[:, :3, 3]
+    size = float(np.ptp(source.mesh.vertices, axis=0).max())
+    out = []
+    for j, n in enumerate(ss.names):
+        p = ss.parents[j]
+        if p < 0 or n not in ti or ss.names[p] not in ti:
+            continue
+        a, b = ti[ss.names[p]], ti[n]
+        if min(np.linalg.norm(ps[j] - ps[p]), np.linalg.norm(pt[b] - pt[a])) > min_length * size:
+            out.append((p, j, a, b))
+    return np.array(out, dtype=np.int64).reshape(-1, 4)
+
+
+def map_bones(source: Rig, target: Rig, mapping: dict) -> tuple:
+    """Names and (B, 4) joint indices of the limb and spine segments between mapped joints
+    (Tonoli Table 3.2 plus hands and feet): the bones a retargeter aligns."""
+    si = {n: i for i, n in enumerate(source.skeleton.names)}
+    ti = {n: i for i, n in enumerate(target.skeleton.names)}
+    segs = list(SEGMENTS) + [("hand", "wrist", "mid_hand"), ("foot", "ankle", "toe"), ("head", "neck", "head")]
+    names, rows = [], []
+    for name, a, b in segs:
+        sided = a not in CENTRE_ROLES or b not in CENTRE_ROLES
+        for s in (SIDES if sided else (None,)):
+            ra, rb = (r if r in CENTRE_ROLES or s is None else f"{r}_{s}" for r in (a, b))
+            ja, jb = mapping.get(ra), mapping.get(rb)
+            if ja in si and jb in si and ja in ti and jb in ti and ja != jb:
+                names.append(name + ({"l": ".L", "r": ".R"}[s] if sided else ""))
+                rows.append((si[ja], si[jb], ti[ja], ti[jb]))
+    return names, np.array(rows, dtype=np.int64).reshape(-1, 4)

@@ -1,0 +1,101 @@
+"""The retargeting hand-off of ``asetransfer transfer``: ``--calibration CAL.json`` and ``--tpose``.
+
+Kept apart from :mod:`cli.transfer`, which calls :func:`add_arguments`,
+:func:`check_outputs`, :func:`prepare` and :func:`write` at its four steps.
+Outputs sit next to ``OUT.glb``: ``OUT.calibration.json``, ``OUT.tpose.bvh`` and
+``OUT.tpose.glb`` (``.gltf`` when OUT is ``.gltf``).
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+from asetransfer.animation import Animation
+from asetransfer.bvh import animation_to_bvh, write_bvh
+from asetransfer.calibration import read_calibration, transfer_calibration, write_calibration
+from asetransfer.errors import InputError
+from asetransfer.io.atomic import check_output_path
+from asetransfer.io.gltf_write import write_rig
+from asetransfer.skeleton_map import propose_skeleton_map
+from asetransfer.tpose import tpose, tpose_rig
+
+log = logging.getLogger("asetransfer")
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--calibration", metavar="CAL.json",
+                   help="the source's calibration (asetransfer calibrate-source); also write "
+                        "OUT.calibration.json, the same calibration carried to the target")
+    p.add_argument("--tpose", action="store_true",
+                   help="also write the target in a canonical T-pose: OUT.tpose.bvh (its skeleton, one frame) "
+                        "and OUT.tpose.glb")
+
+
+def outputs(args) -> dict:
+    """The extra output paths asked for: ``{"calibration": ..., "tpose_bvh": ..., "tpose_glb": ...}``."""
+    stem, ext = os.path.splitext(args.output)
+    out = {}
+    if args.calibration:
+        out["calibration"] = stem + ".calibration.json"
+    if args.tpose:
+        out["tpose_bvh"] = stem + ".tpose.bvh"
+        out["tpose_glb"] = stem + ".tpose" + (ext if ext.lower() in (".glb", ".gltf") else ".glb")
+    return out
+
+
+def check_outputs(args, inputs) -> None:
+    """Fail before any work if an extra output cannot be written or would overwrite an input."""
+    inputs = tuple(inputs) + ((args.calibration,) if args.calibration else ())
+    for path in outputs(args).values():
+        check_output_path(path, inputs + (args.output,))
+
+
+@dataclass
+class Plan:
+    calibration: object = None   # the source's Calibration, or None
+    mapping: dict | None = None  # skeleton map for the T-pose
+
+
+def prepare(args, source) -> Plan:
+    """Read and check the source calibration (and the skeleton map the T-pose needs)."""
+    plan = Plan()
+    if args.calibration:
+        plan.calibration = read_calibration(args.calibration, source)
+        plan.mapping = plan.calibration.skeleton_map
+    elif args.tpose:
+        mapping, missing = propose_skeleton_map(source.skeleton)
+        if missing:
+            raise InputError(args.source, "--tpose needs a humanoid skeleton map, but the role(s) "
+                             + ", ".join(missing) + " cannot be found from the joint names; "
+                             "give one with --calibration CAL.json")
+        plan.mapping = mapping
+    if (args.calibration or args.tpose) and not args.pose_normalize:
+        log.warning("without --pose-normalize the rest pose of %s is the target as modelled: motions "
+                    "authored for the source apply to it only up to the difference of the two rest poses",
+                    args.output)
+    return plan
+
+
+def write(args, plan: Plan, source, result, inputs) -> list:
+    """Write the extra outputs; returns their paths."""
+    paths = outputs(args)
+    inputs = tuple(inputs) + ((args.calibration,) if args.calibration else ()) + (args.output,)
+    rig = result.rig
+    tpose_info = None
+    if args.tpose:
+        anim, report = tpose(rig.skeleton, plan.mapping)
+        posed = tpose_rig(rig, anim)
+        write_bvh(paths["tpose_bvh"], animation_to_bvh(posed.skeleton, Animation.rest(posed.skeleton)), inputs)
+        write_rig(paths["tpose_glb"], posed, max_influences=args.max_influences, inputs=inputs)
+        tpose_info = {"bvh": os.path.basename(paths["tpose_bvh"]), "glb": os.path.basename(paths["tpose_glb"])}
+    if plan.calibration is not None:
+        try:
+            cal = transfer_calibration(plan.calibration, source, rig, result.correspondence, file=args.output,
+                                       source_file=args.source)
+        except ValueError as e:
+            raise InputError(args.calibration, str(e)) from None
+        if tpose_info:
+            cal.tpose.update(tpose_info)
+        write_calibration(paths["calibration"], cal, inputs)
+    return list(paths.values())

@@ -1,0 +1,53 @@
+"""``asetransfer retarget-motion MOTION.bvh --source SRC.glb --target OUT.glb -o ANIM.glb|.bvh``."""
+from __future__ import annotations
+
+import json
+import os
+
+from asetransfer.bvh import animation_to_bvh, read_bvh, write_bvh
+from asetransfer.errors import InputError
+from asetransfer.io import load_rig
+from asetransfer.io.atomic import atomic_write, check_output_path
+from asetransfer.io.gltf_write import write_rig
+from asetransfer.retarget import retarget_bvh
+
+OUTPUTS = (".glb", ".gltf", ".bvh")
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "retarget-motion", help="play a motion authored for the source on a transferred target",
+        description="Copies every joint's rotation, expressed in its rest frame, from the source to the "
+                    "same-named target joint; the root path is scaled by the ratio of the root heights "
+                    "(Tonoli §3.1.4). Writes the target with the motion as a glTF animation (.glb/.gltf) "
+                    "or the target's skeleton and motion as BVH (.bvh; rest pose = the target's rest pose, "
+                    "channels Zrotation Xrotation Yrotation, R = Rz Rx Ry, degrees).")
+    p.add_argument("motion", help="BVH motion for the source skeleton (its zero pose = the source's rest pose)")
+    p.add_argument("--source", required=True, help="the source rig the motion was made for (.glb/.gltf)")
+    p.add_argument("--target", required=True, help="the rigged target (asetransfer transfer output)")
+    p.add_argument("-o", "--output", required=True, help="ANIM.glb, ANIM.gltf or ANIM.bvh")
+    p.add_argument("--report", help="write a JSON report (matched joints, root heights and ratio)")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    inputs = (args.motion, args.source, args.target)
+    ext = os.path.splitext(args.output)[1].lower()
+    if ext not in OUTPUTS:
+        raise InputError(args.output, f"output must end in {', '.join(OUTPUTS)}")
+    check_output_path(args.output, inputs)
+    if args.report:
+        check_output_path(args.report, inputs + (args.output,))
+    motion = read_bvh(args.motion)
+    source, target = load_rig(args.source), load_rig(args.target)
+    anim, report = retarget_bvh(motion, source, target, path=args.motion)
+    if ext == ".bvh":
+        write_bvh(args.output, animation_to_bvh(target.skeleton, anim), inputs)
+    else:
+        write_rig(args.output, target, inputs=inputs, animation=anim)
+    if args.report:
+        atomic_write(args.report, (json.dumps(report, indent=1) + "\n").encode(), inputs + (args.output,))
+    if not getattr(args, "quiet", False):
+        print(f"{args.output}: {anim.n_frames} frames, {report['matched']} of {report['target_joints']} joints "
+              f"matched, root scaled x{report['root_ratio']:.4g}")
+    return 0

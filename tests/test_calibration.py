@@ -1,0 +1,308 @@
+"""Skeleton maps from naming conventions, calibration proposal, JSON format, transfer."""
+import json
+
+import numpy as np
+import pytest
+from conftest import DEV, FIXTURES, needs_dev, tube_rig
+
+import asetransfer as at
+from asetransfer.align import Similarity
+from asetransfer.calibration import (calibration_to_json, propose_calibration, read_calibration,
+                                     transfer_calibration, write_calibration)
+from asetransfer.correspondence import Correspondence
+from asetransfer.errors import InputError
+from asetransfer.skeleton import Skeleton
+from asetransfer.skeleton_map import REQUIRED, propose_skeleton_map, split_side
+from asetransfer.surface import SurfacePoints, closest_points, vertex_faces
+from cli.main import main
+
+# a small humanoid: key -> (parent key, position); "s" is replaced by the side sign
+_TEMPLATE = [("hips", None, (0, 1.0, 0)), ("spine1", "hips", (0, 1.1, 0)), ("spine2", "spine1", (0, 1.2, 0)),
+             ("chest", "spine2", (0, 1.35, 0)), ("neck", "chest", (0, 1.5, 0)), ("head", "neck", (0, 1.6, 0))]
+for _s in "LR":
+    _x = 1.0 if _s == "L" else -1.0
+    _TEMPLATE += [
+        (f"clav{_s}", "chest", (0.05 * _x, 1.45, 0)), (f"uparm{_s}", f"clav{_s}", (0.18 * _x, 1.45, 0)),
+        (f"forearm{_s}", f"uparm{_s}", (0.45 * _x, 1.45, 0)), (f"hand{_s}", f"forearm{_s}", (0.7 * _x, 1.45, 0)),
+        (f"thumb{_s}", f"hand{_s}", (0.75 * _x, 1.45, 0.05)), (f"index{_s}", f"hand{_s}", (0.8 * _x, 1.45, 0.03)),
+        (f"middle{_s}", f"hand{_s}", (0.8 * _x, 1.45, 0)), (f"pinky{_s}", f"hand{_s}", (0.8 * _x, 1.45, -0.03)),
+        (f"thigh{_s}", "hips", (0.1 * _x, 0.95, 0)), (f"calf{_s}", f"thigh{_s}", (0.1 * _x, 0.5, 0)),
+        (f"foot{_s}", f"calf{_s}", (0.1 * _x, 0.08, 0)), (f"toe{_s}", f"foot{_s}", (0.1 * _x, 0.02, 0.12))]
+_ROLE_OF = {"hips": "hips", "spine1": "spine", "chest": "upper_spine", "neck": "neck", "head": "head",
+            "clav": "clavicle", "uparm": "shoulder", "forearm": "elbow", "hand": "wrist", "middle": "mid_hand",
+            "thumb": "thumb", "index": "index", "pinky": "pinky", "thigh": "upper_leg", "calf": "knee",
+            "foot": "ankle", "toe": "toe"}
+
+
+def _side_names(fmt_left, fmt_right, parts):
+    out = {}
+    for key, name in parts.items():
+        out[key + "L"], out[key + "R"] = fmt_left.format(name), fmt_right.format(name)
+    return out
+
+
+_SIDE_KEYS = ("clav", "uparm", "forearm", "hand", "thumb", "index", "middle", "pinky", "thigh", "calf", "foot", "toe")
+CONVENTIONS = {
+    "mixamo": {**{"hips": "mixamorig:Hips", "spine1": "mixamorig:Spine", "spine2": "mixamorig:Spine1",
+                  "chest": "mixamorig:Spine2", "neck": "mixamorig:Neck", "head": "mixamorig:Head"},
+               **_side_names("mixamorig:Left{}", "mixamorig:Right{}", dict(zip(_SIDE_KEYS, (
+                   "Shoulder", "Arm", "ForeArm", "Hand", "HandThumb1", "HandIndex1", "HandMiddle1", "HandPinky1",
+                   "UpLeg", "Leg", "Foot", "ToeBase"))))},
+    "humanik": {**{"hips": "Character1_Hips", "spine1": "Character1_Spine", "spine2": "Character1_Spine1",
+                   "chest": "Character1_Spine2", "neck": "Character1_Neck", "head": "Character1_Head"},
+                **_side_names("Character1_Left{}", "Character1_Right{}", dict(zip(_SIDE_KEYS, (
+                    "Shoulder", "Arm", "ForeArm", "Hand", "HandThumb1", "HandIndex1", "HandMiddle1", "HandPinky1",
+                    "UpLeg", "Leg", "Foot", "ToeBase"))))},
+    "makehuman": {**{"hips": "root", "spine1": "spine03", "spine2": "spine02", "chest": "spine01", "neck": "neck01",
+                     "head": "head"},
+                  **_side_names("{}.L", "{}.R", dict(zip(_SIDE_KEYS, (
+                      "clavicle", "upperarm01", "lowerarm01", "wrist", "finger1-1", "finger2-1", "finger3-1",
+                      "finger5-1", "upperleg01", "lowerleg01", "foot", "toe3-1"))))},
+    "unreal": {**{"hips": "pelvis", "spine1": "spine_01", "spine2": "spine_02", "chest": "spine_03",
+                  "neck": "neck_01", "head": "head"},
+               **_side_names("{}_l", "{}_r", dict(zip(_SIDE_KEYS, (
+                   "clavicle", "upperarm", "lowerarm", "hand", "thumb_01", "index_01", "middle_01", "pinky_01",
+                   "thigh", "calf", "foot", "ball"))))},
+    "rigify": {**{"hips": "DEF-spine", "spine1": "DEF-spine.001", "spine2": "DEF-spine.002",
+                  "chest": "DEF-spine.003", "neck": "DEF-spine.004", "head": "DEF-spine.006"},
+               **_side_names("DEF-{}.L", "DEF-{}.R", dict(zip(_SIDE_KEYS, (
+                   "shoulder", "upper_arm", "forearm", "hand", "thumb.01", "f_index.01", "f_middle.01",
+                   "f_pinky.01", "thigh", "shin", "foot", "toe"))))},
+}
+
+
+def template_skeleton(names: dict, floor_root: str | None = None) -> Skeleton:
+    keys = [k for k, _, _ in _TEMPLATE]
+    parents = [keys.index(p) if p else -1 for _, p, _ in _TEMPLATE]
+    world = np.tile(np.eye(4), (len(keys), 1, 1))
+    world[:, :3, 3] = [p for _, _, p in _TEMPLATE]
+    out_names = [names[k] for k in keys]
+    if floor_root:  # an extra root joint on the floor above the hips (Unreal)
+        parents = [-1] + [p + 1 if p >= 0 else 0 for p in parents]
+        world = np.concatenate([np.eye(4)[None], world])
+        out_names = [floor_root] + out_names
+    return Skeleton.from_world(out_names, parents, world)
+
+
+@pytest.mark.parametrize("convention", sorted(CONVENTIONS))
+def test_skeleton_map_from_naming_conventions(convention):
+    names = CONVENTIONS[convention]
+    sk = template_skeleton(names, floor_root="root" if convention == "unreal" else None)
+    mapping, missing = propose_skeleton_map(sk)
+    assert missing == []
+    expected = {}
+    for key, name in names.items():
+        base = key[:-1] if key[-1] in "LR" and key[:-1] in _ROLE_OF else key
+        if base in _ROLE_OF:
+            role = _ROLE_OF[base]
+            expected[role if base == key else f"{role}_{key[-1].lower()}"] = name
+    assert mapping == expected
+
+
+def test_split_side_examples():
+    assert split_side("mixamorig:LeftForeArm") == ("l", "forearm")
+    assert split_side("DEF-upper_arm.R.001") == ("r", "upperarm001")
+    assert split_side("calf_l") == ("l", "calf")
+    assert split_side("L_knee") == ("l", "knee")
+    assert split_side("spine_01") == (None, "spine01")
+    assert split_side("Character1_RightHandIndex1") == ("r", "handindex1")
+
+
+def test_non_humanoid_rig_reports_missing_roles():
+    _, missing = propose_skeleton_map(tube_rig().skeleton)
+    assert set(missing) == set(REQUIRED)
+    with pytest.raises(ValueError, match="cannot map the humanoid joint role"):
+        propose_calibration(tube_rig())
+
+
+# ---------------------------------------------------------------------- proposal on the fixture
+@pytest.fixture(scope="module")
+def calibration(fixture_source):
+    return propose_calibration(fixture_source, FIXTURES / "source.glb")
+
+
+def _positions(cal):
+    return {p.name: p.position for p in cal.surface_points + cal.key_vertices}
+
+
+def test_proposal_places_tonoli_points_and_41_key_vertices(fixture_source, calibration):
+    cal, rig = calibration, fixture_source
+    assert len(cal.surface_points) == 31 and len(cal.key_vertices) == 41
+    assert {p.kind for p in cal.surface_points} == {"mesh", "limb"}
+    assert sum(p.kind == "limb" for p in cal.surface_points) == 8
+    pos = _positions(cal)
+    # on the surface, and key vertices are mesh vertices
+    all_pts = np.array(list(pos.values()))
+    assert closest_points(all_pts, rig.mesh.vertices, rig.mesh.faces)[2].max() < 1e-9
+    for p in cal.key_vertices:
+        np.testing.assert_allclose(p.position, rig.mesh.vertices[p.vertex], atol=1e-12)
+    # left at +X, right mirrored (the fixture is symmetric up to its tessellation)
+    for n in pos:
+        if n.endswith(".L"):
+            assert pos[n][0] > 0.01 and pos[n[:-2] + ".R"][0] < -0.01
+            assert np.abs(pos[n] * [-1, 1, 1] - pos[n[:-2] + ".R"]).max() < 0.02, n
+    # anatomy, in the fixture's frame (Y up, facing +Z, soles at 0, head top 1.736)
+    top = rig.mesh.vertices[:, 1].max()
+    assert pos["head_top"][1] > top - 0.005
+    assert pos["forehead_middle"][2] > 0.05 and pos["nape_middle"][2] < -0.03
+    assert pos["forehead_middle"][1] > pos["mouth"][1] > pos["chin.L"][1] > pos["chest.L"][1] > pos["abdomen.L"][1]
+    assert pos["chest.L"][2] > 0.05 and pos["loin.L"][2] < -0.05
+    assert pos["toe_tip.L"][2] > pos["sole.L"][2] > pos["heel.L"][2] and pos["heel.L"][1] < 0.1
+    assert pos["middle_tip.L"][0] > 0.7  # the finger tip is the far end of the arm
+    # attached joints: the local coordinates bring the point back in the bind pose
+    for p in cal.surface_points:
+        m = rig.skeleton.bind_world[rig.skeleton.index(p.joint)]
+        np.testing.assert_allclose(m[:3, :3] @ p.local + m[:3, 3], p.position, atol=1e-6)
+    # crude meshes reference existing points, triangles face outwards
+    for tris in cal.meshes.values():
+        for t in tris:
+            a, b, c = (pos[n] for n in t)
+            centre = np.mean([pos[n] for tri in tris for n in tri], axis=0)
+            assert np.cross(b - a, c - a) @ ((a + b + c) / 3 - centre) >= 0
+
+
+def test_a_minimal_skeleton_map_is_enough(fixture_source, calibration):
+    """Only the required roles: points attach to stand-ins (spine -> hips, neck -> head,
+    mid-hand -> wrist), hands and feet fall back on arm and body directions."""
+    full, _ = propose_skeleton_map(fixture_source.skeleton)
+    cal = propose_calibration(fixture_source, mapping={k: v for k, v in full.items() if k in REQUIRED})
+    assert len(cal.surface_points) == 31 and len(cal.key_vertices) == 41
+    assert cal.point("abdomen.L").joint == "hips" and cal.point("nape_middle").joint == "head"
+    assert cal.point("middle_tip.L").joint == "hand.L"
+    assert set(cal.tpose["checks"]) == {"arms_horizontal", "legs_straight"}
+    # points that need no optional joint are where the full map puts them
+    for name in ("chest.L", "forehead_middle", "thigh.R", "head_top", "crotch"):
+        np.testing.assert_allclose(cal.point(name).position, calibration.point(name).position, atol=1e-9)
+
+
+def test_measurements_of_the_fixture(calibration):
+    cal = calibration
+    assert cal.units["length"] == "m" and cal.axes["up"] == [0.0, 1.0, 0.0]
+    assert cal.root_height == pytest.approx(0.98, abs=0.01)  # hips at y = 0.98, soles at 0
+    seg = cal.segment_lengths
+    assert seg["arm.L"]["length"] == pytest.approx(0.28, abs=1e-6)   # generator: upper arm 0.28
+    assert seg["forearm.L"]["length"] == pytest.approx(0.25, abs=1e-6)
+    assert seg["femur.L"]["length"] == pytest.approx(0.42, abs=1e-6)
+    radii = {c.name: c.radius for c in cal.capsules}
+    assert 0.02 < radii["forearm.L"] < radii["upper_arm.L"] < radii["thigh.L"] < 0.12
+    assert radii["thigh.L"] == pytest.approx(radii["thigh.R"], rel=0.02)
+    assert cal.tpose["checks"] == {"arms_horizontal": 0.0, "palms_down": 0.0, "legs_straight": 0.0,
+                                   "feet_forward": 0.0}
+
+
+def test_json_round_trip_and_hand_edits(tmp_path, fixture_source, calibration):
+    path = tmp_path / "cal.json"
+    write_calibration(path, calibration)
+    text = path.read_text()
+    doc = json.loads(text)
+    for key in ("skeleton_map", "segment_lengths", "root_height", "surface_points", "capsules", "key_vertices",
+                "units"):
+        assert key in doc
+    assert calibration_to_json(read_calibration(path, fixture_source)) == text  # resolved on the rig
+    assert calibration_to_json(read_calibration(path)) == text                  # as stored
+    # a TD moves a point by vertex or by position: positions and local coordinates follow
+    doc["surface_points"][0].pop("face")
+    doc["surface_points"][0].pop("bary")
+    doc["surface_points"][0]["vertex"] = 100
+    doc["surface_points"][1] = {k: v for k, v in doc["surface_points"][1].items() if k not in ("face", "bary")}
+    doc["surface_points"][1]["point"] = list(fixture_source.mesh.vertices[200] + [0, 0, 1e-4])
+    (tmp_path / "edited.json").write_text(json.dumps(doc))
+    edited = read_calibration(tmp_path / "edited.json", fixture_source)
+    np.testing.assert_allclose(edited.surface_points[0].position, fixture_source.mesh.vertices[100], atol=1e-12)
+    np.testing.assert_allclose(edited.surface_points[1].position, fixture_source.mesh.vertices[200], atol=1e-3)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.update(format="other"), "not a calibration file"),
+    (lambda d: d["skeleton_map"].update(elbow_x="forearm.L"), "unknown role 'elbow_x'"),
+    (lambda d: d["skeleton_map"].update(elbow_l="nope"), "maps to joint 'nope'"),
+    (lambda d: d["skeleton_map"].pop("head"), "required role 'head' is not mapped"),
+    (lambda d: d["surface_points"][2].update(bary=[0.5, 0.6, 0.1]), "surface_points[2] ('abdomen.L')"),
+    (lambda d: d["key_vertices"][0].update(face=10 ** 6), "key_vertices[0] ('head_top'): character.face 1000000"),
+    (lambda d: d["surface_points"][3].update(joint="tail"), "joint 'tail' is not in the rig"),
+    (lambda d: d["meshes"]["head"].append(["ear.L", "ear.R", "elbow.L"]), "'elbow.L', which is not a surface point"),
+    (lambda d: d["capsules"][0].update(radius=-1), "capsules[0] ('upper_arm.L'): radius must be"),
+    (lambda d: d["surface_points"].append(dict(d["surface_points"][0])), "name already used"),
+])
+def test_invalid_calibrations_are_input_errors(tmp_path, fixture_source, calibration, edit, message):
+    doc = json.loads(calibration_to_json(calibration))
+    edit(doc)
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    with pytest.raises(InputError) as e:
+        read_calibration(tmp_path / "bad.json", fixture_source)
+    assert message in str(e.value) and "bad.json" in str(e.value)
+
+
+def _identity_correspondence(mesh, alignment=None):
+    face, corner = vertex_faces(mesh.n_vertices, mesh.faces)
+    m = SurfacePoints(face, np.eye(3)[corner])
+    al = alignment or Similarity(1.0, np.eye(3), np.zeros(3))
+    return Correspondence(m, m, al, mesh.vertices, mesh.vertices, mesh.vertices, {})
+
+
+def test_transfer_through_an_identity_correspondence_keeps_everything(fixture_source, calibration):
+    rig = fixture_source
+    out = transfer_calibration(calibration, rig, rig, _identity_correspondence(rig.mesh))
+    for a, b in zip(calibration.surface_points + calibration.key_vertices, out.surface_points + out.key_vertices):
+        assert (a.name, a.joint, a.vertex) == (b.name, b.joint, b.vertex)
+        np.testing.assert_allclose(b.position, a.position, atol=1e-9)
+    assert out.segment_lengths == calibration.segment_lengths and out.root_height == calibration.root_height
+    assert [c.radius for c in out.capsules] == [c.radius for c in calibration.capsules]
+
+
+def test_transfer_to_a_scaled_moved_copy_moves_every_point(fixture_source, calibration):
+    """A target that is the source scaled x100 (centimetres) and turned: points, lengths and
+    radii follow exactly; units are recognised."""
+    from scipy.spatial.transform import Rotation
+    R = Rotation.from_euler("y", 30, degrees=True).as_matrix()
+    sim = Similarity(100.0, R, np.array([10.0, 0.0, -5.0]))
+    rig = fixture_source
+    sk = rig.skeleton
+    bind = sk.bind_world.copy()
+    bind[:, :3, :3] = R @ bind[:, :3, :3]
+    bind[:, :3, 3] = sim.apply(bind[:, :3, 3])
+    target = at.Rig(rig.mesh.with_vertices(sim.apply(rig.mesh.vertices)),
+                    Skeleton.from_world(sk.names, sk.parents, bind), rig.skin)
+    out = transfer_calibration(calibration, rig, target, _identity_correspondence(target.mesh, sim))
+    for a, b in zip(calibration.surface_points, out.surface_points):
+        np.testing.assert_allclose(b.position, sim.apply(a.position[None])[0], atol=1e-6)
+        np.testing.assert_allclose(b.local, 100 * a.local, atol=1e-5)
+    assert out.units["length"] == "cm" and out.root_height == pytest.approx(100 * calibration.root_height, rel=1e-6)
+    for a, b in zip(calibration.capsules, out.capsules):
+        assert b.radius == pytest.approx(100 * a.radius, rel=1e-5)
+
+
+def test_cli_calibrate_source(tmp_path, capsys):
+    out = tmp_path / "cal.json"
+    assert main(["calibrate-source", str(FIXTURES / "source.glb"), "-o", str(out)]) == 0
+    first = out.read_bytes()
+    assert "31 surface points, 41 key vertices, 8 capsules" in capsys.readouterr().out
+    assert main(["calibrate-source", str(FIXTURES / "source.glb"), "-o", str(out), "-q"]) == 0
+    assert out.read_bytes() == first  # deterministic
+    # a role set by hand
+    assert main(["calibrate-source", str(FIXTURES / "source.glb"), "-o", str(out), "-q",
+                 "--map", "spine=spine.002"]) == 0
+    assert json.loads(out.read_text())["skeleton_map"]["spine"] == "spine.002"
+    # errors: unknown role, unknown joint, a rig that is no humanoid
+    assert main(["calibrate-source", str(FIXTURES / "source.glb"), "-o", str(out), "--map", "tail=hips"]) == 2
+    assert main(["calibrate-source", str(FIXTURES / "source.glb"), "-o", str(out), "--map", "neck=nope"]) == 2
+    at.save_rig(tmp_path / "tube.glb", tube_rig())
+    assert main(["calibrate-source", str(tmp_path / "tube.glb"), "-o", str(out)]) == 2
+    assert "cannot map the humanoid joint role" in capsys.readouterr().err
+
+
+@needs_dev
+@pytest.mark.parametrize("case", ["d01_female", "d04_reduced_female"])
+def test_dev_sources_calibrate(case):
+    rig = at.load_rig(DEV / case / "source.glb")
+    cal = propose_calibration(rig)
+    assert cal.skeleton_map["hips"] == "root" and cal.skeleton_map["elbow_l"] == "lowerarm01.L"
+    assert cal.skeleton_map["mid_hand_r"] == "finger3-1.R" and cal.skeleton_map["toe_l"] == "toe3-1.L"
+    pos = _positions(cal)
+    # against the dev set's own semantic markers on the same mesh (1.73 m body)
+    marks = {m["name"]: np.array(m["source"]["point"])
+             for m in json.loads((DEV / case / "markers_sparse.json").read_text())["markers"]}
+    for ours, theirs, tol in (("head_top", "head_top", 0.02), ("chin", "chin", 0.03), ("crotch", "crotch", 0.04),
+                              ("heel.L", "heel.L", 0.04), ("chest.L", "nipple.L", 0.03), ("ear.L", "ear.L", 0.03),
+                              ("middle_tip.L", "middle_tip.L", 0.02), ("thumb_tip.L", "thumb_tip.L", 0.03)):
+        assert np.linalg.norm(pos[ours] - marks[theirs]) < tol, ours

@@ -1,0 +1,208 @@
+"""Motion retargeting by rest-frame rotations, glTF animations, and the hand-off commands end to end."""
+import json
+
+import numpy as np
+import pytest
+from conftest import FIXTURES, tube_rig
+from scipy.spatial.transform import Rotation
+
+import asetransfer as at
+from asetransfer.align import Similarity
+from asetransfer.animation import Animation
+from asetransfer.bvh import animation_to_bvh, bvh_to_animation, read_bvh, write_bvh
+from asetransfer.calibration import read_calibration
+from asetransfer.io.glb import read_document
+from asetransfer.io.gltf_animation import read_animation
+from asetransfer.io.gltf_write import write_rig
+from asetransfer.retarget import bone_angles, map_bones, retarget, retarget_bvh, skeleton_bones
+from asetransfer.skeleton import Skeleton
+from cli.main import main
+
+# rotations in the fixture's joint frames (local +Y along the bone, X the flexion axis), blended in
+POSE = [("upperarm.L", "x", 60), ("forearm.L", "x", 70), ("upperarm.R", "z", -40), ("hand.L", "z", 30),
+        ("thigh.R", "x", -50), ("shin.R", "x", 80), ("spine.002", "y", 30), ("head", "x", 20)]
+
+
+def fixture_motion(skeleton, frames=12):
+    rot = np.tile(np.eye(3), (frames, skeleton.n_joints, 1, 1))
+    for name, axis, deg in POSE:
+        angles = np.linspace(0, deg, frames)[:, None]
+        rot[:, skeleton.index(name)] = Rotation.from_euler(axis, angles, degrees=True).as_matrix()
+    trans = np.tile(skeleton.translation, (frames, 1, 1))
+    trans[:, 0] += np.linspace(0, 1, frames)[:, None] * [0.0, -0.1, 0.5]  # crouch and walk forward
+    return Animation(rot, trans, 1 / 30)
+
+
+def test_source_onto_itself_gives_identical_bone_directions(fixture_source):
+    rig = fixture_source
+    motion = animation_to_bvh(rig.skeleton, fixture_motion(rig.skeleton))
+    anim, report = retarget_bvh(motion, rig, rig)
+    src, _ = bvh_to_animation(motion, rig.skeleton)
+    assert report["matched"] == 65 and report["root_ratio"] == pytest.approx(1.0)
+    ang = bone_angles(src.world(rig.skeleton), anim.world(rig.skeleton), skeleton_bones(rig, rig))
+    assert ang.shape == (12, 64) and ang.max() < 1e-5
+    np.testing.assert_allclose(anim.world(rig.skeleton), src.world(rig.skeleton), atol=1e-9)
+
+
+def test_scaled_turned_target_gets_the_same_directions_and_a_scaled_path(fixture_source):
+    """Target = the source in centimetres, turned 90 deg about up: bone directions equal after
+    the turn, the root path is turned and scaled x100 (the root-height ratio)."""
+    rig = fixture_source
+    R = Rotation.from_euler("y", 90, degrees=True).as_matrix()
+    sim = Similarity(100.0, R, np.array([50.0, 0.0, 20.0]))
+    sk = rig.skeleton
+    world = sk.rest_world()
+    world[:, :3, :3] = R @ world[:, :3, :3]
+    world[:, :3, 3] = sim.apply(world[:, :3, 3])
+    tsk = Skeleton.from_world(sk.names, sk.parents, world)
+    tsk = tsk.copy(orient=tsk.orient @ np.swapaxes(sk.rotation, 1, 2), rotation=sk.rotation)  # same split
+    target = at.Rig(rig.mesh.with_vertices(sim.apply(rig.mesh.vertices)), tsk, rig.skin)
+    motion = fixture_motion(sk)
+    anim, report = retarget(motion, rig, target)
+    assert report["root_ratio"] == pytest.approx(100.0, rel=1e-6)
+    np.testing.assert_allclose(report["frame_rotation"], R, atol=1e-9)
+    ang = bone_angles(motion.world(sk), anim.world(tsk), skeleton_bones(rig, target), rotation=R)
+    assert ang.max() < 1e-5
+    disp_s = motion.translations[:, 0] - sk.translation[0]
+    disp_t = anim.translations[:, 0] - tsk.translation[0]
+    np.testing.assert_allclose(disp_t, 100.0 * disp_s @ R.T, atol=1e-9)
+
+
+def test_target_joints_the_source_lacks_keep_their_rest_pose():
+    src = tube_rig()
+    sk = src.skeleton
+    world = np.concatenate([sk.rest_world(), sk.rest_world()[2:3]])
+    world[3, :3, 3] += [0, 0.5, 0]
+    tsk = Skeleton.from_world(sk.names + ("extra",), np.append(sk.parents, 2), world)
+    target = at.Rig(src.mesh, tsk, at.SkinWeights(src.skin.indices, src.skin.weights, 4))
+    motion = Animation(Rotation.random(2 * 3, random_state=1).as_matrix().reshape(2, 3, 3, 3),
+                       np.tile(sk.translation, (2, 1, 1)), 0.1)
+    anim, report = retarget(motion, src, target)
+    assert report["matched"] == 3 and report["target_joints"] == 4
+    np.testing.assert_allclose(anim.rotations[:, 3], np.tile(np.eye(3), (2, 1, 1)))
+    np.testing.assert_allclose(anim.rotations[:, :3], motion.rotations)
+
+
+def test_gltf_animation_round_trip_and_determinism(tmp_path, fixture_source):
+    rig = fixture_source
+    motion = fixture_motion(rig.skeleton)
+    write_rig(tmp_path / "a.glb", rig, animation=motion)
+    write_rig(tmp_path / "b.glb", rig, animation=motion)
+    assert (tmp_path / "a.glb").read_bytes() == (tmp_path / "b.glb").read_bytes()
+    back_rig, back = read_animation(tmp_path / "a.glb")
+    assert back.n_frames == 12 and back.frame_time == pytest.approx(1 / 30, rel=1e-6)
+    np.testing.assert_allclose(back.world(back_rig.skeleton)[..., :3, 3], motion.world(rig.skeleton)[..., :3, 3],
+                               atol=1e-5)
+    doc, _ = read_document(tmp_path / "a.glb")
+    channels = doc["animations"][0]["channels"]
+    rotated = {c["target"]["node"] for c in channels if c["target"]["path"] == "rotation"}
+    assert rotated == {rig.skeleton.index(n) for n, _, _ in POSE}  # joints that never move get no channel
+    assert [c["target"]["node"] for c in channels if c["target"]["path"] == "translation"] == [0]
+    # a still animation keeps one channel (valid glTF)
+    write_rig(tmp_path / "still.glb", rig, animation=Animation.rest(rig.skeleton, 3))
+    _, still = read_animation(tmp_path / "still.glb")
+    np.testing.assert_allclose(still.rotations, np.tile(np.eye(3), (3, 65, 1, 1)), atol=1e-6)
+
+
+# ---------------------------------------------------------------------- the commands end to end
+@pytest.fixture(scope="module")
+def handoff(tmp_path_factory):
+    """calibrate-source -> transfer --pose-normalize --calibration --tpose -> retarget-motion, on the
+    fixture source and its heavy target."""
+    d = tmp_path_factory.mktemp("handoff")
+    src = at.load_rig(FIXTURES / "source.glb")
+    write_bvh(d / "motion.bvh", animation_to_bvh(src.skeleton, fixture_motion(src.skeleton)))
+    run = lambda *a: main([str(x) for x in a] + ["-q"])  # noqa: E731
+    assert run("calibrate-source", FIXTURES / "source.glb", "-o", d / "cal.json") == 0
+    transfer = ["transfer", FIXTURES / "source.glb", FIXTURES / "target_heavy.ply", "--markers",
+                FIXTURES / "markers_heavy.json", "--pose-normalize", "--calibration", d / "cal.json", "--tpose"]
+    assert run(*transfer, "-o", d / "out.glb") == 0
+    assert run("retarget-motion", d / "motion.bvh", "--source", FIXTURES / "source.glb", "--target", d / "out.glb",
+               "-o", d / "anim.glb") == 0
+    assert run("retarget-motion", d / "motion.bvh", "--source", FIXTURES / "source.glb", "--target", d / "out.glb",
+               "-o", d / "anim.bvh", "--report", d / "report.json") == 0
+    return d, src, transfer, run
+
+
+def test_handoff_outputs_reimport(handoff):
+    d, src, _, _ = handoff
+    names = sorted(p.name for p in d.iterdir())
+    assert names == ["anim.bvh", "anim.glb", "cal.json", "motion.bvh", "out.calibration.json", "out.glb",
+                     "out.tpose.bvh", "out.tpose.glb", "report.json"]
+    out = at.load_rig(d / "out.glb")
+    cal = read_calibration(d / "out.calibration.json", out)  # resolves on the target
+    doc = json.loads((d / "out.calibration.json").read_text())
+    for key in ("skeleton_map", "segment_lengths", "root_height", "surface_points", "capsules", "key_vertices",
+                "units"):
+        assert key in doc
+    assert doc["units"]["length"] == "m" and doc["tpose"]["bvh"] == "out.tpose.bvh"
+    assert doc["tpose"]["glb"] == "out.tpose.glb" and max(doc["tpose"]["checks"].values()) < 1e-6
+    # the points lie on the target, left stays left; the heavy target's limbs are 1.35x as thick
+    from asetransfer.surface import closest_points
+    pts = np.array([p.position for p in cal.surface_points + cal.key_vertices])
+    assert closest_points(pts, out.mesh.vertices, out.mesh.faces)[2].max() < 1e-9
+    assert all((p.position[0] > 0) == p.name.endswith(".L") for p in cal.surface_points if p.name[-2:] in (".L", ".R"))
+    source_cal = json.loads((d / "cal.json").read_text())
+    for a, b in zip(source_cal["capsules"], doc["capsules"]):
+        assert 1.2 < b["radius"] / a["radius"] < 1.5, a["name"]
+    # the T-pose files: the glb in T-pose (bind = rest), the BVH its one-frame skeleton
+    tp = at.load_rig(d / "out.tpose.glb")
+    b = read_bvh(d / "out.tpose.bvh")
+    assert b.n_frames == 1 and b.names == tuple(sorted(b.names, key=b.names.index))
+    np.testing.assert_allclose(b.positions()[0, [b.names.index(n) for n in tp.skeleton.names]],
+                               tp.skeleton.rest_world()[:, :3, 3], atol=1e-5)
+    np.testing.assert_allclose(tp.skeleton.rest_world(), tp.skeleton.bind_world, atol=1e-5)
+    i = {n: k for k, n in enumerate(tp.skeleton.names)}
+    p = tp.skeleton.rest_world()[:, :3, 3]
+    assert abs(p[i["hand.L"], 1] - p[i["upperarm.L"], 1]) < 1e-5 and p[i["hand.L"], 0] > 0.6
+
+
+def test_retargeted_motion_keeps_limb_directions(handoff):
+    """Spec Fig. 3.10: the same animation gives the same limb directions (aim: mean < 2 deg, max < 10 deg)."""
+    d, src, _, _ = handoff
+    tgt, anim = read_animation(d / "anim.glb")
+    motion, _ = bvh_to_animation(read_bvh(d / "motion.bvh"), src.skeleton)
+    cal = read_calibration(d / "cal.json", src)
+    _, bones = map_bones(src, tgt, cal.skeleton_map)
+    ang = bone_angles(motion.world(src.skeleton), anim.world(tgt.skeleton), bones)
+    assert len(bones) == 19 and ang.mean() < 2.0 and ang.max() < 10.0
+    # the BVH output plays the same motion as the glTF output
+    b = read_bvh(d / "anim.bvh")
+    np.testing.assert_allclose(b.positions()[:, [b.names.index(n) for n in tgt.skeleton.names]],
+                               anim.world(tgt.skeleton)[..., :3, 3], atol=1e-4)
+    report = json.loads((d / "report.json").read_text())
+    assert report["matched"] == 65 and 0.9 < report["root_ratio"] < 1.1
+
+
+def test_handoff_is_deterministic(handoff, tmp_path):
+    d, _, transfer, run = handoff
+    assert run(*transfer, "-o", tmp_path / "out.glb") == 0
+    for name in ("out.glb", "out.tpose.glb", "out.tpose.bvh", "out.calibration.json"):
+        assert (tmp_path / name).read_bytes() == (d / name).read_bytes(), name
+
+
+def test_handoff_errors(handoff, tmp_path, capsys):
+    d, _, _, run = handoff
+    at.save_rig(tmp_path / "tube.glb", tube_rig())
+    v = tube_rig().mesh.vertices
+    import trimesh
+    trimesh.Trimesh(v * 1.2, tube_rig().mesh.faces, process=False).export(tmp_path / "tube.ply")
+    ms = [{"name": f"m{i}", "source": {"vertex": i}, "target": {"vertex": i}} for i in (0, 5, 60, 66, 120, len(v) - 1)]
+    (tmp_path / "m.json").write_text(json.dumps({"markers": ms}))
+    base = ["transfer", tmp_path / "tube.glb", tmp_path / "tube.ply", "--markers", tmp_path / "m.json",
+            "-o", tmp_path / "o.glb"]
+    assert run(*base, "--tpose") == 2
+    assert "--tpose needs a humanoid skeleton map" in capsys.readouterr().err
+    assert not (tmp_path / "o.glb").exists()  # checked before any work
+    assert run(*base, "--calibration", d / "cal.json") == 2
+    assert "which the rig does not have" in capsys.readouterr().err
+    assert run("retarget-motion", d / "motion.bvh", "--source", FIXTURES / "source.glb", "--target", d / "out.glb",
+               "-o", tmp_path / "anim.fbx") == 2
+    write_bvh(tmp_path / "other.bvh", animation_to_bvh(tube_rig().skeleton, Animation.rest(tube_rig().skeleton)))
+    assert run("retarget-motion", tmp_path / "other.bvh", "--source", FIXTURES / "source.glb", "--target",
+               d / "out.glb", "-o", tmp_path / "anim.glb") == 2
+    assert "no joint of the BVH has the name of a rig joint" in capsys.readouterr().err
+    # an output that would overwrite the calibration input is refused
+    assert run("transfer", FIXTURES / "source.glb", FIXTURES / "target_heavy.ply", "--markers",
+               FIXTURES / "markers_heavy.json", "--calibration", tmp_path / "x.calibration.json",
+               "-o", tmp_path / "x.glb") == 2
