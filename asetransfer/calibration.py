@@ -33,7 +33,7 @@ from .body_points import CALIBRATION_MESHES, KEY_VERTICES, SURFACE_POINTS, finge
 from .correspondence import Correspondence
 from .errors import InputError
 from .io.atomic import atomic_write
-from .io.glb import read_bytes
+from .io.glb import parse_json_file
 from .io.markers import _parse_loc, _resolve
 from .rig import Rig
 from .skeleton_map import CENTRE_ROLES, ROLES, SIDES, body_axes, propose_skeleton_map, validate_skeleton_map
@@ -462,13 +462,7 @@ def read_calibration(path, rig: Rig | None = None) -> Calibration:
     ------
     InputError naming the entry and field at fault.
     """
-    data = read_bytes(path)
-    try:
-        doc = json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise InputError(path, "calibration file is not UTF-8 text") from None
-    except json.JSONDecodeError as e:
-        raise InputError(path, f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    doc = parse_json_file(path, "calibration file")
     _need(path, isinstance(doc, dict), "a calibration file must be a JSON object")
     _need(path, doc.get("format") == FORMAT, f"not a calibration file ('format' must be {FORMAT!r})")
     _need(path, doc.get("version") == VERSION, f"calibration version {doc.get('version')!r} is not supported "

@@ -97,20 +97,9 @@ def accessor_array(doc: dict, blob: bytearray, index: int) -> np.ndarray:
 
 
 def glb_bytes(doc: dict, blob: bytes) -> bytes:
-    """Like :func:`asetransfer.io.glb.pack_glb`, but NaN and infinities are written as the
+    """:func:`asetransfer.io.glb.pack_glb` with NaN and infinities written as the
     ``NaN`` / ``Infinity`` tokens some exporters emit (not valid JSON, read by Python's json)."""
-    import json
-    import struct
-
-    from asetransfer.io.glb import CHUNK_BIN, CHUNK_JSON, GLB_MAGIC
-
-    js = json.dumps(doc, separators=(",", ":"), allow_nan=True).encode("utf-8")
-    js += b" " * (-len(js) % 4)
-    blob = bytes(blob) + b"\x00" * (-len(blob) % 4)
-    chunks = struct.pack("<II", len(js), CHUNK_JSON) + js
-    if blob:
-        chunks += struct.pack("<II", len(blob), CHUNK_BIN) + blob
-    return struct.pack("<4sII", GLB_MAGIC, 2, 12 + len(chunks)) + chunks
+    return pack_glb(doc, blob, allow_nan=True)
 
 
 def save_glb(path, doc: dict, blob: bytes) -> str:

@@ -55,6 +55,23 @@ def read_bytes(path) -> bytes:
     return data
 
 
+def parse_json_file(path, what: str, data: bytes | None = None):
+    """A user's JSON file (marker, calibration file...) parsed, errors as one-line InputError.
+
+    ``what`` names the kind of file in messages ("marker file"); ``data``: the bytes if
+    already read.  A UTF-8 byte-order mark is accepted.
+    """
+    data = read_bytes(path) if data is None else data
+    try:
+        return json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise InputError(path, f"{what} is not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise InputError(path, f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise InputError(path, "invalid JSON: nested too deeply") from None
+
+
 def _parse_glb(path, data: bytes):
     if len(data) < 20:
         raise InputError(path, "truncated GLB file (shorter than its header)")
@@ -257,9 +274,14 @@ class Accessors:
         return out
 
 
-def pack_glb(doc: dict, blob: bytes) -> bytes:
-    """GLB bytes for a document whose buffer 0 is ``blob`` (deterministic output)."""
-    js = json.dumps(doc, separators=(",", ":"), sort_keys=False, ensure_ascii=False, allow_nan=False).encode("utf-8")
+def pack_glb(doc: dict, blob: bytes, allow_nan: bool = False) -> bytes:
+    """GLB bytes for a document whose buffer 0 is ``blob`` (deterministic output).
+
+    ``allow_nan`` writes NaN/infinities as the (invalid JSON) tokens some exporters
+    emit; only tests use it, to make such files.
+    """
+    js = json.dumps(doc, separators=(",", ":"), sort_keys=False, ensure_ascii=False,
+                    allow_nan=allow_nan).encode("utf-8")
     js += b" " * (-len(js) % 4)
     blob = bytes(blob) + b"\x00" * (-len(blob) % 4)
     chunks = struct.pack("<II", len(js), CHUNK_JSON) + js

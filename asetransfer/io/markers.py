@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import InputError
 from ..mesh import Mesh
 from ..surface import SurfacePoints, closest_points, vertex_faces
-from .glb import read_bytes
+from .glb import parse_json_file
 
 #: markers further than this fraction of the mesh's bounding-box diagonal from the
 #: surface are rejected: such a point was almost surely placed in another frame.
@@ -44,15 +44,7 @@ def parse_markers(path, data: bytes | None = None) -> list:
     -------
     list of ``(name, source_loc, target_loc)`` with locations as validated dicts.
     """
-    data = read_bytes(path) if data is None else data
-    try:
-        doc = json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise InputError(path, "marker file is not UTF-8 text") from None
-    except json.JSONDecodeError as e:
-        raise InputError(path, f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
-    except RecursionError:
-        raise InputError(path, "invalid JSON: nested too deeply") from None
+    doc = parse_json_file(path, "marker file", data)
     if not isinstance(doc, dict) or "markers" not in doc:
         raise InputError(path, "marker file must be a JSON object with a 'markers' list")
     items = doc["markers"]
