@@ -1,10 +1,15 @@
 """Play a motion authored for the source skeleton on a transferred target (Tonoli §3.1).
 
-Every target joint takes the rotation its namesake makes in the source motion,
-expressed in the joint's own rest frame (:mod:`asetransfer.animation`): the
-transfer copies the source's joint orientations and, with pose normalisation,
-its rest pose, so the same local rotations give the same limb directions (spec
-Fig. 3.10).  The root's path is the source's displacement from its rest position,
+Every target joint takes the local rotation its namesake has in the source motion
+(:mod:`asetransfer.animation`).  The transfer copies the source's joint
+orientations (spec Alg. 2), so the same local rotations give the same limb
+directions (spec Fig. 3.10).  By default (``rest="source"``) the source's rest
+rotations are carried along with the motion: the target is pose-normalised on the
+fly (§3.3), whether or not its file stores the normalised rest pose, so a target
+kept in its modelled pose (rest = bind, what Blender and game engines expect)
+plays source motions exactly as a pose-normalised one does.  ``rest="target"``
+applies the motion's rotations on top of the target's own rest pose instead, for
+rigs whose rest pose already matches the source's.  The root's path is the source's displacement from its rest position,
 turned into the target's frame and scaled by the ratio of the root heights above
 the ground (Tonoli §3.1.4, Eq. 3.21-3.22), so feet stay on the ground of a shorter
 or taller target.
@@ -21,6 +26,8 @@ from .animation import Animation
 from .bvh import Bvh, bvh_to_animation
 from .describe import guess_up_axis
 from .rig import Rig
+from .skeleton import Skeleton
+from .skeleton_transfer import bone_alignment
 from .calibration import SEGMENTS
 from .skeleton_map import CENTRE_ROLES, SIDES, body_axes, propose_skeleton_map
 
@@ -38,61 +45,96 @@ def body_frame(rig: Rig):
     return (1.0 if axis[0] == "+" else -1.0) * np.eye(3)["XYZ".index(axis[1])], int(rig.skeleton.roots()[0])
 
 
-def root_height(rig: Rig) -> float:
+def root_height(rig: Rig, world: np.ndarray | None = None) -> float:
     """Height of the hips (root) joint above the lowest point of the mesh, in the rest pose
-    (Tonoli §3.1.4)."""
+    or in the pose of the joint world matrices ``world`` (Tonoli §3.1.4)."""
     up, hips = body_frame(rig)
-    ground = float((rig.posed_vertices() @ up).min())
-    return float(rig.skeleton.rest_world()[hips, :3, 3] @ up) - ground
+    world = rig.skeleton.rest_world() if world is None else world
+    ground = float((rig.posed_vertices(world) @ up).min())
+    return float(world[hips, :3, 3] @ up) - ground
 
 
 def frame_rotation(source: Rig, target: Rig) -> np.ndarray:
     """Rotation taking source world directions to target world directions: the rotation
-    of the similarity best matching the rest joint positions of same-named joints."""
+    of the similarity best matching the bind joint positions (the skeletons as they sit
+    in their meshes, whatever rest pose the files keep) of same-named joints."""
     ti = {n: i for i, n in enumerate(target.skeleton.names)}
     pairs = [(i, ti[n]) for i, n in enumerate(source.skeleton.names) if n in ti]
     if len(pairs) < 3:
         return np.eye(3)
     s, t = np.array(pairs).T
-    return umeyama(source.skeleton.rest_world()[s, :3, 3], target.skeleton.rest_world()[t, :3, 3]).rotation
+    return umeyama(source.skeleton.bind_world[s, :3, 3], target.skeleton.bind_world[t, :3, 3]).rotation
 
 
-def retarget(source_motion: Animation, source: Rig, target: Rig):
+def _bone_alignment(source: Skeleton, target: Skeleton, match: np.ndarray) -> np.ndarray:
+    """:func:`~asetransfer.skeleton_transfer.bone_alignment` of ``target``'s joints from the
+    rest offsets of same-named bones (a target bone counts when the source has it too)."""
+    def offsets(sk):
+        parent_scale = np.where(sk.parents[:, None] >= 0, sk.scale[sk.parents], 1.0)
+        return parent_scale * sk.translation  # in the parent's rotated frame
+    src = np.full((target.n_joints, 3), np.nan)
+    tp = target.parents
+    same = (match >= 0) & (tp >= 0)
+    same[same] = (match[tp[same]] >= 0) & (source.parents[match[same]] == match[tp[same]])
+    src[same] = offsets(source)[match[same]]
+    return bone_alignment(tp, src, offsets(target))
+
+
+def retarget(source_motion: Animation, source: Rig, target: Rig, rest: str = "source"):
     """``source_motion`` (on ``source``'s skeleton) played on ``target``.
 
     Joints are matched by name; target joints the source lacks keep their rest pose.
+    ``rest``: ``"source"`` (default) gives every matched joint the source's whole local
+    rotation, rest included: ``R_t M_t = R_s M_s`` with ``R = orient @ rest rotation``
+    (the root also turned by the frame rotation ``A``), i.e. the target's rest pose
+    is normalised to the source's (§3.3) as the motion is applied; ``"target"`` copies
+    only the motion's rotations, ``M_t = M_s``, on top of the target's own rest pose.
 
     Returns
     -------
     animation : :class:`Animation` on ``target``'s skeleton.
-    report : dict: ``matched`` joints, ``root_ratio`` (h_target / h_source), the two root
-        heights, and ``frame_rotation`` (source -> target world, 3x3).
+    report : dict: ``matched`` joints, ``rest``, ``root_ratio`` (h_target / h_source), the
+        two root heights (the target's in the pose the motion starts from), and
+        ``frame_rotation`` (source -> target world, 3x3).
     """
+    if rest not in ("source", "target"):
+        raise ValueError(f"rest must be 'source' or 'target', not {rest!r}")
     ss, ts = source.skeleton, target.skeleton
     si = {n: i for i, n in enumerate(ss.names)}
     match = np.array([si.get(n, -1) for n in ts.names])
+    tj, sj = np.flatnonzero(match >= 0), match[match >= 0]
     nf = source_motion.n_frames
-    rot = np.tile(np.eye(3), (nf, ts.n_joints, 1, 1))
-    rot[:, match >= 0] = source_motion.rotations[:, match[match >= 0]]
-    trans = np.tile(ts.translation, (nf, 1, 1))
     A = frame_rotation(source, target)
-    h_s, h_t = root_height(source), root_height(target)
+    start = np.tile(np.eye(3), (ts.n_joints, 1, 1))  # the pose the motion starts from, in rest frames
+    K = start.copy()
+    if rest == "source":
+        # local rotation K_p^T (R_s M) K_j (the root's turned by A): in every frame the world
+        # rotations are the source's times K (:func:`bone_alignment`), so bones point alike
+        K = _bone_alignment(ss, ts, match)
+        parent = ts.parents[tj]
+        left = np.where(parent[:, None, None] >= 0, np.swapaxes(K[parent], 1, 2), A)
+        start[tj] = np.swapaxes(ts.rest_rotation_local()[tj], 1, 2) @ left @ ss.rest_rotation_local()[sj] @ K[tj]
+    rot = np.tile(start, (nf, 1, 1, 1))
+    rot[:, tj] = start[tj] @ np.swapaxes(K[tj], 1, 2) @ source_motion.rotations[:, sj] @ K[tj]
+    trans = np.tile(ts.translation, (nf, 1, 1))
+    h_s = root_height(source)
+    h_t = root_height(target, Animation(start[None], ts.translation[None], 1.0).world(ts)[0])
     ratio = h_t / h_s if h_s > 0 else 1.0
     for r in ts.roots():
         i = match[r]
         if i >= 0 and ss.parents[i] < 0:
             d = source_motion.translations[:, i] - ss.translation[i]  # source world displacement
             trans[:, r] = ts.translation[r] + ratio * d @ A.T
-    report = {"matched": int((match >= 0).sum()), "target_joints": int(ts.n_joints),
+    report = {"matched": int((match >= 0).sum()), "target_joints": int(ts.n_joints), "rest": rest,
               "source_root_height": h_s, "target_root_height": h_t, "root_ratio": ratio,
               "frame_rotation": [[float(x) for x in row] for row in A]}
     return Animation(rot, trans, source_motion.frame_time), report
 
 
-def retarget_bvh(motion: Bvh, source: Rig, target: Rig, path=None):
+def retarget_bvh(motion: Bvh, source: Rig, target: Rig, path=None, rest: str = "source"):
     """A BVH motion authored for ``source`` played on ``target``: ``(animation, report)``."""
     src_anim, bvh_report = bvh_to_animation(motion, source.skeleton, path=path)
-    anim, report = retarget(src_anim, source, target)
+    anim, report = retarget(src_anim, source, target, rest)
     report["bvh"] = bvh_report
     return anim, report
 

@@ -103,6 +103,45 @@ def aim_single_children(bind_rot, src_rot, src_pos, pos, parents):
     return out
 
 
+def bone_alignment(parents: np.ndarray, source_offsets: np.ndarray, target_offsets: np.ndarray,
+                   frame_weight: float = 1e-3) -> np.ndarray:
+    """Per joint, the rotation ``K`` that best turns its target bones onto the source's (§3.3).
+
+    Pose normalisation gives every target joint the source's rotation; a joint's
+    outgoing bones then point as in the source only if their offsets, in the joint's
+    frame, point as the source's do.  That holds for a joint with one child (aimed at
+    it) but not for one with several (hips -> spine and both thighs) once proportions
+    change.  ``K_j`` minimises ``sum_c |K a_c - b_c|^2 + frame_weight sum_k |K e_k - e_k|^2``
+    over the unit child offsets ``a_c`` (target) and ``b_c`` (source) in the joint's
+    frame (Kabsch); the small frame term only settles the twist about collinear
+    children.  A joint with one bone takes the smallest turn onto it, and ``K = I``
+    for a joint whose bones already match or that has none.
+
+    Parameters
+    ----------
+    parents : (J,) parent indices.
+    source_offsets, target_offsets : (J, 3) each joint's offset in its parent's frame;
+        rows with a NaN or a zero length are left out.
+
+    Returns
+    -------
+    (J, 3, 3) rotations ``K``.
+    """
+    a = np.asarray(target_offsets, dtype=np.float64)
+    b = np.asarray(source_offsets, dtype=np.float64)
+    la, lb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
+    ok = (parents >= 0) & np.isfinite(la) & np.isfinite(lb) & (la > 0) & (lb > 0)
+    c = np.flatnonzero(ok)
+    M = np.broadcast_to(frame_weight * np.eye(3), (len(parents), 3, 3)).copy()
+    np.add.at(M, parents[c], (b[c] / lb[c, None])[:, :, None] * (a[c] / la[c, None])[:, None, :])
+    K = np.broadcast_to(np.eye(3), M.shape).copy()
+    count = np.bincount(parents[c], minlength=len(parents))
+    K[count > 1] = closest_rotation(M[count > 1])
+    one = c[count[parents[c]] == 1]
+    K[parents[one]] = _swing(a[one], b[one])  # one bone: the smallest turn onto it, exactly
+    return K
+
+
 def _rest_pose(bind_rot, positions, parents, rest_rot):
     """Local rest transforms that keep the bind-pose bone offsets (in the parent's bind
     frame) but take the world rotations ``rest_rot``."""
@@ -190,7 +229,14 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     bind_rot = aim_single_children(C @ src_rot, src_rot, J, pos, parents)
     bind_world = np.tile(np.eye(4), (len(names), 1, 1))
     bind_world[:, :3, :3], bind_world[:, :3, 3] = bind_rot, pos
-    rest_rot = src_rot if cfg.pose_normalize else bind_rot
+    if cfg.pose_normalize:  # the source's rotations, turned so that every joint's bones match (§3.3)
+        parent_rot = np.where(parents[:, None, None] >= 0, bind_rot[parents], np.eye(3))
+        src_parent = np.where(parents[:, None, None] >= 0, src_rot[parents], np.eye(3))
+        target_off = np.einsum("jba,jb->ja", parent_rot, pos - pos[parents])
+        source_off = np.einsum("jba,jb->ja", src_parent, J - J[parents])
+        rest_rot = src_rot @ bone_alignment(parents, source_off, target_off)
+    else:
+        rest_rot = bind_rot
     translation, local_rot = _rest_pose(bind_rot, pos, parents, rest_rot)
     orient = sk.orient.copy()
     rotation = np.swapaxes(orient, 1, 2) @ local_rot

@@ -7,7 +7,6 @@ Outputs sit next to ``OUT.glb``: ``OUT.calibration.json``, ``OUT.tpose.bvh`` and
 """
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import dataclass
 
@@ -19,8 +18,6 @@ from asetransfer.io.atomic import check_output_path
 from asetransfer.io.gltf_write import write_rig
 from asetransfer.skeleton_map import propose_skeleton_map
 from asetransfer.tpose import tpose, tpose_rig
-
-log = logging.getLogger("asetransfer")
 
 
 def add_arguments(p) -> None:
@@ -70,10 +67,6 @@ def prepare(args, source) -> Plan:
                              + ", ".join(missing) + " cannot be found from the joint names; "
                              "give one with --calibration CAL.json")
         plan.mapping = mapping
-    if (args.calibration or args.tpose) and not args.pose_normalize:
-        log.warning("without --pose-normalize the rest pose of %s is the target as modelled: motions "
-                    "authored for the source apply to it only up to the difference of the two rest poses",
-                    args.output)
     return plan
 
 

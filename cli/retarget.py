@@ -17,15 +17,20 @@ OUTPUTS = (".glb", ".gltf", ".bvh")
 def add_parser(sub):
     p = sub.add_parser(
         "retarget-motion", help="play a motion authored for the source on a transferred target",
-        description="Copies every joint's rotation, expressed in its rest frame, from the source to the "
-                    "same-named target joint; the root path is scaled by the ratio of the root heights "
-                    "(Tonoli §3.1.4). Writes the target with the motion as a glTF animation (.glb/.gltf) "
+        description="Copies every joint's local rotation from the source to the same-named target joint "
+                    "(with --rest source, the default, the source's rest rotations come along: the target is "
+                    "pose-normalised to the source as the motion plays, whatever rest pose its file keeps); the "
+                    "root path is scaled by the ratio of the root heights (Tonoli §3.1.4). Writes the target with the motion as a glTF animation (.glb/.gltf) "
                     "or the target's skeleton and motion as BVH (.bvh; rest pose = the target's rest pose, "
                     "channels Zrotation Xrotation Yrotation, R = Rz Rx Ry, degrees).")
     p.add_argument("motion", help="BVH motion for the source skeleton (its zero pose = the source's rest pose)")
     p.add_argument("--source", required=True, help="the source rig the motion was made for (.glb/.gltf)")
     p.add_argument("--target", required=True, help="the rigged target (asetransfer transfer output)")
     p.add_argument("-o", "--output", required=True, help="ANIM.glb, ANIM.gltf or ANIM.bvh")
+    p.add_argument("--rest", choices=("source", "target"), default="source",
+                   help="source (default): play the motion from the source's rest pose (pose normalisation on "
+                        "the fly, spec §3.3); target: apply the motion's rotations on top of the target's own "
+                        "rest pose")
     p.add_argument("--report", help="write a JSON report (matched joints, root heights and ratio)")
     p.set_defaults(run=run)
 
@@ -40,7 +45,7 @@ def run(args) -> int:
         check_output_path(args.report, inputs + (args.output,))
     motion = read_bvh(args.motion)
     source, target = load_rig(args.source), load_rig(args.target)
-    anim, report = retarget_bvh(motion, source, target, path=args.motion)
+    anim, report = retarget_bvh(motion, source, target, path=args.motion, rest=args.rest)
     if ext == ".bvh":
         write_bvh(args.output, animation_to_bvh(target.skeleton, anim), inputs)
     else:

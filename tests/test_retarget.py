@@ -54,7 +54,10 @@ def test_scaled_turned_target_gets_the_same_directions_and_a_scaled_path(fixture
     world = sk.rest_world()
     world[:, :3, :3] = R @ world[:, :3, :3]
     world[:, :3, 3] = sim.apply(world[:, :3, 3])
-    tsk = Skeleton.from_world(sk.names, sk.parents, world)
+    bind = sk.bind_world.copy()
+    bind[:, :3, :3] = R @ bind[:, :3, :3]
+    bind[:, :3, 3] = sim.apply(bind[:, :3, 3])
+    tsk = Skeleton.from_world(sk.names, sk.parents, world, bind)
     tsk = tsk.copy(orient=tsk.orient @ np.swapaxes(sk.rotation, 1, 2), rotation=sk.rotation)  # same split
     target = at.Rig(rig.mesh.with_vertices(sim.apply(rig.mesh.vertices)), tsk, rig.skin)
     motion = fixture_motion(sk)
@@ -172,6 +175,24 @@ def test_retargeted_motion_keeps_limb_directions(handoff):
                                anim.world(tgt.skeleton)[..., :3, 3], atol=1e-4)
     report = json.loads((d / "report.json").read_text())
     assert report["matched"] == 65 and 0.9 < report["root_ratio"] < 1.1
+
+
+def test_motion_plays_the_same_on_a_target_kept_in_its_modelled_pose(handoff, tmp_path):
+    """--rest source normalises the pose on the fly: a target written without --pose-normalize
+    (rest = bind) plays the motion exactly as the pose-normalised one; --rest target does not."""
+    d, src, transfer, run = handoff
+    plain = [a for a in transfer[:5]]  # transfer SRC TGT --markers M
+    assert run(*plain, "-o", tmp_path / "bind.glb") == 0
+    bind = at.load_rig(tmp_path / "bind.glb")
+    normalised = at.load_rig(d / "out.glb")
+    assert np.abs(bind.skeleton.rest_world() - normalised.skeleton.rest_world()).max() > 0.01  # rests differ
+    motion, _ = bvh_to_animation(read_bvh(d / "motion.bvh"), src.skeleton)
+    a, _ = retarget(motion, src, bind)
+    b, _ = retarget(motion, src, normalised)
+    np.testing.assert_allclose(a.world(bind.skeleton), b.world(normalised.skeleton), atol=1e-5)
+    c, report = retarget(motion, src, bind, rest="target")
+    assert report["rest"] == "target"
+    assert np.abs(c.world(bind.skeleton)[..., :3, 3] - b.world(normalised.skeleton)[..., :3, 3]).max() > 0.01
 
 
 def test_handoff_is_deterministic(handoff, tmp_path):

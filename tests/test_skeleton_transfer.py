@@ -230,3 +230,26 @@ def test_mirrored_target_gives_the_mirrored_skeleton(fixture_source):
     ya, yb = ska.bind_world[:, :3, 1], skb.bind_world[:, :3, 1]
     cos = np.einsum("ij,ij->i", yb, ya[twin] @ M) / np.linalg.norm(ya, axis=1) / np.linalg.norm(yb, axis=1)
     assert np.degrees(np.arccos(np.clip(cos, -1, 1))).max() < 2.0
+
+
+def test_bone_alignment_turns_each_joints_bones_onto_the_sources():
+    from asetransfer.skeleton_transfer import bone_alignment
+    parents = np.array([-1, 0, 0, 0, 1, 4])
+    rng = np.random.default_rng(3)
+    source = rng.normal(size=(6, 3))
+    R = Rotation.from_euler("xyz", [10, -25, 40], degrees=True).as_matrix()
+    target = source.copy()
+    target[1:4] = 2.5 * source[1:4] @ R  # joint 0's three bones: turned by R^T and scaled
+    target[5] = [0.0, 0.0, 0.0]          # joint 4's bone has no length: left out
+    # exact when the bones fit one rotation (the frame term only biases it slightly)
+    np.testing.assert_allclose(bone_alignment(parents, source, target, frame_weight=0.0)[0], R, atol=1e-12)
+    K = bone_alignment(parents, source, target)
+    np.testing.assert_allclose(K[0], R, atol=3e-3)
+    np.testing.assert_allclose(K[1:], np.tile(np.eye(3), (5, 1, 1)), atol=1e-12)  # matched, lengthless, no bones
+    # one child: the smallest turn onto it, no twist about it
+    target[4] = Rotation.from_euler("z", 30, degrees=True).apply(source[4])
+    K = bone_alignment(parents, source, target)
+    np.testing.assert_allclose(K[1] @ target[4] / np.linalg.norm(target[4]), source[4] / np.linalg.norm(source[4]),
+                               atol=1e-6)
+    axis = Rotation.from_matrix(K[1]).as_rotvec()
+    assert abs(axis @ source[4]) < 1e-9  # rotation axis perpendicular to the bone
