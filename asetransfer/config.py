@@ -57,6 +57,11 @@ class SkeletonConfig:
     # Eq. 3.1a compares lengths in this fraction of the target's height: the omegas
     # were tuned on human-size characters in centimetres (1/170 of a 1.7 m body)
     em_unit: float = 1.0 / 170.0
+    # EM also sees the surface around each joint: the first hits of em_rays rays cast
+    # from it (our addition; 0 = the spec's skin-weighted vertices only).  Joints with
+    # no weighted vertex (a hips root) are then placed from their hits, not by PA.
+    em_rays: int = 64
+    em_ray_share: float = 0.0           # prior mass of the hits for joints with weights
     pa_threshold: float = 0.01          # §3.1.2: weight above which a vertex joins the cloud
     spine: str = "em"                   # §3.1.3: "em" (Table 3.1), "pa" or "off"
     spine_joints: tuple | None = None   # names root..head; default: detected root -> head path
@@ -74,6 +79,8 @@ class SkeletonConfig:
     def __post_init__(self):
         if self.joints not in ("em", "pa"):
             raise ValueError("joints must be 'em' or 'pa'")
+        if self.em_rays < 0 or not 0.0 <= self.em_ray_share <= 1.0:
+            raise ValueError("em_rays must be >= 0 and em_ray_share in [0, 1]")
         if self.spine not in ("em", "pa", "off"):
             raise ValueError("spine must be 'em', 'pa' or 'off'")
         if self.mirror not in ("auto", "on", "off"):

@@ -7,6 +7,7 @@ batched over joints with segment sums; no per-joint solver calls.
 """
 from __future__ import annotations
 
+import igl
 import numpy as np
 import scipy.sparse as sp
 
@@ -99,42 +100,47 @@ def joint_positions_pa(source: np.ndarray, target: np.ndarray, weights: sp.spmat
     return out, owner != np.arange(len(parents))
 
 
-def joint_positions_em(source: np.ndarray, target: np.ndarray, weights: sp.spmatrix, joints: np.ndarray,
-                       omega=(1000.0, 1.0, 10.0), unit: float = 1.0):
-    """Joint positions by energy minimisation (spec Eq. 3.1 / 3.2).
+def fibonacci_sphere(n: int) -> np.ndarray:
+    """(n, 3) nearly uniform unit directions."""
+    i = np.arange(n) + 0.5
+    phi = np.arccos(1.0 - 2.0 * i / n)
+    theta = np.pi * (1.0 + 5.0 ** 0.5) * i
+    return np.stack([np.cos(theta) * np.sin(phi), np.sin(theta) * np.sin(phi), np.cos(phi)], axis=1)
 
-    Per joint, coefficients ``c`` over its weighted vertices minimise
-    ``w1 |sum c_i v_i - J|^2 + w2 sum (c_i - w_i / sum w)^2 + w3 (sum c_i - 1)^2``
-    (Eq. 3.1a-c) and the target joint is ``sum c_i p_i`` (Eq. 3.2), evaluated in the
-    translation-invariant form ``J + sum c_i (p_i - v_i) + (1 - sum c)(pbar - vbar)``
-    (identical when the fit is exact; a transfer onto an identical mesh gives the
-    source joint exactly).  The m x m normal equations are ``w2 I + U U^T`` with
-    ``U = [sqrt(w1) v, sqrt(w3) 1]`` (m x 4), solved through the Woodbury identity:
-    one 4 x 4 system per joint, batched.
 
-    Parameters
-    ----------
-    source, target : (N, 3) aligned source vertices and their target points.
-    weights : (N, J) skin weights; vertices with weight > 0 count.
-    joints : (J, 3) source joint positions (aligned).
-    omega : (w1, w2, w3), spec defaults 1000, 1, 10.
-    unit : lengths are divided by this before Eq. 3.1a (the omegas are tuned for
-        lengths in centimetres on a human-size character).
+def joint_rays(vertices: np.ndarray, faces: np.ndarray, joints: np.ndarray, n_rays: int = 64):
+    """First hits on the mesh of ``n_rays`` rays cast from every joint in all directions.
 
     Returns
     -------
-    positions (J, 3), placed (J,) bool: False for joints without weighted vertices.
+    joint (H,), face (H,), bary (H, 3) of the H rays that hit.
     """
+    V = np.ascontiguousarray(vertices, dtype=np.float64)
+    F = np.ascontiguousarray(faces, dtype=np.int64)
+    tree = igl.AABB()
+    tree.init(V, F)
+    origin = np.ascontiguousarray(np.repeat(np.asarray(joints, dtype=np.float64), n_rays, axis=0))
+    direction = np.ascontiguousarray(np.tile(fibonacci_sphere(n_rays), (len(joints), 1)))
+    face, _, uv = tree.intersect_ray_first(V, F, origin, direction)
+    hit = face >= 0
+    bary = np.column_stack([1.0 - uv[hit, 0] - uv[hit, 1], uv[hit, 0], uv[hit, 1]])
+    return np.repeat(np.arange(len(joints)), n_rays)[hit], face[hit].astype(np.int64), bary
+
+
+def _em_fit(source: np.ndarray, target: np.ndarray, joint: np.ndarray, prior: np.ndarray, joints: np.ndarray,
+            omega, unit: float):
+    """Eq. 3.1 / 3.2 for every joint over the points ``(source[k], target[k])`` it owns
+    (``joint[k]``), with prior coefficients ``prior[k] / sum`` (Eq. 3.1b); see
+    :func:`joint_positions_em`.  Returns positions (J, 3) and placed (J,)."""
     w1, w2, w3 = omega
-    n_joints = weights.shape[1]
-    joint, vert, w = _entries(weights, 0.0)
+    n_joints = len(joints)
     count = np.bincount(joint, minlength=n_joints).astype(float)
-    wsum = np.bincount(joint, weights=w, minlength=n_joints)
-    what = w / np.where(wsum > 0, wsum, 1)[joint]                      # normalised weights (3.1b)
-    vbar = _segment_sum(what[:, None] * source[vert], joint, n_joints)  # weighted centroids
-    pbar = _segment_sum(what[:, None] * target[vert], joint, n_joints)
-    x = (source[vert] - vbar[joint]) / unit
-    d = target[vert] - source[vert]
+    psum = np.bincount(joint, weights=prior, minlength=n_joints)
+    what = prior / np.where(psum > 0, psum, 1)[joint]                    # normalised prior (3.1b)
+    vbar = _segment_sum(what[:, None] * source, joint, n_joints)          # weighted centroids
+    pbar = _segment_sum(what[:, None] * target, joint, n_joints)
+    x = (source - vbar[joint]) / unit
+    d = target - source
     y = (joints - vbar) / unit
     G = _segment_sum(x[:, :, None] * x[:, None, :], joint, n_joints)
     sx = _segment_sum(x, joint, n_joints)
@@ -162,6 +168,62 @@ def joint_positions_em(source: np.ndarray, target: np.ndarray, weights: sp.spmat
     out = joints + cd + (1.0 - csum)[:, None] * (pbar - vbar)
     placed = count > 0
     return np.where(placed[:, None], out, joints), placed
+
+
+def joint_positions_em(source: np.ndarray, target: np.ndarray, weights: sp.spmatrix, joints: np.ndarray,
+                       omega=(1000.0, 1.0, 10.0), unit: float = 1.0, faces: np.ndarray | None = None,
+                       ray_share: float = 0.0, n_rays: int = 64, min_hit_fraction: float = 0.9):
+    """Joint positions by energy minimisation (spec Eq. 3.1 / 3.2).
+
+    Per joint, coefficients ``c`` over its weighted vertices minimise
+    ``w1 |sum c_i v_i - J|^2 + w2 sum (c_i - w_i / sum w)^2 + w3 (sum c_i - 1)^2``
+    (Eq. 3.1a-c) and the target joint is ``sum c_i p_i`` (Eq. 3.2), evaluated in the
+    translation-invariant form ``J + sum c_i (p_i - v_i) + (1 - sum c)(pbar - vbar)``
+    (identical when the fit is exact; a transfer onto an identical mesh gives the
+    source joint exactly).  The m x m normal equations are ``w2 I + U U^T`` with
+    ``U = [sqrt(w1) v, sqrt(w3) 1]`` (m x 4), solved through the Woodbury identity:
+    one 4 x 4 system per joint, batched.
+
+    With ``faces``, the points may also include the surface *around* the joint: the
+    first hits of ``n_rays`` rays cast from it in all directions (a hit maps to the
+    target through its triangle and barycentric coordinates), with a uniform prior of
+    total mass ``ray_share`` (the skin weights keep ``1 - ray_share``).  A joint with
+    no weighted vertex (a hips root, say) is then placed from its hits alone; a joint
+    that is not enclosed by the surface (fewer than ``min_hit_fraction`` of its rays
+    hit: it lies outside the mesh or at an open end) uses its weighted vertices only.
+
+    Parameters
+    ----------
+    source, target : (N, 3) aligned source vertices and their target points.
+    weights : (N, J) skin weights; vertices with weight > 0 count.
+    joints : (J, 3) source joint positions (aligned).
+    omega : (w1, w2, w3), spec defaults 1000, 1, 10.
+    unit : lengths are divided by this before Eq. 3.1a (the omegas are tuned for
+        lengths in centimetres on a human-size character).
+    faces : (F, 3) source triangles, for the rays (None: skin-weighted vertices only).
+    ray_share : prior mass of the ray hits of a joint that has weighted vertices.
+
+    Returns
+    -------
+    positions (J, 3), placed (J,) bool: False for joints with neither weighted vertices
+    nor enough ray hits.
+    """
+    n_joints = weights.shape[1]
+    joint, vert, w = _entries(weights, 0.0)
+    wsum = np.bincount(joint, weights=w, minlength=n_joints)
+    if faces is None:
+        return _em_fit(source[vert], target[vert], joint, w, joints, omega, unit)
+    r_joint, r_face, r_bary = joint_rays(source, faces, joints, n_rays)
+    hits = np.bincount(r_joint, minlength=n_joints)
+    share = np.where(hits >= min_hit_fraction * n_rays, np.where(wsum > 0, ray_share, 1.0), 0.0)
+    s_prior = w * ((1.0 - share) / np.where(wsum > 0, wsum, 1.0))[joint]
+    r_prior = (share / np.maximum(hits, 1))[r_joint]
+    tri = faces[r_face]
+    s, r = s_prior > 0, r_prior > 0
+    return _em_fit(np.concatenate([source[vert[s]], np.einsum("kj,kjd->kd", r_bary[r], source[tri[r]])]),
+                   np.concatenate([target[vert[s]], np.einsum("kj,kjd->kd", r_bary[r], target[tri[r]])]),
+                   np.concatenate([joint[s], r_joint[r]]), np.concatenate([s_prior[s], r_prior[r]]),
+                   joints, omega, unit)
 
 
 def delta_rotations(source: np.ndarray, target: np.ndarray, weights: sp.spmatrix, parents: np.ndarray):

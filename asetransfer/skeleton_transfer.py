@@ -185,7 +185,8 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     # 1. positions (§3.1.1 / §3.1.2); EM cannot place joints without weighted vertices
     pa_pos, pa_fallback = joint_positions_pa(V, P, W, J, parents, cfg.pa_threshold)
     if cfg.joints == "em":
-        pos, placed = joint_positions_em(V, P, W, J, cfg.omega, unit)
+        rays = {"faces": source.mesh.faces, "ray_share": cfg.em_ray_share, "n_rays": cfg.em_rays} if cfg.em_rays else {}
+        pos, placed = joint_positions_em(V, P, W, J, cfg.omega, unit, **rays)
         pos[~placed] = pa_pos[~placed]
         fallback = ~placed
     else:

@@ -42,6 +42,11 @@ def add_parser(sub):
     p.add_argument("--report", help="write a JSON report (timings, residuals, fallbacks, warnings)")
     p.add_argument("--joints", choices=("em", "pa"), default="em",
                    help="joint placement: energy minimisation (Eq. 3.1) or Procrustes (default em)")
+    p.add_argument("--em-rays", type=_count_arg, default=64, metavar="N",
+                   help="em: also fit each joint to the surface hit by N rays cast from it; joints with no "
+                        "weighted vertex are placed from these alone (default 64; 0 = skin weights only)")
+    p.add_argument("--em-ray-share", type=_fraction_arg, default=0.0, metavar="S",
+                   help="em: share (0-1) of the ray hits in the fit of joints that have weights (default 0)")
     p.add_argument("--spine", choices=("em", "pa", "off"), default="em", help="spine alignment (default em)")
     p.add_argument("--mirror", choices=("auto", "on", "off"), default="auto",
                    help="mirror L/R joints (auto: when the target is symmetric)")
@@ -57,6 +62,24 @@ def add_parser(sub):
                         "inpaint the rest (targets with props, clothing, extra parts)")
     handoff.add_arguments(p)  # --calibration, --tpose (retargeting hand-off)
     p.set_defaults(run=run)
+
+
+def _count_arg(text):
+    import argparse
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+def _fraction_arg(text):
+    import argparse
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
+    return value
 
 
 def _plane_arg(text):
@@ -89,7 +112,8 @@ def run(args) -> int:
     markers = load_markers(args.markers, source.mesh, target)
     plan = handoff.prepare(args, source)
     config = Config(CorrespondenceConfig(),
-                    SkeletonConfig(joints=args.joints, spine=args.spine, mirror=args.mirror,
+                    SkeletonConfig(joints=args.joints, em_rays=args.em_rays, em_ray_share=args.em_ray_share,
+                                   spine=args.spine, mirror=args.mirror,
                                    symmetry_plane=args.symmetry_plane, pose_normalize=args.pose_normalize),
                     WeightsConfig(method=args.weights, max_influences=args.max_influences))
     quiet = getattr(args, "quiet", False)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+import trimesh
 from conftest import tube_rig
 from scipy.spatial.transform import Rotation
 
@@ -10,6 +12,7 @@ from asetransfer.align import Similarity
 from asetransfer.config import SkeletonConfig
 from asetransfer.correspondence import Correspondence
 from asetransfer.io import load_rig
+from asetransfer.joints import joint_positions_em
 from asetransfer.mesh import Mesh
 from asetransfer.skeleton_transfer import mirror_joints, transfer_skeleton
 from asetransfer.skin import linear_blend_skinning
@@ -230,6 +233,26 @@ def test_mirrored_target_gives_the_mirrored_skeleton(fixture_source):
     ya, yb = ska.bind_world[:, :3, 1], skb.bind_world[:, :3, 1]
     cos = np.einsum("ij,ij->i", yb, ya[twin] @ M) / np.linalg.norm(ya, axis=1) / np.linalg.norm(yb, axis=1)
     assert np.degrees(np.arccos(np.clip(cos, -1, 1))).max() < 2.0
+
+
+def test_em_rays_place_an_unweighted_enclosed_joint_like_the_surface_moves():
+    """A joint with no weighted vertex inside a closed surface follows an affine change of
+    that surface (Eq. 3.1-3.2 over its ray hits); weighted joints are untouched with
+    ray_share 0, and a joint outside the surface is left unplaced."""
+    sphere = trimesh.creation.icosphere(subdivisions=3)
+    V, F = sphere.vertices * [1.0, 1.6, 0.8], sphere.faces
+    A = np.array([[1.3, 0.2, 0.0], [0.0, 0.7, 0.1], [0.1, 0.0, 1.1]])
+    P = V @ A.T + [0.5, -2.0, 0.3]
+    joints = np.array([[0.0, 0.0, 0.0], [0.2, -0.5, 0.3], [2.0, 0.0, 0.0]])
+    W = sp.csc_matrix((np.ones(len(V)), (np.arange(len(V)), np.zeros(len(V), int))), shape=(len(V), 3))
+    plain, placed_plain = joint_positions_em(V, P, W, joints, unit=0.02)
+    pos, placed = joint_positions_em(V, P, W, joints, unit=0.02, faces=F)
+    assert placed_plain.tolist() == [True, False, False] and placed.tolist() == [True, True, False]
+    np.testing.assert_allclose(pos[0], plain[0], atol=1e-12)
+    np.testing.assert_allclose(pos[1], A @ joints[1] + [0.5, -2.0, 0.3], atol=1e-6)
+    # all the joint's prior on its hits: the weighted joint follows the affine map too
+    both, _ = joint_positions_em(V, P, W, joints, unit=0.02, faces=F, ray_share=1.0)
+    np.testing.assert_allclose(both[:2], joints[:2] @ A.T + [0.5, -2.0, 0.3], atol=1e-6)
 
 
 def test_bone_alignment_turns_each_joints_bones_onto_the_sources():
