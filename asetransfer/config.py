@@ -63,6 +63,10 @@ class SkeletonConfig:
     em_rays: int = 64
     em_ray_share: float = 0.0           # prior mass of the hits for joints with weights
     pa_threshold: float = 0.01          # §3.1.2: weight above which a vertex joins the cloud
+    # joints that share a position in the source (within this fraction of the skeleton's
+    # size) are placed together and stay together (our addition; hips -> spine + pelvis)
+    keep_coincident: bool = True
+    coincident_tolerance: float = 1e-5
     spine: str = "em"                   # §3.1.3: "em" (Table 3.1), "pa" or "off"
     spine_joints: tuple | None = None   # names root..head; default: detected root -> head path
     mirror: str = "auto"                # §3.1.4: "auto" (when the target is symmetric), "on", "off"

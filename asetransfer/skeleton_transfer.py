@@ -11,6 +11,8 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
 
 from .config import SkeletonConfig
 from .correspondence import Correspondence
@@ -21,6 +23,44 @@ from .skeleton import Skeleton
 from .surface import SurfaceIndex
 from .symmetry import estimate_symmetry_plane, lr_pairs, normalize_plane, plane_from_pairs, reflect, spine_chain
 from .transforms import closest_rotation
+
+
+def coincident_joints(positions: np.ndarray, tolerance: float) -> np.ndarray:
+    """(J,) group label of every joint: joints closer than ``tolerance`` to one another
+    (transitively) share a label; the label is the group's lowest joint index."""
+    pairs = cKDTree(positions).query_pairs(tolerance, output_type="ndarray")
+    n = len(positions)
+    graph = sp.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n)) if len(pairs) \
+        else sp.coo_matrix((n, n))
+    _, comp = connected_components(graph, directed=False)
+    first = np.full(comp.max() + 1, n)
+    np.minimum.at(first, comp, np.arange(n))
+    return first[comp]
+
+
+def place_coincident(method: str, label, source, target, weights, positions, joints, omega, unit, threshold,
+                     rays: dict):
+    """Joints that share a position in the source share one in the target: the group is
+    placed by Eq. 3.1-3.2 (``em``) or one similarity (``pa``) over the union of its members'
+    weighted vertices, weights summed per vertex (as the spine cloud of Alg. 1); a group
+    with no weighted vertex takes its members' mean."""
+    groups = np.flatnonzero(np.bincount(label, minlength=len(label)) > 1)
+    out = positions.copy()
+    if not len(groups):
+        return out
+    column = np.full(len(label), len(groups))  # joint -> its group's column (the last: no group)
+    column[np.isin(label, groups)] = np.searchsorted(groups, label[np.isin(label, groups)])
+    member = sp.csr_matrix((np.ones(len(label)), (np.arange(len(label)), column)),
+                           shape=(len(label), len(groups) + 1))[:, :len(groups)]
+    summed = (sp.csr_matrix(weights) @ member).tocsc()
+    if method == "em":
+        new, ok = joint_positions_em(source, target, summed, joints[groups], omega, unit, **rays)
+    else:
+        s, r, mu_s, mu_t, ok = procrustes_transforms(source, target, summed, threshold)
+        new = s[:, None] * np.einsum("gab,gb->ga", r, joints[groups] - mu_s) + mu_t
+    for g, j in enumerate(groups):
+        out[label == j] = new[g] if ok[g] else positions[label == j].mean(axis=0)
+    return out
 
 
 def align_spine(method: str, source, target, weights, positions, joints, spine, normal,
@@ -59,6 +99,12 @@ def mirror_joints(positions, pairs, midline, plane):
     return out
 
 
+def _group_mean(positions, label):
+    total = np.zeros_like(positions)
+    np.add.at(total, label, positions)
+    return (total / np.bincount(label, minlength=len(label))[:, None].clip(1))[label]
+
+
 def _asymmetry(positions, pairs, plane):
     if not pairs:
         return 0.0
@@ -79,21 +125,28 @@ def _swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.eye(3) + K + (K @ K) * factor[:, None, None]
 
 
-def aim_single_children(bind_rot, src_rot, src_pos, pos, parents):
+def aim_single_children(bind_rot, src_rot, src_pos, pos, parents, label=None):
     """Turn each joint with exactly one child so its bone points at that child.
 
     The Delta rotation of Alg. 2 comes from the joint's vertex cloud; it can leave the
     bone axis a few degrees off the placed child joint.  The smallest extra rotation
     (a swing, keeping the twist) fixes the limb direction, which is what a motion
-    played on the rig reproduces.
+    played on the rig reproduces.  With ``label`` (:func:`coincident_joints`),
+    children that share one position count as one (hips -> spine and both pelvis
+    joints starting at the same point).
     """
     out = bind_rot.copy()
-    child_count = np.bincount(parents[parents >= 0], minlength=len(parents))
+    n = len(parents)
+    label = np.arange(n) if label is None else label
+    has = np.flatnonzero(parents >= 0)
+    # distinct child positions per joint: unique (parent, child label) pairs
+    distinct = np.unique(np.stack([parents[has], label[has]], axis=1), axis=0)
+    child_count = np.bincount(distinct[:, 0], minlength=n)
     only = np.flatnonzero(child_count == 1)
     if not len(only):
         return out
-    child = np.full(len(parents), -1)
-    child[parents[parents >= 0]] = np.flatnonzero(parents >= 0)  # the (only) child of each joint
+    child = np.full(n, -1)
+    child[parents[has]] = has  # a child of each joint (any one of those sharing the position)
     c = child[only]
     bone_local = np.einsum("jba,jb->ja", src_rot[only], src_pos[c] - src_pos[only])
     predicted = np.einsum("jab,jb->ja", bind_rot[only], bone_local)
@@ -184,14 +237,19 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
 
     # 1. positions (§3.1.1 / §3.1.2); EM cannot place joints without weighted vertices
     pa_pos, pa_fallback = joint_positions_pa(V, P, W, J, parents, cfg.pa_threshold)
+    rays = {"faces": source.mesh.faces, "ray_share": cfg.em_ray_share, "n_rays": cfg.em_rays} if cfg.em_rays else {}
     if cfg.joints == "em":
-        rays = {"faces": source.mesh.faces, "ray_share": cfg.em_ray_share, "n_rays": cfg.em_rays} if cfg.em_rays else {}
         pos, placed = joint_positions_em(V, P, W, J, cfg.omega, unit, **rays)
         pos[~placed] = pa_pos[~placed]
         fallback = ~placed
     else:
         pos, fallback = pa_pos, pa_fallback
+    label = coincident_joints(J, cfg.coincident_tolerance * float(np.ptp(J, axis=0).max()))
+    if cfg.keep_coincident:
+        rays = rays if cfg.joints == "em" else {}
+        pos = place_coincident(cfg.joints, label, V, P, W, pos, J, cfg.omega, unit, cfg.pa_threshold, rays)
     report["fallback_joints"] = [names[j] for j in np.flatnonzero(fallback)]
+    report["coincident_groups"] = int((np.bincount(label) > 1).sum()) if cfg.keep_coincident else 0
     timings["positions"] = time.perf_counter() - t0
 
     # 2. symmetry plane, spine alignment (§3.1.3), mirroring (§3.1.4)
@@ -215,6 +273,8 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     mirrored = plane is not None and (cfg.mirror == "on" or (cfg.mirror == "auto" and symmetric))
     if mirrored:
         pos = mirror_joints(pos, pairs, spine, plane)
+    if cfg.keep_coincident:  # spine alignment and mirroring move members apart: join them again
+        pos = _group_mean(pos, label)
     report.update({
         "symmetry_plane": None if plane is None else [float(x) for x in plane],
         "target_symmetric": symmetric, "mirrored": mirrored, "lr_pairs": len(pairs),
@@ -227,7 +287,7 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     t = time.perf_counter()
     C = delta_rotations(V, P, W, parents)
     src_rot = al.rotation @ closest_rotation(sk.bind_world[:, :3, :3])
-    bind_rot = aim_single_children(C @ src_rot, src_rot, J, pos, parents)
+    bind_rot = aim_single_children(C @ src_rot, src_rot, J, pos, parents, label if cfg.keep_coincident else None)
     bind_world = np.tile(np.eye(4), (len(names), 1, 1))
     bind_world[:, :3, :3], bind_world[:, :3, 3] = bind_rot, pos
     if cfg.pose_normalize:  # the source's rotations, turned so that every joint's bones match (§3.3)

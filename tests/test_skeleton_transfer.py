@@ -276,3 +276,33 @@ def test_bone_alignment_turns_each_joints_bones_onto_the_sources():
                                atol=1e-6)
     axis = Rotation.from_matrix(K[1]).as_rotvec()
     assert abs(axis @ source[4]) < 1e-9  # rotation axis perpendicular to the bone
+
+
+def test_joints_sharing_a_position_in_the_source_share_it_in_the_target():
+    """A second child of the root starting where 'mid' starts (no weights of its own) is
+    placed with 'mid' as one point, and the root, whose children then share one
+    position, points at it."""
+    from asetransfer.rig import Rig
+    from asetransfer.skeleton import Skeleton
+    from asetransfer.skeleton_transfer import coincident_joints
+    from asetransfer.skin import SkinWeights
+    rig = tube_rig()
+    sk = rig.skeleton
+    world = np.concatenate([sk.bind_world, sk.bind_world[1:2]])
+    twin = Skeleton.from_world(sk.names + ("mid_twin",), np.append(sk.parents, 0), world)
+    src = Rig(rig.mesh, twin, SkinWeights(rig.skin.indices, rig.skin.weights, 4))
+    assert coincident_joints(world[:, :3, 3], 1e-6).tolist() == [0, 1, 2, 1]
+    v = rig.mesh.vertices
+    bulge = 1.0 + 0.4 * np.sin(np.pi * v[:, 1] / 3.0) + 0.2 * (v[:, 1] > 1.2)
+    lean = np.column_stack([0.25 * v[:, 1] ** 2, np.zeros(len(v)), np.zeros(len(v))])
+    target = Mesh(v * np.column_stack([bulge * 1.3, np.full(len(v), 1.1), bulge]) + lean, rig.mesh.faces)
+    corr = same_topology_corr(target)
+    kept, report = transfer_skeleton(src, target, corr, SkeletonConfig())
+    p = kept.bind_world[:, :3, 3]
+    np.testing.assert_allclose(p[3], p[1], atol=1e-12)
+    assert report["coincident_groups"] == 1
+    axis = kept.bind_world[0, :3, :3] @ (sk.bind_world[0, :3, :3].T @ (world[1, :3, 3] - world[0, :3, 3]))
+    cos = axis @ (p[1] - p[0]) / np.linalg.norm(axis) / np.linalg.norm(p[1] - p[0])
+    assert cos > np.cos(np.radians(1e-4))
+    apart, _ = transfer_skeleton(src, target, corr, SkeletonConfig(keep_coincident=False))
+    assert np.linalg.norm(apart.bind_world[3, :3, 3] - apart.bind_world[1, :3, 3]) > 1e-3
