@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from asetransfer.animation import Animation
 from asetransfer.bvh import animation_to_bvh, write_bvh
-from asetransfer.calibration import read_calibration, transfer_calibration, write_calibration
+from asetransfer.calibration import propose_calibration, read_calibration, transfer_calibration, write_calibration
 from asetransfer.errors import InputError
 from asetransfer.io.atomic import check_output_path
 from asetransfer.io.gltf_write import write_rig
@@ -26,14 +26,15 @@ def add_arguments(p) -> None:
                         "OUT.calibration.json, the same calibration carried to the target")
     p.add_argument("--tpose", action="store_true",
                    help="also write the target in a canonical T-pose: OUT.tpose.bvh (its skeleton, one frame) "
-                        "and OUT.tpose.glb")
+                        "and OUT.tpose.glb, and OUT.calibration.json (units, T-pose checks; without --calibration "
+                        "from the calibration asetransfer proposes for the source)")
 
 
 def outputs(args) -> dict:
     """The extra output paths asked for: ``{"calibration": ..., "tpose_bvh": ..., "tpose_glb": ...}``."""
     stem, ext = os.path.splitext(args.output)
     out = {}
-    if args.calibration:
+    if args.calibration or args.tpose:  # the T-pose BVH's units and checks live in the calibration
         out["calibration"] = stem + ".calibration.json"
     if args.tpose:
         out["tpose_bvh"] = stem + ".tpose.bvh"
@@ -67,6 +68,10 @@ def prepare(args, source) -> Plan:
                              + ", ".join(missing) + " cannot be found from the joint names; "
                              "give one with --calibration CAL.json")
         plan.mapping = mapping
+        try:  # the proposed calibration carries the units of OUT.tpose.bvh and the T-pose checks
+            plan.calibration = propose_calibration(source, os.path.basename(args.source), mapping)
+        except ValueError as e:
+            raise InputError(args.source, f"--tpose: {e}") from None
     return plan
 
 

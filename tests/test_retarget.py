@@ -195,6 +195,17 @@ def test_motion_plays_the_same_on_a_target_kept_in_its_modelled_pose(handoff, tm
     assert np.abs(c.world(bind.skeleton)[..., :3, 3] - b.world(normalised.skeleton)[..., :3, 3]).max() > 0.01
 
 
+def test_tpose_alone_states_its_units_in_a_proposed_calibration(handoff, tmp_path):
+    d, src, transfer, run = handoff
+    assert run(*transfer[:5], "--tpose", "-o", tmp_path / "t.glb") == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.calibration.json", "t.glb", "t.tpose.bvh", "t.tpose.glb"]
+    doc = json.loads((tmp_path / "t.calibration.json").read_text())
+    assert doc["units"]["length"] == "m" and doc["tpose"]["bvh"] == "t.tpose.bvh"
+    assert "Zrotation Xrotation Yrotation" in doc["tpose"]["bvh_channels"]
+    # the same calibration as calibrate-source proposes, carried to the target
+    assert doc["skeleton_map"] == json.loads((d / "cal.json").read_text())["skeleton_map"]
+
+
 def test_handoff_is_deterministic(handoff, tmp_path):
     d, _, transfer, run = handoff
     assert run(*transfer, "-o", tmp_path / "out.glb") == 0
