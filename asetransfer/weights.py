@@ -67,21 +67,24 @@ def accepted_matches(target_vertices, target_faces, registered_source, source_fa
 
 
 def inpaint_weights(vertices, faces, weights: sp.spmatrix, known: np.ndarray,
-                    smooth_iterations: int = 0) -> tuple[sp.csr_matrix, np.ndarray]:
+                    smooth_iterations: int = 0, contact_neighbours: int = 8) -> tuple[sp.csr_matrix, np.ndarray]:
     """Fill the rows of ``weights`` not ``known`` by bi-Laplacian inpainting.
 
     Solves ``min trace(W^T Q W)``, ``Q = L^T M^-1 L``, with the known rows fixed
     (Abdrashitov et al. 2023, Eq. 4): ``Q_uu W_u = -Q_uk W_k``, one factorisation
     for all joints.  Seams are welded first so weights flow across them.  A piece
-    of the mesh with no known vertex copies the weights of the nearest known vertex
-    (a hat takes the head's weights).  ``smooth_iterations`` steps of neighbour
+    of the mesh with no known vertex is attached rigidly where it comes closest to
+    the known surface: all its vertices take the mean weights of the
+    ``contact_neighbours`` known vertices there (a hat takes the head's weights; a
+    staff held in the hand follows the hand even where it passes the thigh).
+    ``smooth_iterations`` steps of neighbour
     averaging then relax the inpainted rows only.  Negative values are clipped and
     rows renormalised.
 
     Returns
     -------
-    weights : (n, J) csr matrix, copied : (n,) bool, rows filled from the nearest
-        known vertex (pieces without any known vertex).
+    weights : (n, J) csr matrix, copied : (n,) bool, rows filled by rigid attachment
+        (pieces without any known vertex).
     """
     V, F, index = weld(vertices, faces)
     n = len(V)
@@ -102,8 +105,14 @@ def inpaint_weights(vertices, faces, weights: sp.spmatrix, known: np.ndarray,
         orphan = ~has_known[labels] & used
         if orphan.any():
             ref = np.flatnonzero(known_w & used)
-            _, nearest = cKDTree(V[ref]).query(V[orphan])
-            Wd[orphan] = Wd[ref[nearest]]
+            tree = cKDTree(V[ref])
+            dist, nearest = tree.query(V[orphan])
+            piece = labels[orphan]
+            for p in np.unique(piece):  # rigid attachment where the piece comes closest
+                here = np.flatnonzero(piece == p)
+                contact = ref[nearest[here[np.argmin(dist[here])]]]
+                _, around = tree.query(V[contact], k=min(contact_neighbours, len(ref)))
+                Wd[np.flatnonzero(orphan)[here]] = Wd[ref[np.atleast_1d(around)]].mean(axis=0)
             known_w |= orphan
             copied = orphan
     unknown = np.flatnonzero(~known_w)

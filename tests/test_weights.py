@@ -92,6 +92,45 @@ def test_robust_mode_on_a_clean_target_agrees_with_interpolation(fixture_source)
     np.testing.assert_allclose(a.rig.skeleton.bind_world, b.rig.skeleton.bind_world)  # weights only
 
 
+def test_robust_mode_attaches_a_held_prop_to_the_hand(fixture_source):
+    """A staff held in the left hand reaches down past the thigh.  Interpolation gives its
+    lower end the thigh's weights (it bends when the leg moves); robust mode rejects the
+    staff's matches and attaches the whole piece rigidly where it touches the body."""
+    import trimesh
+    from scipy.spatial.transform import Rotation
+    from test_skeleton_transfer import _fixture_markers
+
+    from asetransfer.io import load_mesh
+    from asetransfer.transfer import transfer
+    body = load_mesh(FIXTURES / "target_heavy.ply")
+    staff = trimesh.creation.cylinder(radius=0.02, height=1.4, sections=12)
+    upright = Rotation.from_euler("x", -90, degrees=True).as_matrix()
+    staff_v = staff.vertices @ upright.T + [0.70, 0.85, -0.03]  # through the left palm, y 0.15 - 1.55
+    n = len(body.vertices)
+    target = Mesh(np.concatenate([body.vertices, staff_v]), np.concatenate([body.faces, staff.faces + n]))
+    markers = _fixture_markers(fixture_source.mesh, body)
+    bend = Rotation.from_euler("x", 30, degrees=True).as_matrix()
+
+    rigs = {m: transfer(fixture_source, target, markers, Config(weights=WeightsConfig(method=m))).rig
+            for m in ("interp", "robust")}
+
+    def staff_moves(method, joint):
+        rig = rigs[method]
+        sk = rig.skeleton
+        return rig.posed_vertices(sk.posed_world({sk.index(joint): bend}))[n:], rig.posed_vertices()[n:]
+
+    posed, rest = staff_moves("interp", "thigh.L")
+    assert np.linalg.norm(posed - rest, axis=1).max() > 0.1  # interp: the staff's foot follows the thigh
+    posed, rest = staff_moves("robust", "thigh.L")
+    assert np.linalg.norm(posed - rest, axis=1).max() < 1e-9
+    posed, rest = staff_moves("robust", "forearm.L")
+    assert np.linalg.norm(posed - rest, axis=1).min() > 0.1   # every staff vertex follows the forearm
+    W = rigs["robust"].skin.to_dense()[n:]
+    assert np.abs(W - W[0]).max() == 0.0                      # one set of weights: a rigid attachment
+    names = rigs["robust"].skeleton.names
+    assert names[int(np.argmax(W[0]))] in ("forearm.L", "hand.L") and W[0].max() > 0.9
+
+
 def test_cli_transfer_on_a_fixture_is_bound_and_reimports(tmp_path, fixture_source):
     """The README's main job on the Z-up cartoon fixture: the written file is the in-memory rig,
     and bending the left forearm moves exactly the vertices weighted to it or below it."""
