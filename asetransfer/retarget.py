@@ -9,10 +9,10 @@ fly (§3.3), whether or not its file stores the normalised rest pose, so a targe
 kept in its modelled pose (rest = bind, what Blender and game engines expect)
 plays source motions exactly as a pose-normalised one does.  ``rest="target"``
 applies the motion's rotations on top of the target's own rest pose instead, for
-rigs whose rest pose already matches the source's.  The root's path is the source's displacement from its rest position,
-turned into the target's frame and scaled by the ratio of the root heights above
-the ground (Tonoli §3.1.4, Eq. 3.21-3.22), so feet stay on the ground of a shorter
-or taller target.
+rigs whose rest pose already matches the source's.  The root's path is the
+source's displacement from its rest position, turned into the target's frame and
+scaled by the ratio of the root heights above the ground (Tonoli §3.1.4,
+Eq. 3.21-3.22), so feet stay on the ground of a shorter or taller target.
 
 :func:`bone_angles` measures the result: the angle between corresponding bone
 directions of source and target, frame by frame.
@@ -85,10 +85,12 @@ def retarget(source_motion: Animation, source: Rig, target: Rig, rest: str = "so
 
     Joints are matched by name; target joints the source lacks keep their rest pose.
     ``rest``: ``"source"`` (default) gives every matched joint the source's whole local
-    rotation, rest included: ``R_t M_t = R_s M_s`` with ``R = orient @ rest rotation``
-    (the root also turned by the frame rotation ``A``), i.e. the target's rest pose
-    is normalised to the source's (§3.3) as the motion is applied; ``"target"`` copies
-    only the motion's rotations, ``M_t = M_s``, on top of the target's own rest pose.
+    rotation, rest included: ``R_t M_t = K_p^T R_s M_s K_j`` with ``R = orient @ rest
+    rotation`` and ``K`` the per-joint turn that best aligns the joint's bones with the
+    source's (:func:`~asetransfer.skeleton_transfer.bone_alignment`; ``K_p`` is the frame
+    rotation ``A`` for the root), i.e. the target's rest pose is normalised to the
+    source's (§3.3) as the motion is applied; ``"target"`` copies only the motion's
+    rotations, ``M_t = M_s``, on top of the target's own rest pose.
 
     Returns
     -------
