@@ -54,6 +54,8 @@ def place_coincident(method: str, label, source, target, weights, positions, joi
                            shape=(len(label), len(groups) + 1))[:, :len(groups)]
     summed = (sp.csr_matrix(weights) @ member).tocsc()
     if method == "em":
+        if not rays.get("ray_share") and (np.diff(summed.indptr) > 0).all():
+            rays = {}  # every group has weighted vertices and the hits get no share: no rays to cast
         new, ok = joint_positions_em(source, target, summed, joints[groups], omega, unit, **rays)
     else:
         s, r, mu_s, mu_t, ok = procrustes_transforms(source, target, summed, threshold)

@@ -1,6 +1,7 @@
 """``asetransfer transfer SOURCE TARGET --markers M.json -o OUT.glb``: the main job."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -65,14 +66,12 @@ def add_parser(sub):
 
 
 def _count_arg(text):
-    import argparse
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
     return int(text)
 
 
 def _fraction_arg(text):
-    import argparse
     try:
         value = float(text)
     except ValueError:
@@ -83,7 +82,6 @@ def _fraction_arg(text):
 
 
 def _plane_arg(text):
-    import argparse
     try:
         return _plane(text)
     except ValueError as e:
