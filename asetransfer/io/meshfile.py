@@ -1,8 +1,9 @@
 """Load target meshes as users have them: .obj .ply .off .stl .glb .gltf.
 
 Vertex order is the file's (so per-vertex output lines up with the user's file);
-polygons are fan-triangulated.  STL has no shared vertices, so its coincident
-corners are merged.
+polygons are fan-triangulated.  OBJ and PLY are read by our own readers (OBJ keeps
+its objects as parts; PLY skips trimesh's import time), OFF and STL by trimesh.
+STL has no shared vertices, so its coincident corners are merged.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ..errors import InputError
 from ..mesh import DEGENERATE_MESSAGE, Mesh
 from .glb import read_bytes
 from .gltf_read import read_gltf_mesh
+from .ply import read_ply
 
 MESH_EXTENSIONS = (".obj", ".ply", ".off", ".stl", ".glb", ".gltf")
 
@@ -35,6 +37,8 @@ def load_mesh(path) -> Mesh:
     data = read_bytes(path)
     if ext == ".obj":
         mesh = _read_obj(path, data)
+    elif ext == ".ply":
+        mesh = _as_mesh(path, *read_ply(path, data))
     else:
         mesh = _read_trimesh(path, data, ext)
     return mesh
