@@ -15,7 +15,7 @@ POLYS = [[0, 1, 2], [2, 3, 4, 5], [5, 6, 7], [1, 4, 7, 8, 0], [3, 8, 6]]
 FANS = [[0, 1, 2], [2, 3, 4], [2, 4, 5], [5, 6, 7], [1, 4, 7], [1, 7, 8], [1, 8, 0], [3, 8, 6]]
 
 
-def write_ply(path, fmt, index_type="int", extra=True, edges_first=False):
+def write_ply(path, fmt, index_type="int", extra=True, edges_first=False, polys=POLYS):
     """A PLY with extra vertex properties, a per-face flag before the index list and
     an unrelated ``edge`` element, in ``fmt`` (ascii / binary_little_endian / _big_)."""
     e = {"binary_little_endian": "<", "binary_big_endian": ">"}.get(fmt)
@@ -27,7 +27,7 @@ def write_ply(path, fmt, index_type="int", extra=True, edges_first=False):
     head += [f"element vertex {len(VERTS)}", "property double x", "property float y", "property float z"]
     if extra:
         head += ["property uchar red", "property float nx"]
-    head += [f"element face {len(POLYS)}"]
+    head += [f"element face {len(polys)}"]
     if extra:
         head += ["property uchar flag"]
     head += [f"property list uchar {index_type} vertex_indices"]
@@ -36,7 +36,7 @@ def write_ply(path, fmt, index_type="int", extra=True, edges_first=False):
     head += ["end_header"]
     out = ("\n".join(head) + "\n").encode()
     vrows = [(*v, 200, 0.5) if extra else tuple(v) for v in VERTS.astype(np.float32).astype(np.float64)]
-    frows = [((1,) if extra else ()) + (len(p), *p) for p in POLYS]
+    frows = [((1,) if extra else ()) + (len(p), *p) for p in polys]
     erows = [(0, 1), (2, 3)]
     vfmt = "dff" + ("Bf" if extra else "")
     if e is None:
@@ -46,7 +46,7 @@ def write_ply(path, fmt, index_type="int", extra=True, edges_first=False):
         ed = b"".join(line(r) for r in erows)
     else:
         v = b"".join(struct.pack(e + vfmt, *r) for r in vrows)
-        f = b"".join(struct.pack(e + ("B" if extra else "") + "B" + code * len(p), *r) for r, p in zip(frows, POLYS))
+        f = b"".join(struct.pack(e + ("B" if extra else "") + "B" + code * len(p), *r) for r, p in zip(frows, polys))
         ed = b"".join(struct.pack(e + "ii", *r) for r in erows)
     out += (ed + v + f) if edges_first else (v + f + ed)
     path.write_bytes(out)
@@ -60,6 +60,15 @@ def test_every_layout_reads_the_same_mesh(tmp_path, fmt, extra, edges_first, ind
     m = at.load_mesh(write_ply(tmp_path / "m.ply", fmt, index_type, extra, edges_first))
     np.testing.assert_array_equal(m.faces, FANS)
     np.testing.assert_allclose(m.vertices, VERTS, rtol=1e-6)  # y, z stored as float32
+
+
+def test_longest_polygon_first(tmp_path):
+    """Rows read as long as the first one would overrun the file: walk them instead."""
+    polys = [POLYS[3]] + POLYS[:3] + POLYS[4:]
+    fans = FANS[4:7] + FANS[:4] + FANS[7:]
+    for fmt in ("binary_little_endian", "ascii"):
+        m = at.load_mesh(write_ply(tmp_path / "m.ply", fmt, extra=False, polys=polys))
+        np.testing.assert_array_equal(m.faces, fans)
 
 
 def test_triangles_only_binary_matches_trimesh(tmp_path):

@@ -152,6 +152,8 @@ class _BinaryReader:
             fields += [(n + "#count", e + t), (n, e + item, (k,))]
             lengths.append((n, k))
             pos += np.dtype(t).itemsize + k * np.dtype(item).itemsize
+        if start + np.dtype(fields).itemsize * count > len(self.data):
+            return None  # the rows are not all as long as the first: walk them
         rows = self._take(fields, count)
         if all((rows[n + "#count"] == k).all() for n, k in lengths):
             return {n: (rows[n] if item is None else ([rows[n].astype(np.int64)], [np.arange(count)]))
