@@ -71,6 +71,19 @@ def test_longest_polygon_first(tmp_path):
         np.testing.assert_array_equal(m.faces, fans)
 
 
+def test_polygon_with_many_corners(tmp_path):
+    """A 100-gon (a cap) between two triangles: 98 fan triangles, in order."""
+    ring = list(range(100))
+    p = tmp_path / "cap.ply"
+    rows = [[0, 1, 2], ring, [3, 4, 5]]
+    p.write_text("ply\nformat ascii 1.0\nelement vertex 100\nproperty float x\nproperty float y\nproperty float z\n"
+                 "element face 3\nproperty list uchar int vertex_indices\nend_header\n"
+                 + "".join(f"{np.cos(t)} {np.sin(t)} 0\n" for t in np.linspace(0, 6, 100))
+                 + "".join(f"{len(r)} {' '.join(map(str, r))}\n" for r in rows))
+    m = at.load_mesh(p)
+    np.testing.assert_array_equal(m.faces, [[0, 1, 2]] + [[0, k, k + 1] for k in range(1, 99)] + [[3, 4, 5]])
+
+
 def test_triangles_only_binary_matches_trimesh(tmp_path):
     """The fixed-width fast path (every face a triangle) against trimesh's reader."""
     sphere = trimesh.creation.icosphere(subdivisions=3)

@@ -39,21 +39,21 @@ def read_ply(path, data: bytes) -> tuple[np.ndarray, np.ndarray]:
     try:
         vertices, polygons, order = _read(data)
         return vertices, _triangulate(polygons, order)
-    except (_Malformed, ValueError, IndexError) as e:
+    except (ValueError, IndexError) as e:  # _Malformed is a ValueError
         raise InputError(path, f"cannot parse PLY file ({e})") from None
 
 
 def _triangulate(polygons: list[np.ndarray], order: np.ndarray) -> np.ndarray:
     """Fan triangles ``(v0, vk, vk+1)`` of the polygons, in file order of the faces."""
-    tris, keys = [], []
+    tris, face, fan = [], [], []
     for poly, rows in zip(polygons, order):
         for k in range(1, poly.shape[1] - 1):
             tris.append(poly[:, [0, k, k + 1]])
-            keys.append(rows * 64 + k)  # face order first, then fan order
+            face.append(rows)
+            fan.append(np.full(len(rows), k))
     if not tris:
         return np.zeros((0, 3), np.int64)
-    tris, keys = np.concatenate(tris), np.concatenate(keys)
-    return tris[np.argsort(keys, kind="stable")]
+    return np.concatenate(tris)[np.lexsort((np.concatenate(fan), np.concatenate(face)))]
 
 
 def _header(data: bytes):
