@@ -163,13 +163,8 @@ class _BinaryReader:
 
     def _rows(self, count, props):
         e = self.endian
-        values = {n: [] for n, _, _ in props}
-        for _ in range(count):
-            for n, t, item in props:
-                v = self._take(e + t, 1)[0]
-                values[n].append(v if item is None else self._take(e + item, int(v)).astype(np.int64))
-        return {n: (np.asarray(values[n]) if item is None else _by_length(values[n]))
-                for n, _, item in props}
+        return _walk_rows(count, props, lambda t: self._take(e + t, 1)[0],
+                          lambda item, k: self._take(e + item, k).astype(np.int64))
 
 
 class _AsciiReader:
@@ -189,16 +184,23 @@ class _AsciiReader:
             rows = np.array(self._next(count * len(props)), dtype=np.float64).reshape(count, len(props))
             # through the declared type, so ASCII and binary files of one mesh agree
             return {n: rows[:, i].astype(t) for i, (n, t, _) in enumerate(props)}
-        values = {n: [] for n, _, _ in props}
-        for _ in range(count):
-            for n, _, item in props:
-                k = self._next(1)[0]
-                if item is None:
-                    values[n].append(float(k))
-                else:
-                    values[n].append(np.array(self._next(int(k)), dtype=np.float64).astype(np.int64))
-        return {n: (np.asarray(values[n]) if item is None else _by_length(values[n]))
-                for n, _, item in props}
+        return _walk_rows(count, props, lambda t: float(self._next(1)[0]),
+                          lambda item, k: np.array(self._next(k), dtype=np.float64).astype(np.int64))
+
+
+def _walk_rows(count: int, props, scalar, index_list) -> dict:
+    """Read ``count`` rows one value at a time: ``scalar(type)`` reads a value,
+    ``index_list(type, k)`` a list of ``k``.  Lists come back grouped by length."""
+    values = {n: [] for n, _, _ in props}
+    for _ in range(count):
+        for n, t, item in props:
+            v = scalar(t)
+            if item is not None:
+                if v != int(v) or v < 0:
+                    raise _Malformed(f"list length {v} is not a count")
+                v = index_list(item, int(v))
+            values[n].append(v)
+    return {n: (np.asarray(values[n]) if item is None else _by_length(values[n])) for n, _, item in props}
 
 
 def _by_length(lists: list) -> tuple:
