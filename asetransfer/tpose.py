@@ -109,8 +109,8 @@ def tpose(skeleton: Skeleton, mapping: dict) -> tuple:
 
 
 def _angle(a, b) -> float:
-    c = float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
-    return float(np.degrees(np.arccos(np.clip(c, -1.0, 1.0))))
+    """Angle between vectors in degrees; atan2 of |a x b| and a . b stays exact near 0 (arccos does not)."""
+    return float(np.degrees(np.arctan2(np.linalg.norm(np.cross(a, b)), a @ b)))
 
 
 def tpose_checks(pos: np.ndarray, j: dict, axes: dict) -> dict:

@@ -20,9 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from devdata import DEV, ROOT, cases as dev_cases, target_path  # noqa: E402
 sys.path.insert(0, str(ROOT))
-DEV = ROOT.parent / "shared" / "data" / "makehuman-dev"
 
 from asetransfer.config import CorrespondenceConfig  # noqa: E402
 from asetransfer.correspondence import correspond  # noqa: E402
@@ -70,14 +69,14 @@ def main():
     for item in args.set:
         k, v = item.split("=")
         cfg = replace(cfg, **{k: type(getattr(cfg, k))(v)})
-    cases = args.cases or [c["case"] for c in json.loads((DEV / "index.json").read_text())["cases"]]
+    cases = args.cases or dev_cases()
     rows = []
     print(f"{'case':24} {'markers':7} {'verts':>11} {'s2t mean':>9} {'s2t p95':>8} {'t2s mean':>9} "
           f"{'t2s p95':>8} {'time s':>7}  stages")
     for case in cases:
         d = DEV / case
         src = load_rig(d / "source.glb").mesh
-        tgt = load_mesh(d / "target.ply")
+        tgt = load_mesh(target_path(case))
         same = len(src.vertices) == len(tgt.vertices)
         for kind in args.markers:
             mk = load_markers(d / f"markers_{kind}.json", src, tgt)

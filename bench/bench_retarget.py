@@ -31,9 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from devdata import DEV, ROOT, cases as dev_cases, target_path  # noqa: E402
 sys.path.insert(0, str(ROOT))
-DEV = ROOT.parent / "shared" / "data" / "makehuman-dev"
 
 from asetransfer.bvh import bvh_to_animation, read_bvh  # noqa: E402
 from asetransfer.calibration import measure, propose_calibration, transfer_calibration  # noqa: E402
@@ -102,7 +101,7 @@ def main():
     args = ap.parse_args()
     if not DEV.is_dir():
         sys.exit(f"{DEV}: dev data not found")
-    cases = args.cases or [c["case"] for c in json.loads((DEV / "index.json").read_text())["cases"]]
+    cases = args.cases or dev_cases()
     motions = {p.name: read_bvh(p) for p in sorted(DEV.glob("motion_*.bvh"))}
     rows = []
     print(f"{'case':22} {'pose norm':9} {'map mean':>8} {'map max':>8} {'(rest)':>8} {'all mean':>8} {'all max':>8} "
@@ -112,7 +111,7 @@ def main():
         d = DEV / case
         gt = json.loads((d / "gt.json").read_text())
         source = load_rig(d / "source.glb")
-        target = load_mesh(d / gt["target_file"])
+        target = load_mesh(target_path(case))
         markers = load_markers(d / f"markers_{args.markers}.json", source.mesh, target)
         mname, motion = motion_for(source, motions)
         src_anim, _ = bvh_to_animation(motion, source.skeleton)

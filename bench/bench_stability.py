@@ -20,9 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from devdata import DEV, ROOT, target_path  # noqa: E402
 sys.path.insert(0, str(ROOT))
-DEV = ROOT.parent / "shared" / "data" / "makehuman-dev"
 
 from asetransfer.config import Config, SkeletonConfig  # noqa: E402
 from asetransfer.io import load_markers, load_mesh, load_rig  # noqa: E402
@@ -52,7 +51,7 @@ def main():
     for case in args.cases:
         d = DEV / case
         source = load_rig(d / "source.glb")
-        target = load_mesh(d / "target.ply")
+        target = load_mesh(target_path(case))
         markers = load_markers(d / f"markers_{args.markers}.json", source.mesh, target)
         back = Markers(markers.names, markers.target, markers.source)
         itself = Markers(markers.names, markers.source, markers.source)

@@ -20,10 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-DEV = SHARED / "data" / "makehuman-dev"
-EVAL = SHARED / "eval"
+from devdata import DEV, EVAL, ROOT, SHARED, cases as dev_cases, target_path  # noqa: E402
 
 DEFAULT_VARIANTS = ["em=", "pa=--joints pa"]
 
@@ -32,7 +29,7 @@ def run_transfer(case_dir: Path, markers: str, flags: list, out: Path):
     """Run the CLI once; returns (wall seconds, peak RSS MB, report dict)."""
     report = out.with_suffix(".report.json")
     cmd = [sys.executable, "-c", _RUN_AND_REPORT_PEAK, "transfer", str(case_dir / "source.glb"),
-           str(case_dir / "target.ply"), "--markers", str(case_dir / f"markers_{markers}.json"),
+           str(target_path(case_dir.name)), "--markers", str(case_dir / f"markers_{markers}.json"),
            "-o", str(out), "--report", str(report), "-q", *flags]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE)
@@ -88,7 +85,7 @@ def main():
     sys.path.insert(0, str(EVAL))
     from mheval.score import score
 
-    cases = args.cases or [c["case"] for c in json.loads((DEV / "index.json").read_text())["cases"]]
+    cases = args.cases or dev_cases()
     rows = []
     head = (f"{'variant':10} {'markers':7} {'case':22} {'joint mm':>8} {'max':>6} {'%H':>5} {'body%H':>6} "
             f"{'fing%H':>6} {'orient':>6} {'w.err':>6} {'local':>11} {'world':>11} {'sym':>5} {'spine':>5} "

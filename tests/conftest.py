@@ -1,6 +1,7 @@
 """Shared test helpers: a small synthetic rig, and the dev data location."""
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 
@@ -14,6 +15,12 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 DEV = (ROOT / ".." / "shared" / "data" / "makehuman-dev").resolve()
 DEV_CASES = sorted(p.name for p in DEV.iterdir() if p.is_dir()) if DEV.is_dir() else []
+
+
+def dev_target(case: str) -> pathlib.Path:
+    """A dev case's target mesh, as its ``index.json`` names it (``target.ply``, ``target.obj``, ...)."""
+    entry = {c["case"]: c for c in json.loads((DEV / "index.json").read_text())["cases"]}[case]
+    return DEV / case / entry["target_file"]
 
 needs_dev = pytest.mark.skipif(not DEV.is_dir(), reason="../shared/data/makehuman-dev is not present")
 

@@ -6,7 +6,7 @@ import pytest
 
 import asetransfer as at
 from cli.main import main
-from conftest import DEV, DEV_CASES, assert_rigs_equal, needs_dev
+from conftest import DEV, DEV_CASES, assert_rigs_equal, dev_target, needs_dev
 
 pytestmark = needs_dev
 
@@ -33,7 +33,7 @@ def test_round_trip_of_every_dev_glb_is_exact(tmp_path, name):
 @pytest.mark.parametrize("case", DEV_CASES)
 def test_dev_markers_resolve_on_the_surface(case):
     src = at.load_rig(DEV / case / "source.glb").mesh
-    tgt = at.load_mesh(DEV / case / "target.ply")
+    tgt = at.load_mesh(dev_target(case))
     for kind in ("dense", "sparse"):
         m = at.load_markers(DEV / case / f"markers_{kind}.json", src, tgt)
         assert len(m) == (300 if kind == "dense" else 46)

@@ -139,7 +139,7 @@ def test_handoff_outputs_reimport(handoff):
                 "units"):
         assert key in doc
     assert doc["units"]["length"] == "m" and doc["tpose"]["bvh"] == "out.tpose.bvh"
-    assert doc["tpose"]["glb"] == "out.tpose.glb" and max(doc["tpose"]["checks"].values()) < 1e-6
+    assert doc["tpose"]["glb"] == "out.tpose.glb" and max(doc["tpose"]["checks"].values()) < 1e-4
     # the points lie on the target, left stays left; the heavy target's limbs are 1.35x as thick
     from asetransfer.surface import closest_points
     pts = np.array([p.position for p in cal.surface_points + cal.key_vertices])
