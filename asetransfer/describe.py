@@ -5,8 +5,8 @@ import re
 
 import numpy as np
 
-from .mesh import Mesh
-from .rig import Rig
+from .model.mesh import Mesh
+from .model.rig import Rig
 
 _AXES = ("X", "Y", "Z")
 _HEAD = re.compile(r"(^|[^a-z])head($|[^a-z])", re.IGNORECASE)

@@ -24,9 +24,9 @@ from devdata import DEV, ROOT, cases as dev_cases, target_path  # noqa: E402
 sys.path.insert(0, str(ROOT))
 
 from asetransfer.config import CorrespondenceConfig  # noqa: E402
-from asetransfer.correspondence import correspond  # noqa: E402
+from asetransfer.stages.correspondence import correspond  # noqa: E402
 from asetransfer.io import load_markers, load_mesh, load_rig  # noqa: E402
-from asetransfer.surface import closest_points  # noqa: E402
+from asetransfer.geometry.surface import closest_points  # noqa: E402
 
 
 def height(vertices):
@@ -42,7 +42,7 @@ def run_nricp(src, tgt, markers):
     """trimesh's non-rigid ICP (Amberg et al. 2007), markers as landmarks."""
     import trimesh
     from trimesh.registration import nricp_amberg
-    from asetransfer.align import umeyama
+    from asetransfer.geometry.alignment import umeyama
     sim = umeyama(markers.source.positions(src.vertices, src.faces),
                   markers.target.positions(tgt.vertices, tgt.faces))
     s = trimesh.Trimesh(sim.apply(src.vertices), src.faces, process=False)
@@ -95,7 +95,7 @@ def main():
                   f"{fmt(row, 't2s')} {wall:7.2f}  {stages} it={c.stats['iterations']}", flush=True)
             if args.nricp and same:
                 f, b, el = run_nricp(src, tgt, mk)
-                from asetransfer.surface import interpolate
+                from asetransfer.model.surface import interpolate
                 e = map_error(interpolate(tgt.vertices, tgt.faces, f, b), tgt.vertices, height(tgt.vertices))
                 row["nricp"] = {"s2t": e, "time": el}
                 print(f"{'  nricp_amberg':32} {e[0]:9.3f} {e[1]:8.3f} {'-':>9} {'-':>8} {el:7.2f}", flush=True)

@@ -34,13 +34,14 @@ import numpy as np
 from devdata import DEV, ROOT, cases as dev_cases, target_path  # noqa: E402
 sys.path.insert(0, str(ROOT))
 
-from asetransfer.bvh import bvh_to_animation, read_bvh  # noqa: E402
-from asetransfer.calibration import measure, propose_calibration, transfer_calibration  # noqa: E402
+from asetransfer.handoff.motion import bvh_to_animation  # noqa: E402
+from asetransfer.io.bvh import read_bvh  # noqa: E402
+from asetransfer.handoff.calibration import measure, propose_calibration, transfer_calibration  # noqa: E402
 from asetransfer.config import Config, SkeletonConfig  # noqa: E402
 from asetransfer.io import load_markers, load_mesh, load_rig  # noqa: E402
-from asetransfer.retarget import bone_angles, map_bones, retarget_bvh, skeleton_bones  # noqa: E402
-from asetransfer.surface import interpolate  # noqa: E402
-from asetransfer.transfer import transfer  # noqa: E402
+from asetransfer.handoff.retarget import bone_angles, map_bones, retarget_bvh, skeleton_bones  # noqa: E402
+from asetransfer.model.surface import interpolate  # noqa: E402
+from asetransfer.stages.transfer import transfer  # noqa: E402
 
 
 def motion_for(source, motions):

@@ -25,9 +25,9 @@ sys.path.insert(0, str(ROOT))
 
 from asetransfer.config import Config, SkeletonConfig  # noqa: E402
 from asetransfer.io import load_markers, load_mesh, load_rig  # noqa: E402
-from asetransfer.io.markers import Markers  # noqa: E402
-from asetransfer.transfer import transfer  # noqa: E402
-from asetransfer.transforms import closest_rotation, rotation_angle  # noqa: E402
+from asetransfer.model.markers import Markers  # noqa: E402
+from asetransfer.stages.transfer import transfer  # noqa: E402
+from asetransfer.model.transforms import closest_rotation, rotation_angle  # noqa: E402
 
 
 def drift(a, b, height):

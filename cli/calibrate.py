@@ -1,11 +1,12 @@
 """``asetransfer calibrate-source RIG.glb -o CAL.json``: propose a calibration for a humanoid rig."""
 from __future__ import annotations
 
-from asetransfer.calibration import propose_calibration, write_calibration
+from asetransfer.handoff.calibration import propose_calibration
+from asetransfer.io.calibration import write_calibration
 from asetransfer.errors import InputError
 from asetransfer.io import load_rig
 from asetransfer.io.atomic import check_output_path
-from asetransfer.skeleton_map import ROLES, propose_skeleton_map
+from asetransfer.humanoid.skeleton_map import ROLES, propose_skeleton_map
 
 
 def add_parser(sub):

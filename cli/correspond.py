@@ -5,13 +5,14 @@ import json
 import os
 
 from asetransfer.config import CorrespondenceConfig
-from asetransfer.correspondence import correspond
+from asetransfer.stages.correspondence import correspond
 from asetransfer.errors import InputError
 from asetransfer.io import load_character, load_markers
 from asetransfer.io.atomic import check_output_path
-from asetransfer.io.mapfile import write_map, write_ply
-from asetransfer.linsolve import NumericalError
-from asetransfer.rig import Rig
+from asetransfer.io.mapfile import write_map
+from asetransfer.io.ply import write_ply
+from asetransfer.geometry.linsolve import NumericalError
+from asetransfer.model.rig import Rig
 
 
 def add_parser(sub):

@@ -10,14 +10,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from asetransfer.animation import Animation
-from asetransfer.bvh import animation_to_bvh, write_bvh
-from asetransfer.calibration import propose_calibration, read_calibration, transfer_calibration, write_calibration
+from asetransfer.model.animation import Animation
+from asetransfer.handoff.motion import animation_to_bvh
+from asetransfer.io.bvh import write_bvh
+from asetransfer.handoff.calibration import propose_calibration, transfer_calibration
+from asetransfer.io.calibration import read_calibration, write_calibration
 from asetransfer.errors import InputError
 from asetransfer.io.atomic import check_output_path
 from asetransfer.io.gltf_write import write_rig
-from asetransfer.skeleton_map import propose_skeleton_map
-from asetransfer.tpose import tpose, tpose_rig
+from asetransfer.humanoid.skeleton_map import propose_skeleton_map
+from asetransfer.humanoid.tpose import tpose, tpose_rig
 
 
 def add_arguments(p) -> None:

@@ -9,7 +9,7 @@ import argparse
 import logging
 import sys
 
-from asetransfer import __version__
+from asetransfer._version import __version__
 from asetransfer.errors import InputError
 
 from . import calibrate, correspond, info, retarget, transfer

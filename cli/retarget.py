@@ -4,12 +4,13 @@ from __future__ import annotations
 import json
 import os
 
-from asetransfer.bvh import animation_to_bvh, read_bvh, write_bvh
+from asetransfer.handoff.motion import animation_to_bvh
+from asetransfer.io.bvh import read_bvh, write_bvh
 from asetransfer.errors import InputError
 from asetransfer.io import load_rig
 from asetransfer.io.atomic import atomic_write, check_output_path
 from asetransfer.io.gltf_write import write_rig
-from asetransfer.retarget import retarget_bvh
+from asetransfer.handoff.retarget import retarget_bvh
 
 OUTPUTS = (".glb", ".gltf", ".bvh")
 

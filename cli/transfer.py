@@ -11,8 +11,8 @@ from asetransfer.errors import InputError
 from asetransfer.io import load_markers, load_rig
 from asetransfer.io.atomic import atomic_write, check_output_path
 from asetransfer.io.gltf_write import write_rig
-from asetransfer.linsolve import NumericalError
-from asetransfer.transfer import transfer
+from asetransfer.geometry.linsolve import NumericalError
+from asetransfer.stages.transfer import transfer
 
 from . import handoff
 from .correspond import mesh_of

@@ -203,11 +203,11 @@ def _permission_denied(*a, **k):
 @bad("cannot read file \\(Permission denied\\)")
 def target_permission_denied(c):
     # what a mode-000 file gives a user who is not root, simulated so that root runs it too
-    import asetransfer.io.glb
+    import asetransfer.io.files
 
     def guarded_open(p, *a, **k):
         return _permission_denied() if os.path.abspath(p) == os.path.abspath(c.base.tgt) else open(p, *a, **k)
-    c.monkeypatch.setattr(asetransfer.io.glb, "open", guarded_open, raising=False)
+    c.monkeypatch.setattr(asetransfer.io.files, "open", guarded_open, raising=False)
     return c.transfer(), c.base.tgt
 
 
@@ -973,7 +973,7 @@ def test_fixture_target_in_millimetres(case, capsys, tmp_path):
 # ---------------------------------------------------------------------------- numerical guards
 def test_a_failing_solve_is_a_clear_error_and_no_nan_is_written(case, capsys, monkeypatch):
     # a (near-)singular system: every solve gives NaN, as a collapsed system would
-    from asetransfer.linsolve import Factorization
+    from asetransfer.geometry.linsolve import Factorization
 
     monkeypatch.setattr(Factorization, "_solve", lambda self, b: np.full_like(b, np.nan))
     before = snapshot(case.base.dir)
@@ -1043,14 +1043,14 @@ def test_an_interrupted_run_leaves_no_partial_file_and_keeps_the_inputs(case, ca
     # a real SIGINT (Ctrl-C) in the middle of the computation or of the write
     import signal
 
-    import asetransfer.correspondence
+    import asetransfer.stages.correspondence
 
     def interrupt(*a, **k):
         os.kill(os.getpid(), signal.SIGINT)
         raise AssertionError("SIGINT did not interrupt")  # not reached: the handler raises first
 
     if stage == "correspondence":
-        monkeypatch.setattr(asetransfer.correspondence, "fair", interrupt)
+        monkeypatch.setattr(asetransfer.stages.correspondence, "fair", interrupt)
     else:
         monkeypatch.setattr(os, "fsync", interrupt)  # the temporary file is written, not yet renamed
     with open(case.out, "wb") as f:

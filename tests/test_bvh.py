@@ -5,8 +5,10 @@ from conftest import DEV, FIXTURES, needs_dev, tube_rig
 from scipy.spatial.transform import Rotation
 
 import asetransfer as at
-from asetransfer.animation import Animation
-from asetransfer.bvh import Bvh, animation_to_bvh, bvh_to_animation, parse_bvh, read_bvh, write_bvh
+from asetransfer.model.animation import Animation
+from asetransfer.model.bvh import Bvh
+from asetransfer.handoff.motion import animation_to_bvh, bvh_to_animation
+from asetransfer.io.bvh import parse_bvh, read_bvh, write_bvh
 from asetransfer.errors import InputError
 
 TWO_JOINTS = """HIERARCHY

@@ -6,14 +6,15 @@ import pytest
 from conftest import DEV, FIXTURES, needs_dev, tube_rig
 
 import asetransfer as at
-from asetransfer.align import Similarity
-from asetransfer.calibration import (calibration_to_json, propose_calibration, read_calibration,
-                                     transfer_calibration, write_calibration)
-from asetransfer.correspondence import Correspondence
+from asetransfer.geometry.alignment import Similarity
+from asetransfer.io.calibration import calibration_to_json, read_calibration, write_calibration
+from asetransfer.handoff.calibration import propose_calibration, transfer_calibration
+from asetransfer.stages.correspondence import Correspondence
 from asetransfer.errors import InputError
-from asetransfer.skeleton import Skeleton
-from asetransfer.skeleton_map import REQUIRED, propose_skeleton_map, split_side
-from asetransfer.surface import SurfacePoints, closest_points, vertex_faces
+from asetransfer.model.skeleton import Skeleton
+from asetransfer.humanoid.skeleton_map import REQUIRED, propose_skeleton_map, split_side
+from asetransfer.model.surface import SurfacePoints
+from asetransfer.geometry.surface import closest_points, vertex_faces
 from cli.main import main
 
 # a small humanoid: key -> (parent key, position); "s" is replaced by the side sign

@@ -10,15 +10,15 @@ import scipy.sparse as sp
 import trimesh
 from scipy.spatial.transform import Rotation
 
-from asetransfer.align import umeyama
-from asetransfer.correspondence import correspond
+from asetransfer.geometry.alignment import umeyama
+from asetransfer.stages.correspondence import correspond
 from asetransfer.io.mapfile import npz_bytes, read_map
-from asetransfer.io.markers import Markers
-from asetransfer.laplacian import bilaplacian, cotangent_laplacian, mixed_voronoi_areas
-from asetransfer.linsolve import Factorization, NumericalError
-from asetransfer.mesh import Mesh
-from asetransfer.surface import SurfacePoints
-from asetransfer.topology import vertex_components, weld
+from asetransfer.model.markers import Markers
+from asetransfer.geometry.laplacian import bilaplacian, cotangent_laplacian, mixed_voronoi_areas
+from asetransfer.geometry.linsolve import Factorization, NumericalError
+from asetransfer.model.mesh import Mesh
+from asetransfer.model.surface import SurfacePoints
+from asetransfer.geometry.topology import vertex_components, weld
 from cli.main import main
 
 

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import asetransfer as at
+from asetransfer.model.transforms import quat_to_matrix
 from asetransfer import InputError, Mesh, Rig
 from asetransfer.io import load_markers, load_rig, read_gltf
 from asetransfer.io.glb import FLOAT, USHORT
@@ -81,7 +82,7 @@ def valid_glb() -> tuple:
     # 'tip' as a matrix; 'mid' with an orient in its extras
     t, r = nodes[2].pop("translation"), nodes[2].pop("rotation")
     m = np.eye(4)
-    m[:3, :3] = at.transforms.quat_to_matrix(np.array(r))
+    m[:3, :3] = quat_to_matrix(np.array(r))
     m[:3, 3] = t
     nodes[2]["matrix"] = m.T.ravel().tolist()
     nodes[1]["extras"] = {"asetransfer": {"orient": [0.0, 0.0, 0.0, 1.0]}}

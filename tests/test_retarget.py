@@ -7,15 +7,16 @@ from conftest import FIXTURES, tube_rig
 from scipy.spatial.transform import Rotation
 
 import asetransfer as at
-from asetransfer.align import Similarity
-from asetransfer.animation import Animation
-from asetransfer.bvh import animation_to_bvh, bvh_to_animation, read_bvh, write_bvh
-from asetransfer.calibration import read_calibration
+from asetransfer.geometry.alignment import Similarity
+from asetransfer.model.animation import Animation
+from asetransfer.handoff.motion import animation_to_bvh, bvh_to_animation
+from asetransfer.io.bvh import read_bvh, write_bvh
+from asetransfer.io.calibration import read_calibration
 from asetransfer.io.glb import read_document
 from asetransfer.io.gltf_animation import read_animation
 from asetransfer.io.gltf_write import write_rig
-from asetransfer.retarget import bone_angles, map_bones, retarget, retarget_bvh, skeleton_bones
-from asetransfer.skeleton import Skeleton
+from asetransfer.handoff.retarget import bone_angles, map_bones, retarget, retarget_bvh, skeleton_bones
+from asetransfer.model.skeleton import Skeleton
 from cli.main import main
 
 # rotations in the fixture's joint frames (local +Y along the bone, X the flexion axis), blended in
@@ -141,7 +142,7 @@ def test_handoff_outputs_reimport(handoff):
     assert doc["units"]["length"] == "m" and doc["tpose"]["bvh"] == "out.tpose.bvh"
     assert doc["tpose"]["glb"] == "out.tpose.glb" and max(doc["tpose"]["checks"].values()) < 1e-4
     # the points lie on the target, left stays left; the heavy target's limbs are 1.35x as thick
-    from asetransfer.surface import closest_points
+    from asetransfer.geometry.surface import closest_points
     pts = np.array([p.position for p in cal.surface_points + cal.key_vertices])
     assert closest_points(pts, out.mesh.vertices, out.mesh.faces)[2].max() < 1e-9
     assert all((p.position[0] > 0) == p.name.endswith(".L") for p in cal.surface_points if p.name[-2:] in (".L", ".R"))

@@ -8,17 +8,19 @@ import trimesh
 from conftest import tube_rig
 from scipy.spatial.transform import Rotation
 
-from asetransfer.align import Similarity
+from asetransfer.geometry.alignment import Similarity
 from asetransfer.config import SkeletonConfig
-from asetransfer.correspondence import Correspondence
+from asetransfer.stages.correspondence import Correspondence
 from asetransfer.io import load_rig
-from asetransfer.joints import joint_positions_em
-from asetransfer.mesh import Mesh
-from asetransfer.skeleton_transfer import mirror_joints, transfer_skeleton
-from asetransfer.skin import linear_blend_skinning
-from asetransfer.surface import SurfacePoints, vertex_faces
-from asetransfer.symmetry import estimate_symmetry_plane, lr_pairs, reflect, spine_chain
-from asetransfer.weights import transfer_weights
+from asetransfer.stages.joints import joint_positions_em
+from asetransfer.model.mesh import Mesh
+from asetransfer.stages.skeleton import mirror_joints, transfer_skeleton
+from asetransfer.model.skin import linear_blend_skinning
+from asetransfer.model.surface import SurfacePoints
+from asetransfer.geometry.surface import vertex_faces
+from asetransfer.geometry.symmetry import estimate_symmetry_plane, reflect
+from asetransfer.humanoid.naming import lr_pairs, spine_chain
+from asetransfer.stages.weights import transfer_weights
 
 IDENTITY = Similarity(1.0, np.eye(3), np.zeros(3))
 
@@ -172,8 +174,8 @@ def _fixture_markers(source, target, name="heavy", warp=None, mirror=False):
     """
     import json
 
-    from asetransfer.io.markers import Markers
-    from asetransfer.surface import closest_points
+    from asetransfer.model.markers import Markers
+    from asetransfer.geometry.surface import closest_points
     from conftest import FIXTURES
     raw = json.loads((FIXTURES / f"markers_{name}.json").read_text())["markers"]
     names = [m["name"] for m in raw]
@@ -194,8 +196,8 @@ def _fixture_markers(source, target, name="heavy", warp=None, mirror=False):
 def test_identity_transfer_through_the_whole_pipeline(fixture_source):
     """Spec Appendix II: source -> source (each marker linked to itself) gives the source skeleton."""
     from asetransfer.config import Config
-    from asetransfer.io.markers import Markers
-    from asetransfer.transfer import transfer
+    from asetransfer.model.markers import Markers
+    from asetransfer.stages.transfer import transfer
     src = fixture_source
     m = _fixture_markers(src.mesh, src.mesh)
     for joints in ("em", "pa"):
@@ -211,7 +213,7 @@ def test_mirrored_target_gives_the_mirrored_skeleton(fixture_source):
     """An asymmetric target and its mirror image get mirror-image skeletons (mirroring off)."""
     from asetransfer.config import Config
     from asetransfer.io import load_mesh
-    from asetransfer.transfer import transfer
+    from asetransfer.stages.transfer import transfer
     from conftest import FIXTURES
     src = fixture_source
     heavy = load_mesh(FIXTURES / "target_heavy.ply")
@@ -256,7 +258,7 @@ def test_em_rays_place_an_unweighted_enclosed_joint_like_the_surface_moves():
 
 
 def test_bone_alignment_turns_each_joints_bones_onto_the_sources():
-    from asetransfer.skeleton_transfer import bone_alignment
+    from asetransfer.stages.skeleton import bone_alignment
     parents = np.array([-1, 0, 0, 0, 1, 4])
     rng = np.random.default_rng(3)
     source = rng.normal(size=(6, 3))
@@ -282,10 +284,10 @@ def test_joints_sharing_a_position_in_the_source_share_it_in_the_target():
     """A second child of the root starting where 'mid' starts (no weights of its own) is
     placed with 'mid' as one point, and the root, whose children then share one
     position, points at it."""
-    from asetransfer.rig import Rig
-    from asetransfer.skeleton import Skeleton
-    from asetransfer.skeleton_transfer import coincident_joints
-    from asetransfer.skin import SkinWeights
+    from asetransfer.model.rig import Rig
+    from asetransfer.model.skeleton import Skeleton
+    from asetransfer.stages.skeleton import coincident_joints
+    from asetransfer.model.skin import SkinWeights
     rig = tube_rig()
     sk = rig.skeleton
     world = np.concatenate([sk.bind_world, sk.bind_world[1:2]])

@@ -3,7 +3,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from asetransfer import SkinWeights, linear_blend_skinning
-from asetransfer.transforms import compose_trs
+from asetransfer.model.transforms import compose_trs
 from conftest import tube_rig
 
 

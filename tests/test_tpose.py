@@ -4,10 +4,10 @@ import pytest
 from conftest import DEV, needs_dev
 
 import asetransfer as at
-from asetransfer.animation import Animation
-from asetransfer.bvh import animation_to_bvh
-from asetransfer.skeleton_map import propose_skeleton_map
-from asetransfer.tpose import tpose, tpose_rig
+from asetransfer.model.animation import Animation
+from asetransfer.handoff.motion import animation_to_bvh
+from asetransfer.humanoid.skeleton_map import propose_skeleton_map
+from asetransfer.humanoid.tpose import tpose, tpose_rig
 
 
 def _check_tpose(rig):

@@ -2,9 +2,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from asetransfer.transforms import (closest_rotation, compose_trs, decompose_trs, global_from_local,
-                                    hierarchy_depth, local_from_global, matrix_to_quat, quat_to_matrix,
-                                    topological_order)
+from asetransfer.model.transforms import closest_rotation, compose_trs, decompose_trs, global_from_local, hierarchy_depth, local_from_global, matrix_to_quat, quat_to_matrix, topological_order
 
 
 def random_local(n, rng, scale=True):

@@ -6,9 +6,10 @@ import scipy.sparse as sp
 from conftest import FIXTURES, tube_rig
 
 from asetransfer.config import Config, WeightsConfig
-from asetransfer.mesh import Mesh
-from asetransfer.surface import SurfacePoints, vertex_faces
-from asetransfer.weights import accepted_matches, inpaint_weights
+from asetransfer.model.mesh import Mesh
+from asetransfer.model.surface import SurfacePoints
+from asetransfer.geometry.surface import vertex_faces
+from asetransfer.stages.weights import accepted_matches, inpaint_weights
 
 
 def linear_weights(vertices):
@@ -80,7 +81,7 @@ def test_robust_mode_on_a_clean_target_agrees_with_interpolation(fixture_source)
     from test_skeleton_transfer import _fixture_markers
 
     from asetransfer.io import load_mesh
-    from asetransfer.transfer import transfer
+    from asetransfer.stages.transfer import transfer
     target = load_mesh(FIXTURES / "target_heavy.ply")
     markers = _fixture_markers(fixture_source.mesh, target)
     a = transfer(fixture_source, target, markers, Config(weights=WeightsConfig(method="interp")))
@@ -101,7 +102,7 @@ def test_robust_mode_attaches_a_held_prop_to_the_hand(fixture_source):
     from test_skeleton_transfer import _fixture_markers
 
     from asetransfer.io import load_mesh
-    from asetransfer.transfer import transfer
+    from asetransfer.stages.transfer import transfer
     body = load_mesh(FIXTURES / "target_heavy.ply")
     staff = trimesh.creation.cylinder(radius=0.02, height=1.4, sections=12)
     upright = Rotation.from_euler("x", -90, degrees=True).as_matrix()
@@ -139,7 +140,7 @@ def test_cli_transfer_on_a_fixture_is_bound_and_reimports(tmp_path, fixture_sour
 
     from asetransfer.config import SkeletonConfig
     from asetransfer.io import load_markers, load_mesh, load_rig
-    from asetransfer.transfer import transfer
+    from asetransfer.stages.transfer import transfer
     from cli.main import main
     src, tgt, mk = FIXTURES / "source.glb", FIXTURES / "target_cartoon.off", FIXTURES / "markers_cartoon.json"
     out = tmp_path / "cartoon.glb"

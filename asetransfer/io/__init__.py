@@ -3,7 +3,8 @@ import os
 
 from .gltf_read import read_gltf, read_gltf_mesh, read_gltf_rig
 from .gltf_write import write_rig
-from .markers import Markers, load_markers
+from ..model.markers import Markers
+from .markers import load_markers
 from .meshfile import MESH_EXTENSIONS, load_mesh
 
 load_rig = read_gltf_rig

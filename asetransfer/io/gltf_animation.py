@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation, Slerp
 
-from ..animation import Animation
-from ..skeleton import Skeleton
-from ..transforms import matrix_to_quat, quat_to_matrix
+from ..model.animation import Animation
+from ..model.skeleton import Skeleton
+from ..model.transforms import matrix_to_quat, quat_to_matrix
 from .glb import FLOAT, BufferBuilder
 
 _STILL = 1e-9  # rotation/translation changes below this are "not moving"

@@ -16,11 +16,11 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ..errors import InputError
-from ..mesh import DEGENERATE_MESSAGE, Mesh
-from ..rig import Rig
-from ..skeleton import Skeleton
-from ..skin import SkinWeights
-from ..transforms import apply, decompose_trs, quat_to_matrix, topological_order
+from ..model.mesh import DEGENERATE_MESSAGE, Mesh
+from ..model.rig import Rig
+from ..model.skeleton import Skeleton
+from ..model.skin import SkinWeights
+from ..model.transforms import apply, decompose_trs, quat_to_matrix, topological_order
 from .glb import UBYTE, USHORT, UINT, Accessors, is_index, read_document
 
 log = logging.getLogger("asetransfer")

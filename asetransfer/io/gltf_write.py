@@ -13,9 +13,9 @@ import os
 
 import numpy as np
 
-from .. import __version__
-from ..rig import Rig
-from ..transforms import matrix_to_quat
+from .._version import __version__
+from ..model.rig import Rig
+from ..model.transforms import matrix_to_quat
 from .atomic import atomic_write
 from .glb import FLOAT, UBYTE, UINT, USHORT, BufferBuilder, pack_glb, pack_gltf
 from .gltf_animation import animation_to_gltf
@@ -57,7 +57,7 @@ def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = Non
     sk, mesh = rig.skeleton, rig.mesh
     skin = rig.skin
     if skin.indices.shape[1] > max_influences:
-        from ..skin import SkinWeights
+        from ..model.skin import SkinWeights
         skin = SkinWeights.from_influences(skin.indices, skin.weights, skin.n_joints, max_influences)
     k = 4 if skin.indices.shape[1] <= 4 else 8
     idx = np.zeros((mesh.n_vertices, k), np.int64)

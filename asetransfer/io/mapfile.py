@@ -11,9 +11,9 @@ import zipfile
 import numpy as np
 
 from ..errors import InputError
-from ..surface import SurfacePoints
+from ..model.surface import SurfacePoints
 from .atomic import atomic_write
-from .glb import read_bytes
+from .files import read_bytes
 
 #: arrays of a map file and their dtypes
 MAP_ARRAYS = {"src_to_tgt_face": np.int64, "src_to_tgt_bary": np.float64,
@@ -78,18 +78,3 @@ def read_map(path, n_source: int | None = None, n_target: int | None = None):
             SurfacePoints(arrays["tgt_to_src_face"], arrays["tgt_to_src_bary"]), sf, tf)
 
 
-def ply_bytes(vertices: np.ndarray, faces: np.ndarray) -> bytes:
-    """A binary little-endian PLY of a triangle mesh (float32 positions)."""
-    v = np.ascontiguousarray(vertices, dtype="<f4")
-    f = np.asarray(faces, dtype=np.int64)
-    header = (f"ply\nformat binary_little_endian 1.0\nelement vertex {len(v)}\n"
-              "property float x\nproperty float y\nproperty float z\n"
-              f"element face {len(f)}\nproperty list uchar int vertex_indices\nend_header\n").encode("ascii")
-    rec = np.zeros(len(f), dtype=[("n", "u1"), ("i", "<i4", (3,))])
-    rec["n"], rec["i"] = 3, f
-    return header + v.tobytes() + rec.tobytes()
-
-
-def write_ply(path, vertices: np.ndarray, faces: np.ndarray, inputs=()) -> None:
-    """Write a triangle mesh as binary PLY, atomically."""
-    atomic_write(path, ply_bytes(vertices, faces), inputs)

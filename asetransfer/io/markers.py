@@ -11,30 +11,19 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError
-from ..mesh import Mesh
-from ..surface import SurfacePoints, closest_points, vertex_faces
-from .glb import parse_json_file
+from ..model.mesh import Mesh
+from ..model.surface import SurfacePoints
+from ..geometry.surface import closest_points, vertex_faces
+from .files import parse_json_file
+from ..model.markers import Markers
 
 #: markers further than this fraction of the mesh's bounding-box diagonal from the
 #: surface are rejected: such a point was almost surely placed in another frame.
 MAX_SNAP_DISTANCE = 0.05
-
-
-@dataclass(eq=False)
-class Markers:
-    """Linked markers resolved to surface locations on both meshes."""
-
-    names: tuple
-    source: SurfacePoints
-    target: SurfacePoints
-
-    def __len__(self):
-        return len(self.names)
 
 
 def parse_markers(path, data: bytes | None = None) -> list:

@@ -13,8 +13,8 @@ import os
 import numpy as np
 
 from ..errors import InputError
-from ..mesh import DEGENERATE_MESSAGE, Mesh
-from .glb import read_bytes
+from ..model.mesh import DEGENERATE_MESSAGE, Mesh
+from .files import read_bytes
 from .gltf_read import read_gltf_mesh
 from .ply import read_ply
 

@@ -1,16 +1,18 @@
-"""PLY reader: ASCII and binary (either byte order), vertices and polygon faces.
+"""PLY files: a reader for ASCII and binary (either byte order), and a binary writer.
 
 PLY is how targets usually arrive (scanners, MeshLab, Blender), and importing
 trimesh just to read one costs ~0.2 s of a ~3 s transfer, so PLY is read here.
 Every element and property the format allows is parsed; only ``vertex`` (x, y, z)
 and ``face`` (its index list) are kept.  Polygons are fan-triangulated, as in OBJ.
 Reference: Paul Bourke, "PLY - Polygon File Format" (the header grammar and types).
+The writer (debug meshes, test files) is deterministic: no header comments.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import InputError
+from .atomic import atomic_write
 
 _TYPES = {"char": "i1", "int8": "i1", "uchar": "u1", "uint8": "u1",
           "short": "i2", "int16": "i2", "ushort": "u2", "uint16": "u2",
@@ -212,3 +214,20 @@ def _by_length(lists: list) -> tuple:
         groups.append(np.array([lists[i] for i in r], dtype=np.int64).reshape(len(r), k))
         rows.append(r)
     return groups, rows
+
+
+def write_ply(path, vertices: np.ndarray, faces: np.ndarray, inputs=()) -> None:
+    """Write a triangle mesh as binary PLY, atomically."""
+    atomic_write(path, ply_bytes(vertices, faces), inputs)
+
+
+def ply_bytes(vertices: np.ndarray, faces: np.ndarray) -> bytes:
+    """A binary little-endian PLY of a triangle mesh (float32 positions)."""
+    v = np.ascontiguousarray(vertices, dtype="<f4")
+    f = np.asarray(faces, dtype=np.int64)
+    header = (f"ply\nformat binary_little_endian 1.0\nelement vertex {len(v)}\n"
+              "property float x\nproperty float y\nproperty float z\n"
+              f"element face {len(f)}\nproperty list uchar int vertex_indices\nend_header\n").encode("ascii")
+    rec = np.zeros(len(f), dtype=[("n", "u1"), ("i", "<i4", (3,))])
+    rec["n"], rec["i"] = 3, f
+    return header + v.tobytes() + rec.tobytes()

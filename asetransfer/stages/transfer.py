@@ -6,12 +6,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .config import Config
+from ..config import Config
 from .correspondence import Correspondence, correspond
-from .io.markers import Markers
-from .mesh import Mesh
-from .rig import Rig
-from .skeleton_transfer import transfer_skeleton
+from ..model.markers import Markers
+from ..model.mesh import Mesh
+from ..model.rig import Rig
+from .skeleton import transfer_skeleton
 from .weights import transfer_weights, transfer_weights_robust
 
 

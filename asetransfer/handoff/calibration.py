@@ -20,31 +20,21 @@ target); :func:`write_calibration` / :func:`read_calibration` store it as JSON
 """
 from __future__ import annotations
 
-import json
 import logging
-import math
 import os
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import __version__
-from .body_points import CALIBRATION_MESHES, KEY_VERTICES, SURFACE_POINTS, finger_chains, locate
-from .correspondence import Correspondence
-from .errors import InputError
-from .io.atomic import atomic_write
-from .io.glb import parse_json_file
-from .io.markers import _parse_loc, _resolve
-from .rig import Rig
-from .skeleton_map import CENTRE_ROLES, ROLES, SIDES, body_axes, propose_skeleton_map, validate_skeleton_map
-from .surface import SurfacePoints, closest_points, interpolate
-from .tpose import tpose
+from ..humanoid.body_points import CALIBRATION_MESHES, KEY_VERTICES, SURFACE_POINTS, finger_chains, locate
+from ..stages.correspondence import Correspondence
+from ..model.rig import Rig
+from ..humanoid.skeleton_map import CENTRE_ROLES, SIDES, body_axes, propose_skeleton_map, validate_skeleton_map
+from ..model.surface import SurfacePoints, interpolate
+from ..geometry.surface import closest_points
+from ..humanoid.tpose import tpose
+from ..model.calibration import Calibration, Capsule, _r, _surface_point, _vec
 
 log = logging.getLogger("asetransfer")
-
-FORMAT = "asetransfer-calibration"
-VERSION = 1
-KINDS = ("mesh", "limb", "key")
 
 #: Tonoli Table 3.2: bone segments between mapped joints (per side unless centre)
 SEGMENTS = (("spine", "hips", "upper_spine"), ("neck", "head", "upper_spine"),
@@ -54,64 +44,6 @@ SEGMENTS = (("spine", "hips", "upper_spine"), ("neck", "head", "upper_spine"),
 CAPSULES = (("upper_arm", "shoulder", "elbow", "arm"), ("forearm", "elbow", "wrist", "forearm"),
             ("thigh", "upper_leg", "knee", "thigh"), ("shin", "knee", "ankle", "shin"))
 _SUFFIX = {"l": ".L", "r": ".R"}
-
-
-@dataclass(eq=False)
-class SurfacePoint:
-    """A named point on the character's surface, attached to a joint.
-
-    ``position`` is on the mesh as modelled (the bind pose, glTF ``POSITION``);
-    ``local`` is the same point in the attached joint's bind frame, so in any pose
-    it is at ``world[joint] @ local`` (Tonoli Eq. 3.25).  ``vertex`` is set for key
-    vertices (the mesh vertex the point sits on).
-    """
-
-    name: str
-    joint: str
-    kind: str
-    group: str
-    face: int
-    bary: np.ndarray
-    position: np.ndarray
-    local: np.ndarray
-    vertex: int | None = None
-
-
-@dataclass(eq=False)
-class Capsule:
-    """A limb as a capsule around the bone ``start`` -> ``end`` (Tonoli Eq. 3.23)."""
-
-    name: str
-    start: str
-    end: str
-    radius: float | None
-    length: float
-    point: str | None = None
-
-
-@dataclass(eq=False)
-class Calibration:
-    """A calibrated character (see the module docstring and ``docs/calibration.md``)."""
-
-    skeleton_map: dict
-    surface_points: list
-    key_vertices: list
-    meshes: dict
-    capsules: list
-    segment_lengths: dict
-    root_height: float
-    units: dict
-    axes: dict
-    character: dict
-    tpose: dict | None = None
-    transferred_from: dict | None = None
-    extras: dict = field(default_factory=dict)
-
-    def point(self, name: str) -> SurfacePoint:
-        for p in self.surface_points + self.key_vertices:
-            if p.name == name:
-                return p
-        raise KeyError(name)
 
 
 # ---------------------------------------------------------------------- measuring a rig
@@ -222,23 +154,6 @@ def _character(rig: Rig, file, height: float) -> dict:
     return {"file": None if file is None else os.path.basename(os.fspath(file)),
             "vertices": int(rig.mesh.n_vertices), "faces": int(rig.mesh.n_faces),
             "joints": int(rig.skeleton.n_joints), "height": _r(height)}
-
-
-def quantized_bary(b) -> np.ndarray:
-    """Barycentric coordinates rounded to 9 decimals, still summing to 1 (the largest absorbs
-    the rounding), so that writing and reading a calibration gives the same numbers."""
-    b = np.round(np.asarray(b, dtype=np.float64), 9)
-    k = int(np.argmax(b))
-    b[k] = round(1.0 - float(b.sum() - b[k]), 9)
-    return b + 0.0
-
-
-def _surface_point(rig: Rig, name, joint, kind, group, face, bary, vertex=None) -> SurfacePoint:
-    """A point on ``rig``'s mesh with its position and joint-local coordinates."""
-    bary = quantized_bary(bary)
-    pos = interpolate(rig.mesh.vertices, rig.mesh.faces, np.array([face]), bary[None])[0]
-    inv = np.linalg.inv(rig.skeleton.bind_world[rig.skeleton.index(joint)])
-    return SurfacePoint(name, joint, kind, group, int(face), bary, pos, inv[:3, :3] @ pos + inv[:3, 3], vertex)
 
 
 #: optional roles' stand-ins for attaching points when a rig lacks them
@@ -376,187 +291,3 @@ def transfer_calibration(cal: Calibration, source: Rig, target: Rig, corr: Corre
                         else os.path.basename(os.fspath(source_file)),
                         "method": "dense correspondence (source vertex -> target surface), "
                                   "barycentric within the source triangle, snapped to the target surface"})
-
-
-# ---------------------------------------------------------------------- JSON
-def _r(x) -> float:
-    return round(float(x), 7) + 0.0
-
-
-def _vec(v) -> list:
-    return [_r(x) for x in v]
-
-
-def _point_json(p: SurfacePoint) -> dict:
-    d = {"name": p.name, "joint": p.joint, "kind": p.kind, "group": p.group, "face": int(p.face),
-         "bary": [float(x) for x in quantized_bary(p.bary)]}
-    if p.vertex is not None:
-        d["vertex"] = int(p.vertex)
-    d["position"] = _vec(p.position)
-    d["local"] = _vec(p.local)
-    return d
-
-
-def calibration_to_dict(cal: Calibration) -> dict:
-    """The JSON document (top-level keys in a fixed order)."""
-    doc = {
-        "format": FORMAT, "version": VERSION, "generator": f"asetransfer {__version__}",
-        "character": cal.character,
-        "units": cal.units,
-        "axes": cal.axes,
-        "skeleton_map": {r: cal.skeleton_map[r] for r in ROLES if r in cal.skeleton_map},
-        "segment_lengths": cal.segment_lengths,
-        "root_height": _r(cal.root_height),
-        "surface_points": [_point_json(p) for p in cal.surface_points],
-        "meshes": cal.meshes,
-        "capsules": [{"name": c.name, "start": c.start, "end": c.end,
-                      "radius": None if c.radius is None else _r(c.radius), "length": _r(c.length),
-                      "point": c.point} for c in cal.capsules],
-        "key_vertices": [_point_json(p) for p in cal.key_vertices],
-    }
-    if cal.tpose is not None:
-        doc["tpose"] = cal.tpose
-    if cal.transferred_from is not None:
-        doc["transferred_from"] = cal.transferred_from
-    if cal.extras:
-        doc["extras"] = cal.extras
-    return doc
-
-
-def calibration_to_json(cal: Calibration) -> str:
-    """Deterministic JSON text: one point per line."""
-    doc = calibration_to_dict(cal)
-    parts = []
-    for k, v in doc.items():
-        if k in ("surface_points", "key_vertices", "capsules") and v:
-            inner = ",\n".join("  " + json.dumps(x, allow_nan=False) for x in v)
-            parts.append(f" {json.dumps(k)}: [\n{inner}\n ]")
-        else:
-            parts.append(f" {json.dumps(k)}: {json.dumps(v, allow_nan=False)}")
-    return "{\n" + ",\n".join(parts) + "\n}\n"
-
-
-def write_calibration(path, cal: Calibration, inputs=()) -> None:
-    """Write ``cal`` as JSON to ``path`` atomically."""
-    atomic_write(path, calibration_to_json(cal).encode("utf-8"), inputs=inputs)
-
-
-def _num(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _need(path, cond, msg):
-    if not cond:
-        raise InputError(path, msg)
-
-
-def read_calibration(path, rig: Rig | None = None) -> Calibration:
-    """Read and check a calibration file.
-
-    With ``rig`` (the character it calibrates) joints must exist in the rig, surface
-    locations are resolved on its mesh -- ``face`` + ``bary``, or ``vertex``, or
-    ``point`` (snapped to the surface), as in marker files -- and ``position`` and
-    ``local`` are recomputed, so a hand-edited location takes effect.
-
-    Raises
-    ------
-    InputError naming the entry and field at fault.
-    """
-    doc = parse_json_file(path, "calibration file")
-    _need(path, isinstance(doc, dict), "a calibration file must be a JSON object")
-    _need(path, doc.get("format") == FORMAT, f"not a calibration file ('format' must be {FORMAT!r})")
-    _need(path, doc.get("version") == VERSION, f"calibration version {doc.get('version')!r} is not supported "
-                                               f"(this is version {VERSION})")
-    for key in ("skeleton_map", "surface_points", "key_vertices"):
-        _need(path, key in doc, f"missing {key!r}")
-    smap = doc["skeleton_map"]
-    _need(path, isinstance(smap, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in smap.items()),
-          "'skeleton_map' must map role names to joint names (strings)")
-    unknown = [r for r in smap if r not in ROLES]
-    _need(path, not unknown, f"skeleton_map: unknown role {unknown[0]!r}" if unknown else "")
-    if rig is not None:
-        problems = validate_skeleton_map(smap, rig.skeleton.names)
-        _need(path, not problems, "skeleton_map: " + (problems[0] if problems else ""))
-    joints = set(rig.skeleton.names) if rig is not None else None
-    groups = {}
-    for key in ("surface_points", "key_vertices"):
-        groups[key] = _read_points(path, key, doc[key], rig, joints, key == "key_vertices")
-    names = [p.name for p in groups["surface_points"]]
-    meshes = doc.get("meshes", {})
-    _need(path, isinstance(meshes, dict), "'meshes' must be an object of triangle lists")
-    for mname, tris in meshes.items():
-        _need(path, isinstance(tris, list), f"meshes.{mname} must be a list of triangles")
-        for k, t in enumerate(tris):
-            _need(path, isinstance(t, list) and len(t) == 3 and all(isinstance(n, str) for n in t),
-                  f"meshes.{mname}[{k}] must be 3 surface point names")
-            bad = [n for n in t if n not in names]
-            _need(path, not bad, f"meshes.{mname}[{k}] uses {bad[0]!r}, which is not a surface point" if bad else "")
-    capsules = []
-    for k, c in enumerate(doc.get("capsules", [])):
-        label = f"capsules[{k}]"
-        _need(path, isinstance(c, dict) and isinstance(c.get("name"), str), f"{label} must be an object with a name")
-        for f in ("start", "end"):
-            _need(path, isinstance(c.get(f), str), f"{label} ({c['name']!r}): '{f}' must be a joint name")
-            _need(path, joints is None or c[f] in joints,
-                  f"{label} ({c['name']!r}): joint {c[f]!r} is not in the rig")
-        _need(path, c.get("radius") is None or (_num(c["radius"]) and c["radius"] > 0),
-              f"{label} ({c['name']!r}): radius must be a positive number or null")
-        _need(path, _num(c.get("length")) and c["length"] >= 0,
-              f"{label} ({c['name']!r}): length must be a non-negative number")
-        capsules.append(Capsule(c["name"], c["start"], c["end"], c.get("radius"), float(c["length"]), c.get("point")))
-    seg = doc.get("segment_lengths", {})
-    _need(path, isinstance(seg, dict) and all(isinstance(v, dict) and _num(v.get("length")) for v in seg.values()),
-          "'segment_lengths' must map names to objects with a numeric 'length'")
-    rh = doc.get("root_height", 0.0)
-    _need(path, _num(rh), "'root_height' must be a number")
-    for key in ("units", "axes", "character"):
-        _need(path, isinstance(doc.get(key, {}), dict), f"'{key}' must be an object")
-    tp = doc.get("tpose")
-    _need(path, tp is None or isinstance(tp, dict), "'tpose' must be an object")
-    return Calibration(dict(smap), groups["surface_points"], groups["key_vertices"],
-                       {k: [list(t) for t in v] for k, v in meshes.items()}, capsules, seg, float(rh),
-                       doc.get("units", {}), doc.get("axes", {}), doc.get("character", {}), tp,
-                       doc.get("transferred_from"), doc.get("extras", {}) or {})
-
-
-def _read_points(path, key, items, rig, joints, is_key) -> list:
-    _need(path, isinstance(items, list), f"'{key}' must be a list")
-    entries, locs, labels, seen = [], [], [], {}
-    for k, p in enumerate(items):
-        label = f"{key}[{k}]"
-        _need(path, isinstance(p, dict), f"{label} must be an object")
-        name = p.get("name")
-        _need(path, isinstance(name, str) and name.strip(), f"{label}: missing or empty 'name'")
-        label = f"{label} ({name!r})"
-        _need(path, name not in seen, f"{label}: name already used by {key}[{seen.get(name)}]")
-        seen[name] = k
-        _need(path, isinstance(p.get("joint"), str), f"{label}: 'joint' must be a joint name")
-        _need(path, joints is None or p["joint"] in joints, f"{label}: joint {p.get('joint')!r} is not in the rig")
-        kind = p.get("kind", "key" if is_key else "mesh")
-        _need(path, kind in KINDS, f"{label}: kind must be one of {', '.join(KINDS)}")
-        loc = ({"face": p["face"], "bary": p.get("bary")} if "face" in p else
-               {"vertex": p["vertex"]} if "vertex" in p else {"point": p["point"]} if "point" in p else None)
-        _need(path, loc is not None, f"{label}: needs a location: 'face' + 'bary', 'vertex' or 'point'")
-        if "bary" in loc and loc["bary"] is None:
-            loc.pop("bary")
-        locs.append(_parse_loc(path, label, loc))
-        labels.append(label)
-        entries.append(p)
-    out = []
-    if rig is not None:
-        sp = _resolve(path, locs, "character", rig.mesh, labels)
-    for k, p in enumerate(entries):
-        kind, group = p.get("kind", "key" if is_key else "mesh"), str(p.get("group", ""))
-        if rig is not None:  # locations resolved on the mesh; position and local recomputed
-            face, bary = int(sp.face[k]), sp.bary[k]
-            vertex = locs[k].get("vertex", int(rig.mesh.faces[face][int(np.argmax(bary))]) if is_key else None)
-            out.append(_surface_point(rig, p["name"], p["joint"], kind, group, face, bary, vertex))
-            continue
-        for f in ("position", "local"):  # no mesh to resolve on: the stored coordinates are used
-            _need(path, isinstance(p.get(f), list) and len(p[f]) == 3 and all(_num(x) for x in p[f]),
-                  f"{labels[k]}: '{f}' must be 3 numbers")
-        vertex = p.get("vertex") if isinstance(p.get("vertex"), int) else None
-        out.append(SurfacePoint(p["name"], p["joint"], kind, group, int(p.get("face", -1)),
-                                np.asarray(p.get("bary", [1.0, 0.0, 0.0]), float), np.asarray(p["position"], float),
-                                np.asarray(p["local"], float), vertex))
-    return out

@@ -26,15 +26,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .align import Similarity, umeyama
-from .config import CorrespondenceConfig
-from .io.markers import Markers
-from .laplacian import bilaplacian, mixed_voronoi_areas
-from .linsolve import Factorization
-from .mesh import Mesh
-from .surface import SurfaceIndex, SurfacePoints, interpolate
-from .symmetry import lr_pairs, plane_from_pairs, reflect
-from .topology import face_normals, vertex_components, vertex_normals, weld
+from ..geometry.alignment import Similarity, umeyama
+from ..config import CorrespondenceConfig
+from ..model.markers import Markers
+from ..geometry.laplacian import bilaplacian, mixed_voronoi_areas
+from ..geometry.linsolve import Factorization
+from ..model.mesh import Mesh
+from ..geometry.surface import SurfaceIndex
+from ..model.surface import SurfacePoints, interpolate
+from ..humanoid.naming import lr_pairs
+from ..geometry.symmetry import plane_from_pairs, reflect
+from ..geometry.topology import face_normals, vertex_components, vertex_normals, weld
 
 log = logging.getLogger("asetransfer")
 

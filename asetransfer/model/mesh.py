@@ -1,7 +1,7 @@
 """Triangle mesh: plain ``(V, F)`` arrays plus the part each vertex came from."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 

@@ -11,8 +11,8 @@ import igl
 import numpy as np
 import scipy.sparse as sp
 
-from .align import umeyama
-from .transforms import closest_rotation, topological_order
+from ..geometry.alignment import umeyama
+from ..model.transforms import closest_rotation, topological_order
 
 
 def _entries(weights: sp.spmatrix, threshold: float):

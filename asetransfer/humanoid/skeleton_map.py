@@ -18,8 +18,8 @@ import re
 
 import numpy as np
 
-from .skeleton import Skeleton
-from .symmetry import spine_chain
+from ..model.skeleton import Skeleton
+from .naming import spine_chain
 
 SIDES = ("l", "r")
 CENTRE_ROLES = ("hips", "spine", "upper_spine", "neck", "head")

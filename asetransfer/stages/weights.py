@@ -18,11 +18,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
-from .laplacian import bilaplacian
-from .linsolve import Factorization
-from .skin import SkinWeights
-from .surface import SurfacePoints, interpolate
-from .topology import vertex_components, vertex_normals, weld
+from ..geometry.laplacian import bilaplacian
+from ..geometry.linsolve import Factorization
+from ..model.skin import SkinWeights
+from ..model.surface import SurfacePoints, interpolate
+from ..geometry.topology import vertex_components, vertex_normals, weld
 
 log = logging.getLogger("asetransfer")
 

@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .align import umeyama
-from .animation import Animation
-from .bvh import Bvh, bvh_to_animation
-from .describe import guess_up_axis
-from .rig import Rig
-from .skeleton import Skeleton
-from .skeleton_transfer import bone_alignment
+from ..geometry.alignment import umeyama
+from ..model.animation import Animation
+from ..model.bvh import Bvh
+from .motion import bvh_to_animation
+from ..describe import guess_up_axis
+from ..model.rig import Rig
+from ..model.skeleton import Skeleton
+from ..stages.skeleton import bone_alignment
 from .calibration import SEGMENTS
-from .skeleton_map import CENTRE_ROLES, SIDES, body_axes, propose_skeleton_map
+from ..humanoid.skeleton_map import CENTRE_ROLES, SIDES, body_axes, propose_skeleton_map
 
 
 def body_frame(rig: Rig):

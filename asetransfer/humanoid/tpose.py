@@ -21,11 +21,11 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from .animation import Animation
-from .rig import Rig
-from .skeleton import Skeleton
+from ..model.animation import Animation
+from ..model.rig import Rig
+from ..model.skeleton import Skeleton
 from .skeleton_map import SIDES, body_axes
-from .transforms import closest_rotation
+from ..model.transforms import closest_rotation
 
 
 def _swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:

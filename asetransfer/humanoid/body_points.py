@@ -29,10 +29,11 @@ from typing import Callable
 import igl
 import numpy as np
 
-from .mesh import Mesh
+from ..model.mesh import Mesh
 from .skeleton_map import body_axes
-from .surface import SurfaceIndex, SurfacePoints
-from .topology import face_normals
+from ..geometry.surface import SurfaceIndex
+from ..model.surface import SurfacePoints
+from ..geometry.topology import face_normals
 
 log = logging.getLogger("asetransfer")
 

@@ -14,15 +14,16 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
-from .config import SkeletonConfig
+from ..config import SkeletonConfig
 from .correspondence import Correspondence
 from .joints import delta_rotations, joint_positions_em, joint_positions_pa, procrustes_transforms
-from .mesh import Mesh
-from .rig import Rig
-from .skeleton import Skeleton
-from .surface import SurfaceIndex
-from .symmetry import estimate_symmetry_plane, lr_pairs, normalize_plane, plane_from_pairs, reflect, spine_chain
-from .transforms import closest_rotation
+from ..model.mesh import Mesh
+from ..model.rig import Rig
+from ..model.skeleton import Skeleton
+from ..geometry.surface import SurfaceIndex
+from ..geometry.symmetry import estimate_symmetry_plane, normalize_plane, plane_from_pairs, reflect
+from ..humanoid.naming import lr_pairs, spine_chain
+from ..model.transforms import closest_rotation
 
 
 def coincident_joints(positions: np.ndarray, tolerance: float) -> np.ndarray:

@@ -1,0 +1,218 @@
+"""BVH motion files: read, write, exact forward kinematics, and conversion to rig rotations.
+
+A BVH file is a joint hierarchy (``OFFSET``: the joint's position relative to its
+parent when every angle is zero, in the parent's frame, which at zero angles is
+parallel to the world) followed by one row of channel values per frame.  A joint's
+local transform is ``T @ R`` with
+
+* ``T`` the translation: its ``Xposition Yposition Zposition`` channels when it has
+  them (the root: its absolute position, replacing the OFFSET, as Blender and most
+  tools read it), else its OFFSET;
+* ``R`` the product of its rotation channels in the order listed, angles in degrees:
+  ``CHANNELS 3 Zrotation Xrotation Yrotation`` means ``R = Rz @ Rx @ Ry``.
+
+The *zero pose* (all angles zero) of a BVH is therefore its rest pose, with every
+joint frame parallel to the world.  A rig's joints have their own rest frames; a
+BVH rotation is a *world-aligned local delta*.  :func:`bvh_to_animation` and
+:func:`animation_to_bvh` convert between the two (the BVH zero pose must be the rig's
+rest pose; both keep forward kinematics exact).
+"""
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+
+from ..errors import InputError
+from .atomic import atomic_write
+from .files import read_bytes
+from ..model.bvh import _CHANNELS, Bvh, _dfs
+
+log = logging.getLogger("asetransfer")
+_DIGITS = 6  # decimals written (angles in degrees, lengths in file units)
+
+
+# ---------------------------------------------------------------------- reading
+class _Tokens:
+    def __init__(self, path, text: str):
+        self.path = path
+        self.items = [(tok, n) for n, line in enumerate(text.splitlines(), 1) for tok in line.split()]
+        self.i = 0
+
+    def fail(self, msg, line=None):
+        if line is None:
+            line = self.items[min(self.i, len(self.items) - 1)][1] if self.items else 1
+        raise InputError(self.path, f"line {line}: {msg}")
+
+    def peek(self):
+        return self.items[self.i][0] if self.i < len(self.items) else None
+
+    def next(self, what):
+        if self.i >= len(self.items):
+            raise InputError(self.path, f"unexpected end of file (expected {what})")
+        tok = self.items[self.i]
+        self.i += 1
+        return tok[0]
+
+    def expect(self, word):
+        tok = self.next(repr(word))
+        if tok.upper() != word.upper():
+            self.fail(f"expected {word!r}, found {tok!r}", self.items[self.i - 1][1])
+
+    def number(self, what):
+        tok = self.next(what)
+        try:
+            x = float(tok)
+        except ValueError:
+            x = math.nan
+        if not math.isfinite(x):
+            self.fail(f"expected a number ({what}), found {tok!r}", self.items[self.i - 1][1])
+        return x
+
+
+def parse_bvh(path, text: str) -> Bvh:
+    """Parse BVH text; errors are :class:`InputError` naming the line."""
+    t = _Tokens(path, text)
+    t.expect("HIERARCHY")
+    names, parents, offsets, channels, ends = [], [], [], [], {}
+
+    def joint(parent):
+        name_line = t.items[t.i][1] if t.i < len(t.items) else None
+        name = t.next("joint name")
+        if name == "{":
+            t.fail("joint has no name", name_line)
+        if name in names:
+            t.fail(f"joint name {name!r} is used twice", name_line)
+        j = len(names)
+        names.append(name)
+        parents.append(parent)
+        offsets.append(None)
+        channels.append(())
+        t.expect("{")
+        while True:
+            tok = t.next("'}'")
+            key = tok.upper()
+            if key == "OFFSET":
+                offsets[j] = [t.number("OFFSET x"), t.number("OFFSET y"), t.number("OFFSET z")]
+            elif key == "CHANNELS":
+                line = t.items[t.i - 1][1]
+                n = t.number("channel count")
+                if n != int(n) or not 0 <= n <= 6:
+                    t.fail(f"channel count must be 0..6, got {n:g}", line)
+                ch = tuple(t.next("channel name") for _ in range(int(n)))
+                bad = [c for c in ch if c.lower() not in _CHANNELS]
+                if bad:
+                    t.fail(f"unknown channel {bad[0]!r} in joint {name!r}", line)
+                ch = tuple(_CHANNELS[c.lower()] for c in ch)
+                if len(set(ch)) != len(ch):
+                    t.fail(f"joint {name!r} lists a channel twice", line)
+                channels[j] = ch
+            elif key == "JOINT":
+                joint(j)
+            elif key == "END":
+                t.expect("Site")
+                t.expect("{")
+                t.expect("OFFSET")
+                ends[j] = [t.number("End Site x"), t.number("End Site y"), t.number("End Site z")]
+                t.expect("}")
+            elif tok == "}":
+                break
+            else:
+                t.fail(f"unexpected {tok!r} in joint {name!r}")
+        if offsets[j] is None:
+            t.fail(f"joint {name!r} has no OFFSET", name_line)
+
+    while t.peek() is not None and t.peek().upper() == "ROOT":
+        t.next("ROOT")
+        joint(-1)
+    if not names:
+        t.fail("no ROOT joint")
+    t.expect("MOTION")
+    t.expect("Frames:")
+    nf = t.number("frame count")
+    if nf != int(nf) or nf < 1:
+        t.fail("frame count must be a positive integer")
+    t.expect("Frame")
+    t.expect("Time:")
+    ft = t.number("frame time")
+    if not ft > 0:
+        t.fail("frame time must be positive")
+    nc = sum(len(c) for c in channels)
+    values = t.items[t.i:]
+    if len(values) != int(nf) * nc:
+        raise InputError(path, f"MOTION has {len(values)} values, expected {int(nf)} frames x {nc} channels")
+    try:
+        motion = np.array([float(v) for v, _ in values], dtype=np.float64).reshape(int(nf), nc)
+    except ValueError:
+        bad = next((v, n) for v, n in values if not _is_float(v))
+        raise InputError(path, f"line {bad[1]}: expected a number in MOTION, found {bad[0]!r}") from None
+    if not np.isfinite(motion).all():
+        raise InputError(path, "MOTION has NaN or infinite values")
+    try:
+        return Bvh(names, parents, offsets, channels, ends, ft, motion)
+    except ValueError as e:
+        raise InputError(path, str(e)) from None
+
+
+def _is_float(s):
+    try:
+        float(s)
+        return True
+    except ValueError:
+        return False
+
+
+def read_bvh(path) -> Bvh:
+    """Read a BVH file (:class:`InputError` for anything malformed)."""
+    data = read_bytes(path)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(path, "not a BVH file (not UTF-8 text)") from None
+    return parse_bvh(path, text)
+
+
+# ---------------------------------------------------------------------- writing
+def _fmt(x: float, digits: int = _DIGITS) -> str:
+    s = np.format_float_positional(round(float(x), digits) + 0.0, trim="-")
+    return "0" if s in ("-0", "0") else s
+
+
+def format_bvh(bvh: Bvh) -> str:
+    """BVH text (deterministic: numbers rounded to 6 decimals, shortest form)."""
+    bvh.validate()
+    lines = ["HIERARCHY"]
+    children = [[] for _ in bvh.names]
+    for j, p in enumerate(bvh.parents):
+        if p >= 0:
+            children[p].append(j)
+
+    def emit(j, depth):
+        pad = "  " * depth
+        lines.append(f"{pad}{'ROOT' if bvh.parents[j] < 0 else 'JOINT'} {bvh.names[j]}")
+        lines.append(pad + "{")
+        lines.append(f"{pad}  OFFSET {' '.join(_fmt(v) for v in bvh.offsets[j])}")
+        lines.append(f"{pad}  CHANNELS {len(bvh.channels[j])}" + "".join(" " + c for c in bvh.channels[j]))
+        for c in children[j]:
+            emit(c, depth + 1)
+        if j in bvh.end_sites:
+            lines.extend([f"{pad}  End Site", f"{pad}  {{",
+                          f"{pad}    OFFSET {' '.join(_fmt(v) for v in bvh.end_sites[j])}", f"{pad}  }}"])
+        lines.append(pad + "}")
+
+    order = []
+    _dfs(bvh.parents, children, order)
+    if order != list(range(bvh.n_joints)):  # the file lists joints depth first
+        raise ValueError("BVH joints must be in depth-first order (use animation_to_bvh)")
+    for j in range(bvh.n_joints):
+        if bvh.parents[j] < 0:
+            emit(j, 0)
+    lines += ["MOTION", f"Frames: {bvh.n_frames}", f"Frame Time: {_fmt(bvh.frame_time, 9)}"]
+    lines += [" ".join(_fmt(v) for v in row) for row in bvh.motion]
+    return "\n".join(lines) + "\n"
+
+
+def write_bvh(path, bvh: Bvh, inputs=()) -> None:
+    """Write ``bvh`` to ``path`` atomically."""
+    atomic_write(path, format_bvh(bvh).encode("utf-8"), inputs=inputs)
