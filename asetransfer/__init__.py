@@ -1,27 +1,53 @@
 """asetransfer: transfer a rigged character's skeleton and skin weights to a new mesh.
 
-The pipeline reads top to bottom: ``io`` -> ``correspondence`` -> ``skeleton`` ->
-``weights`` -> ``export``.  Data types are small dataclasses over numpy arrays:
-:class:`Mesh`, :class:`Skeleton`, :class:`SkinWeights`, :class:`Rig`.
+The library is layered; each layer imports only the ones below it
+(``docs/architecture.md``)::
+
+    handoff      calibration, motion conversion, retargeting   (Tonoli, Molla, ReConForM)
+    stages       correspondence -> joints -> skeleton -> weights; transfer()  (spec Ch. 2-3)
+    humanoid     left/right naming, skeleton map, body points, T-pose
+    geometry     alignment, Laplacians, sparse solves, closest points, symmetry planes
+    model        Mesh, Skeleton, SkinWeights, Rig, Animation, Markers, ... (types, no I/O)
+    errors, config, _version
+
+``io`` reads and writes every file format and imports only ``model`` and
+``geometry``; the command line (``asetransfer_cli``) sits on top.
+
+The names below are loaded on first use, so ``import asetransfer`` is cheap and a
+program pays only for the parts it touches.
 """
-__version__ = "0.1.0"
+from __future__ import annotations
 
-from .errors import InputError  # noqa: E402
-from .model.mesh import Mesh  # noqa: E402
-from .model.rig import Rig  # noqa: E402
-from .model.skeleton import Skeleton  # noqa: E402
-from .model.skin import SkinWeights, linear_blend_skinning  # noqa: E402
-from .io import load_markers, load_mesh, load_rig, save_rig  # noqa: E402
-from .config import Config, CorrespondenceConfig, SkeletonConfig, WeightsConfig  # noqa: E402
-from .stages.transfer import Result, transfer  # noqa: E402
-from .model.animation import Animation  # noqa: E402
-from .io.bvh import read_bvh, write_bvh  # noqa: E402
-from .handoff.calibration import propose_calibration, transfer_calibration  # noqa: E402
-from .io.calibration import read_calibration, write_calibration  # noqa: E402
-from .handoff.retarget import retarget, retarget_bvh  # noqa: E402
+import importlib
 
-__all__ = ["Animation", "Config", "CorrespondenceConfig", "InputError", "Mesh", "Result", "Rig", "Skeleton",
-           "SkeletonConfig", "SkinWeights", "WeightsConfig", "linear_blend_skinning", "load_markers",
-           "load_mesh", "load_rig", "propose_calibration", "read_bvh", "read_calibration", "retarget",
-           "retarget_bvh", "save_rig", "transfer", "transfer_calibration", "write_bvh", "write_calibration",
-           "__version__"]
+from ._version import __version__
+
+#: public name -> module (relative to this package) that defines it
+_EXPORTS = {
+    "InputError": "errors",
+    "Config": "config", "CorrespondenceConfig": "config", "SkeletonConfig": "config", "WeightsConfig": "config",
+    "Mesh": "model.mesh", "Rig": "model.rig", "Skeleton": "model.skeleton", "Animation": "model.animation",
+    "SkinWeights": "model.skin", "linear_blend_skinning": "model.skin", "Markers": "model.markers",
+    "load_markers": "io", "load_mesh": "io", "load_rig": "io", "save_rig": "io",
+    "read_bvh": "io.bvh", "write_bvh": "io.bvh",
+    "read_calibration": "io.calibration", "write_calibration": "io.calibration",
+    "Result": "stages.transfer", "transfer": "stages.transfer",
+    "propose_calibration": "handoff.calibration", "transfer_calibration": "handoff.calibration",
+    "retarget": "handoff.retarget", "retarget_bvh": "handoff.retarget",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str):
+    """Load a public name from its module on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'asetransfer' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__():
+    return __all__

@@ -46,7 +46,7 @@ def run_transfer(case_dir: Path, markers: str, flags: list, out: Path):
 # ru_maxrss of a child would include the memory of the bench process it was forked from.
 _RUN_AND_REPORT_PEAK = """
 import sys
-from cli.main import main
+from asetransfer_cli.main import main
 code = main(sys.argv[1:])
 hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM")]
 print("peak", hwm[0].split()[1] if hwm else "nan", file=sys.stderr)

@@ -1,11 +1,6 @@
 """``asetransfer calibrate-source RIG.glb -o CAL.json``: propose a calibration for a humanoid rig."""
 from __future__ import annotations
 
-from asetransfer.handoff.calibration import propose_calibration
-from asetransfer.io.calibration import write_calibration
-from asetransfer.errors import InputError
-from asetransfer.io import load_rig
-from asetransfer.io.atomic import check_output_path
 from asetransfer.humanoid.skeleton_map import ROLES, propose_skeleton_map
 
 
@@ -25,6 +20,12 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from asetransfer.errors import InputError
+    from asetransfer.handoff.calibration import propose_calibration
+    from asetransfer.io import load_rig
+    from asetransfer.io.atomic import check_output_path
+    from asetransfer.io.calibration import write_calibration
+
     check_output_path(args.output, (args.rig,))
     rig = load_rig(args.rig)
     mapping, _ = propose_skeleton_map(rig.skeleton)

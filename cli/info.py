@@ -3,9 +3,6 @@ from __future__ import annotations
 
 import json
 
-from asetransfer.describe import describe
-from asetransfer.io import load_character
-
 
 def add_parser(sub):
     p = sub.add_parser("info", help="summarise a rig or mesh file",
@@ -17,6 +14,9 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from asetransfer.describe import describe
+    from asetransfer.io import load_character
+
     d = describe(load_character(args.file), args.file)
     if args.json:
         print(json.dumps(d, indent=1))

@@ -4,13 +4,6 @@ from __future__ import annotations
 import json
 import os
 
-from asetransfer.handoff.motion import animation_to_bvh
-from asetransfer.io.bvh import read_bvh, write_bvh
-from asetransfer.errors import InputError
-from asetransfer.io import load_rig
-from asetransfer.io.atomic import atomic_write, check_output_path
-from asetransfer.io.gltf_write import write_rig
-from asetransfer.handoff.retarget import retarget_bvh
 
 OUTPUTS = (".glb", ".gltf", ".bvh")
 
@@ -37,6 +30,14 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from asetransfer.errors import InputError
+    from asetransfer.handoff.motion import animation_to_bvh
+    from asetransfer.handoff.retarget import retarget_bvh
+    from asetransfer.io import load_rig
+    from asetransfer.io.atomic import atomic_write, check_output_path
+    from asetransfer.io.bvh import read_bvh, write_bvh
+    from asetransfer.io.gltf_write import write_rig
+
     inputs = (args.motion, args.source, args.target)
     ext = os.path.splitext(args.output)[1].lower()
     if ext not in OUTPUTS:

@@ -12,7 +12,6 @@ from asetransfer.io import load_markers, load_rig
 from asetransfer.io.atomic import atomic_write, check_output_path
 from asetransfer.io.gltf_write import write_rig
 from asetransfer.geometry.linsolve import NumericalError
-from asetransfer.stages.transfer import transfer
 
 from . import handoff
 from .correspond import mesh_of
@@ -116,6 +115,8 @@ def run(args) -> int:
                     WeightsConfig(method=args.weights, max_influences=args.max_influences))
     quiet = getattr(args, "quiet", False)
     try:
+        from asetransfer.stages.transfer import transfer  # the library's heavy part: loaded for the job only
+
         result = transfer(source, target, markers, config, progress=_Progress(quiet))
     except NumericalError as e:
         raise InputError(args.markers, f"transfer failed: {e}") from None

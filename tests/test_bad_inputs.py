@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import asetransfer as at
-from cli.main import main
+from asetransfer_cli.main import main
 from conftest import FIXTURES, tube_rig
 from gltf_builder import Doc, accessor_array, rig_document, save_glb
 
@@ -1021,16 +1021,16 @@ def _beyond_float32(rig):
 def test_an_invalid_result_is_never_written(case, capsys, monkeypatch, corrupt):
     # whatever goes wrong inside a transfer, the rig is checked before writing: an
     # internal error (exit 1), never a file with NaNs or broken weights
-    import cli.transfer
+    import asetransfer.stages.transfer as stage
 
-    real = cli.transfer.transfer
+    real = stage.transfer
 
     def transfer_then_corrupt(*a, **k):
         result = real(*a, **k)
         corrupt(result.rig)
         return result
 
-    monkeypatch.setattr(cli.transfer, "transfer", transfer_then_corrupt)
+    monkeypatch.setattr(stage, "transfer", transfer_then_corrupt)
     code, out, err = run(capsys, case.transfer())
     assert code == 1, err
     assert err.startswith("asetransfer: internal error: ValueError: ") and err.count("\n") == 1

@@ -15,7 +15,7 @@ from asetransfer.model.skeleton import Skeleton
 from asetransfer.humanoid.skeleton_map import REQUIRED, propose_skeleton_map, split_side
 from asetransfer.model.surface import SurfacePoints
 from asetransfer.geometry.surface import closest_points, vertex_faces
-from cli.main import main
+from asetransfer_cli.main import main
 
 # a small humanoid: key -> (parent key, position); "s" is replaced by the side sign
 _TEMPLATE = [("hips", None, (0, 1.0, 0)), ("spine1", "hips", (0, 1.1, 0)), ("spine2", "spine1", (0, 1.2, 0)),

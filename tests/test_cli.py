@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import asetransfer as at
-from cli.main import main
+from asetransfer_cli.main import main
 from conftest import tube_rig
 
 
@@ -85,7 +85,7 @@ def test_usage_errors_exit_2(capsys):
 
 def test_console_script_help_and_exit_codes(tmp_path, rig_file):
     exe = shutil.which("asetransfer")
-    cmd = [exe] if exe else [sys.executable, "-m", "cli.main"]
+    cmd = [exe] if exe else [sys.executable, "-m", "asetransfer_cli.main"]
     r = subprocess.run(cmd + ["--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "info" in r.stdout
     r = subprocess.run(cmd + ["info", str(tmp_path / "missing.glb")], capture_output=True, text=True)

@@ -19,7 +19,7 @@ from asetransfer.geometry.linsolve import Factorization, NumericalError
 from asetransfer.model.mesh import Mesh
 from asetransfer.model.surface import SurfacePoints
 from asetransfer.geometry.topology import vertex_components, weld
-from cli.main import main
+from asetransfer_cli.main import main
 
 
 def blob(subdivisions=3, scale=(1.0, 1.0, 1.0), bump=0.0):

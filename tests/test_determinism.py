@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 
-from cli.main import main
+from asetransfer_cli.main import main
 from conftest import FIXTURES, ROOT
 
 
@@ -20,7 +20,7 @@ def test_transfer_twice_gives_byte_identical_files(tmp_path):
     first, second = tmp_path / "first.glb", tmp_path / "second.glb"
     assert main(["-q", "transfer", *inputs, "-o", str(first)]) == 0
     env = dict(os.environ, PYTHONHASHSEED="12345")
-    r = subprocess.run([sys.executable, "-m", "cli.main", "-q", "transfer", *inputs, "-o", str(second)],
+    r = subprocess.run([sys.executable, "-m", "asetransfer_cli.main", "-q", "transfer", *inputs, "-o", str(second)],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     a, b = first.read_bytes(), second.read_bytes()

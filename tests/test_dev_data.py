@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import asetransfer as at
-from cli.main import main
+from asetransfer_cli.main import main
 from conftest import DEV, DEV_CASES, assert_rigs_equal, dev_target, needs_dev
 
 pytestmark = needs_dev

@@ -17,7 +17,7 @@ from asetransfer.io.gltf_animation import read_animation
 from asetransfer.io.gltf_write import write_rig
 from asetransfer.handoff.retarget import bone_angles, map_bones, retarget, retarget_bvh, skeleton_bones
 from asetransfer.model.skeleton import Skeleton
-from cli.main import main
+from asetransfer_cli.main import main
 
 # rotations in the fixture's joint frames (local +Y along the bone, X the flexion axis), blended in
 POSE = [("upperarm.L", "x", 60), ("forearm.L", "x", 70), ("upperarm.R", "z", -40), ("hand.L", "z", 30),

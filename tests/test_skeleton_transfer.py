@@ -138,7 +138,7 @@ def test_weight_transfer_identity_and_interpolation():
 def test_cli_transfer_end_to_end(tmp_path):
     import json
     import trimesh
-    from cli.main import main
+    from asetransfer_cli.main import main
     from asetransfer.io import save_rig
     rig = tube_rig()
     save_rig(tmp_path / "src.glb", rig)

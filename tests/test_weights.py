@@ -141,7 +141,7 @@ def test_cli_transfer_on_a_fixture_is_bound_and_reimports(tmp_path, fixture_sour
     from asetransfer.config import SkeletonConfig
     from asetransfer.io import load_markers, load_mesh, load_rig
     from asetransfer.stages.transfer import transfer
-    from cli.main import main
+    from asetransfer_cli.main import main
     src, tgt, mk = FIXTURES / "source.glb", FIXTURES / "target_cartoon.off", FIXTURES / "markers_cartoon.json"
     out = tmp_path / "cartoon.glb"
     assert main(["transfer", str(src), str(tgt), "--markers", str(mk), "-o", str(out), "-q",

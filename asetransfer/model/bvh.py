@@ -24,7 +24,6 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from .transforms import compose_trs, global_from_local
 
@@ -166,6 +165,8 @@ def euler_from_matrix(r: np.ndarray, order: str = "ZXY") -> np.ndarray:
     r = np.asarray(r, dtype=np.float64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # gimbal lock: scipy still returns a valid solution
+        from scipy.spatial.transform import Rotation  # imported on use: ~0.15 s
+
         e = Rotation.from_matrix(r.reshape(-1, 3, 3)).as_euler(order.upper(), degrees=True)
     return e.reshape(r.shape[:-2] + (3,))
 

@@ -10,7 +10,6 @@ Conventions used everywhere in asetransfer:
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 
 def topological_order(parents: np.ndarray) -> np.ndarray:
@@ -148,13 +147,32 @@ def closest_rotation(a: np.ndarray) -> np.ndarray:
 
 
 def quat_to_matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrices (N,3,3) from quaternions (N,4) ``(x, y, z, w)``; normalises."""
+    """Rotation matrices (N,3,3) from quaternions (N,4) ``(x, y, z, w)``; normalises.
+
+    The standard formula (e.g. ``R[0, 0] = x^2 - y^2 - z^2 + w^2``) in numpy, written
+    as SciPy's ``Rotation.from_quat(q).as_matrix()`` computes it (same bits here), so
+    reading a file does not pay SciPy's ~0.15 s import.  Raises ``ValueError`` for a
+    zero quaternion, as SciPy does.
+    """
     q = np.asarray(q, dtype=np.float64)
-    return Rotation.from_quat(q.reshape(-1, 4)).as_matrix().reshape(q.shape[:-1] + (3, 3))
+    flat = q.reshape(-1, 4)
+    norm = np.linalg.norm(flat, axis=1)
+    if not (norm > 0).all():
+        raise ValueError("Found zero norm quaternions in `quat`.")
+    x, y, z, w = (flat / norm[:, None]).T
+    x2, y2, z2, w2 = x * x, y * y, z * z, w * w
+    xy, zw, xz, yw, yz, xw = x * y, z * w, x * z, y * w, y * z, x * w
+    m = np.empty((len(flat), 3, 3))
+    m[:, 0, 0], m[:, 0, 1], m[:, 0, 2] = x2 - y2 - z2 + w2, 2 * (xy - zw), 2 * (xz + yw)
+    m[:, 1, 0], m[:, 1, 1], m[:, 1, 2] = 2 * (xy + zw), -x2 + y2 - z2 + w2, 2 * (yz - xw)
+    m[:, 2, 0], m[:, 2, 1], m[:, 2, 2] = 2 * (xz - yw), 2 * (yz + xw), -x2 - y2 + z2 + w2
+    return m.reshape(q.shape[:-1] + (3, 3))
 
 
 def matrix_to_quat(r: np.ndarray) -> np.ndarray:
     """Quaternions (N,4) ``(x, y, z, w)`` with ``w >= 0`` from rotation matrices."""
+    from scipy.spatial.transform import Rotation  # imported on use: ~0.15 s
+
     r = np.asarray(r, dtype=np.float64)
     q = Rotation.from_matrix(r.reshape(-1, 3, 3)).as_quat()
     q = np.where(q[:, 3:4] < 0, -q, q)  # canonical sign: same file bytes every run
