@@ -34,19 +34,20 @@ def barycentric_matrix(points: SurfacePoints, faces: np.ndarray, n_vertices: int
                          shape=(len(points), n_vertices))
 
 
-def transfer_weights(skin: SkinWeights, target_to_source: SurfacePoints, source_faces: np.ndarray,
-                     max_influences: int = 8, prune: float = 1e-3) -> SkinWeights:
+def transfer_weights(skin: SkinWeights, target_to_source: SurfacePoints, source_faces: np.ndarray, *,
+                     max_influences: int, prune: float) -> SkinWeights:
     """Each target vertex takes the source weights interpolated at its source point.
 
     Barycentric interpolation over the source triangle, then weights under ``prune``
-    are dropped, at most ``max_influences`` kept, and rows renormalised to sum to 1.
+    are dropped, at most ``max_influences`` kept, and rows renormalised to sum to 1
+    (``WeightsConfig.prune``, ``WeightsConfig.max_influences``).
     """
     B = barycentric_matrix(target_to_source, source_faces, skin.n_vertices)
     return SkinWeights.from_sparse(B @ skin.to_sparse(), max_influences=max_influences, prune=prune)
 
 
 def accepted_matches(target_vertices, target_faces, registered_source, source_faces,
-                     target_to_source: SurfacePoints, max_distance: float, max_angle: float):
+                     target_to_source: SurfacePoints, *, max_distance: float, max_angle: float):
     """Target vertices whose source match is trustworthy (Abdrashitov et al. 2023, §4.1).
 
     A match is accepted when the target vertex is within ``max_distance`` of its point
@@ -66,8 +67,8 @@ def accepted_matches(target_vertices, target_faces, registered_source, source_fa
     return (distance <= max_distance) & (angle <= max_angle), distance, angle
 
 
-def inpaint_weights(vertices, faces, weights: sp.spmatrix, known: np.ndarray,
-                    smooth_iterations: int = 0, contact_neighbours: int = 8) -> tuple[sp.csr_matrix, np.ndarray]:
+def inpaint_weights(vertices, faces, weights: sp.spmatrix, known: np.ndarray, *,
+                    smooth_iterations: int, contact_neighbours: int) -> tuple[sp.csr_matrix, np.ndarray]:
     """Fill the rows of ``weights`` not ``known`` by bi-Laplacian inpainting.
 
     Solves ``min trace(W^T Q W)``, ``Q = L^T M^-1 L``, with the known rows fixed
@@ -77,8 +78,8 @@ def inpaint_weights(vertices, faces, weights: sp.spmatrix, known: np.ndarray,
     the known surface: all its vertices take the mean weights of the
     ``contact_neighbours`` known vertices there (a hat takes the head's weights; a
     staff held in the hand follows the hand even where it passes the thigh).
-    ``smooth_iterations`` steps of neighbour
-    averaging then relax the inpainted rows only.  Negative values are clipped and
+    ``smooth_iterations`` steps of neighbour averaging then relax the inpainted rows
+    only (``WeightsConfig.contact_neighbours``, ``WeightsConfig.smooth_iterations``).  Negative values are clipped and
     rows renormalised.
 
     Returns
@@ -137,17 +138,20 @@ def inpaint_weights(vertices, faces, weights: sp.spmatrix, known: np.ndarray,
     return sp.csr_matrix(Wd[index]), copied[index]
 
 
-def transfer_weights_robust(skin: SkinWeights, target_vertices, target_faces, registered_source,
-                            source_faces, target_to_source: SurfacePoints, max_distance: float,
-                            max_angle: float = 30.0, smooth_iterations: int = 10,
-                            max_influences: int = 8, prune: float = 1e-3):
+def transfer_weights_robust(skin: SkinWeights, target_to_source: SurfacePoints, *, target_vertices, target_faces,
+                            registered_source, source_faces, max_distance: float, max_angle: float,
+                            smooth_iterations: int, contact_neighbours: int, max_influences: int, prune: float):
     """Robust weight transfer: interpolated where the match is trustworthy, inpainted elsewhere.
 
     Parameters
     ----------
+    target_vertices, target_faces : (n, 3) the target mesh.
     registered_source : (n_source, 3) the source registered onto the target (target frame).
+    source_faces : (F_source, 3) the source's triangles.
     max_distance : target-frame distance above which a match is rejected.
     max_angle : normal disagreement (degrees) above which a match is rejected.
+    smooth_iterations, contact_neighbours : of :func:`inpaint_weights`.
+    max_influences, prune : of :func:`transfer_weights`.
 
     Returns
     -------
@@ -156,12 +160,13 @@ def transfer_weights_robust(skin: SkinWeights, target_vertices, target_faces, re
     B = barycentric_matrix(target_to_source, source_faces, skin.n_vertices)
     W = B @ skin.to_sparse()
     accepted, distance, angle = accepted_matches(target_vertices, target_faces, registered_source, source_faces,
-                                                 target_to_source, max_distance, max_angle)
+                                                 target_to_source, max_distance=max_distance, max_angle=max_angle)
     if not accepted.any():  # nothing to inpaint from: the spec's interpolation is all we have
         log.warning("robust weights: no target vertex matched the source within the thresholds; "
                     "using the interpolated weights everywhere")
         accepted[:] = True
-    filled, copied = inpaint_weights(target_vertices, target_faces, W, accepted, smooth_iterations)
+    filled, copied = inpaint_weights(target_vertices, target_faces, W, accepted, smooth_iterations=smooth_iterations,
+                                     contact_neighbours=contact_neighbours)
     stats = {"accepted_fraction": float(accepted.mean()), "inpainted_vertices": int((~accepted & ~copied).sum()),
              "copied_vertices": int(copied.sum()), "rejected_by_distance": int((distance > max_distance).sum()),
              "rejected_by_angle": int((angle > max_angle).sum())}
