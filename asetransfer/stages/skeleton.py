@@ -252,8 +252,9 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     t0 = time.perf_counter()
     sk = source.skeleton
     al = corr.alignment
-    cloud = SkinnedCloud(al.apply(source.mesh.vertices), corr.source_to_target.positions(target.vertices, target.faces),
-                         source.skin.to_sparse().tocsc(), al.apply(sk.bind_world[:, :3, 3]))
+    cloud = SkinnedCloud(source=al.apply(source.mesh.vertices),
+                         target=corr.source_to_target.positions(target.vertices, target.faces),
+                         weights=source.skin.to_sparse().tocsc(), joints=al.apply(sk.bind_world[:, :3, 3]))
     height = float(np.ptp(target.bounds(), axis=0).max())
     unit = cfg.em_unit * height
     report = {"joints": cfg.joints}
@@ -261,11 +262,12 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     pos, label = _joint_positions(cloud, source, cfg, unit, report)
     timings["positions"] = time.perf_counter() - t0
     t = time.perf_counter()
-    pos = _spine_and_mirror(cloud, pos, label, sk, target, cfg, unit=unit, height=height, report=report)
+    pos = _spine_and_mirror(cloud, pos, label, sk=sk, target=target, cfg=cfg, unit=unit, height=height,
+                            report=report)
     timings["spine_mirror"] = time.perf_counter() - t
     t = time.perf_counter()
-    skeleton, C = _oriented_skeleton(cloud, pos, sk, al.rotation, label if cfg.keep_coincident else None,
-                                     cfg.pose_normalize)
+    skeleton, C = _oriented_skeleton(cloud, pos, sk, alignment_rotation=al.rotation,
+                                     label=label if cfg.keep_coincident else None, pose_normalize=cfg.pose_normalize)
     delta = np.degrees(np.arccos(np.clip((np.trace(C, axis1=1, axis2=2) - 1) / 2, -1, 1)))
     report["delta_rotation_deg"] = {"mean": float(delta.mean()), "max": float(delta.max()),
                                     "max_joint": sk.names[int(np.argmax(delta))]}
@@ -319,7 +321,7 @@ def _symmetry_plane(target: Mesh, pos, pairs, cfg: SkeletonConfig, height: float
     return plane, bool(np.median(dist) <= cfg.symmetric_tolerance * height)
 
 
-def _spine_and_mirror(cloud: SkinnedCloud, pos, label, sk: Skeleton, target: Mesh, cfg: SkeletonConfig, *,
+def _spine_and_mirror(cloud: SkinnedCloud, pos, label, *, sk: Skeleton, target: Mesh, cfg: SkeletonConfig,
                       unit: float, height: float, report: dict):
     """Step 2: symmetry plane, spine alignment (§3.1.3), mirroring (§3.1.4).
 
@@ -350,7 +352,7 @@ def _spine_and_mirror(cloud: SkinnedCloud, pos, label, sk: Skeleton, target: Mes
     return pos
 
 
-def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, alignment_rotation, label, pose_normalize: bool):
+def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rotation, label, pose_normalize: bool):
     """Steps 3-4: orientation copy with Delta rotations (§3.2, Alg. 2), bind and rest pose (§3.3).
 
     Parameters

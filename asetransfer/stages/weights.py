@@ -99,43 +99,64 @@ def inpaint_weights(vertices, faces, weights: sp.spmatrix, known: np.ndarray, *,
     used[np.unique(F)] = True
     known_w |= ~used                                   # unreferenced vertices keep theirs
     copied = np.zeros(n, dtype=bool)
-    labels = vertex_components(n, F)
     if known_w[used].any():
-        has_known = np.zeros(labels.max() + 1, dtype=bool)
-        has_known[labels[known_w & used]] = True
-        orphan = ~has_known[labels] & used
+        orphan = _attach_orphans(V, F, Wd, known_w & used, used, contact_neighbours=contact_neighbours)
         if orphan.any():
-            ref = np.flatnonzero(known_w & used)
-            tree = cKDTree(V[ref])
-            dist, nearest = tree.query(V[orphan])
-            piece = labels[orphan]
-            for p in np.unique(piece):  # rigid attachment where the piece comes closest
-                here = np.flatnonzero(piece == p)
-                contact = ref[nearest[here[np.argmin(dist[here])]]]
-                _, around = tree.query(V[contact], k=min(contact_neighbours, len(ref)))
-                Wd[np.flatnonzero(orphan)[here]] = Wd[ref[np.atleast_1d(around)]].mean(axis=0)
             known_w |= orphan
             copied = orphan
     unknown = np.flatnonzero(~known_w)
     if len(unknown):
-        Q = bilaplacian(V, F).tocsr()
-        k = np.flatnonzero(known_w)
-        Quu = Q[unknown][:, unknown]
-        cols = np.flatnonzero(np.abs(Wd[k]).sum(axis=0) > 0)
-        rhs = -(Q[unknown][:, k] @ Wd[np.ix_(k, cols)])
-        Wd[np.ix_(unknown, cols)] = Factorization(Quu, "weight inpainting system").solve(rhs)
-        if smooth_iterations:
-            f = np.asarray(F)
-            adj = sp.coo_matrix((np.ones(3 * len(f)), (f[:, [0, 1, 2]].ravel(), f[:, [1, 2, 0]].ravel())),
-                                shape=(n, n))
-            adj = ((adj + adj.T) > 0).astype(np.float64).tocsr()
-            avg = sp.diags(1.0 / np.maximum(np.asarray(adj.sum(axis=1)).ravel(), 1)) @ adj
-            for _ in range(smooth_iterations):
-                Wd[unknown] = 0.5 * Wd[unknown] + 0.5 * (avg[unknown] @ Wd)
+        _inpaint_unknown(V, F, Wd, known_w, smooth_iterations=smooth_iterations)
     Wd = np.clip(Wd, 0.0, None)
     s = Wd.sum(axis=1, keepdims=True)
     Wd = np.where(s > 0, Wd / np.where(s > 0, s, 1), W[first].toarray())
     return sp.csr_matrix(Wd[index]), copied[index]
+
+
+def _attach_orphans(V, F, Wd, reference, used, *, contact_neighbours: int) -> np.ndarray:
+    """Rigid attachment of the pieces with no ``reference`` (known, used) vertex: every
+    vertex of such a piece takes, in ``Wd`` (rows changed in place), the mean weights of
+    the ``contact_neighbours`` reference vertices where the piece comes closest.
+
+    Returns the (n,) bool mask of the attached (orphan) vertices.
+    """
+    labels = vertex_components(len(V), F)
+    has_known = np.zeros(labels.max() + 1, dtype=bool)
+    has_known[labels[reference]] = True
+    orphan = ~has_known[labels] & used
+    if orphan.any():
+        ref = np.flatnonzero(reference)
+        tree = cKDTree(V[ref])
+        dist, nearest = tree.query(V[orphan])
+        piece = labels[orphan]
+        for p in np.unique(piece):  # rigid attachment where the piece comes closest
+            here = np.flatnonzero(piece == p)
+            contact = ref[nearest[here[np.argmin(dist[here])]]]
+            _, around = tree.query(V[contact], k=min(contact_neighbours, len(ref)))
+            Wd[np.flatnonzero(orphan)[here]] = Wd[ref[np.atleast_1d(around)]].mean(axis=0)
+    return orphan
+
+
+def _inpaint_unknown(V, F, Wd, known, *, smooth_iterations: int) -> None:
+    """Rows of ``Wd`` not ``known`` (changed in place) by bi-Laplacian inpainting,
+    ``Q_uu W_u = -Q_uk W_k`` (Abdrashitov et al. 2023, Eq. 4), then ``smooth_iterations``
+    steps of neighbour averaging of those rows only."""
+    n = len(V)
+    unknown = np.flatnonzero(~known)
+    Q = bilaplacian(V, F).tocsr()
+    k = np.flatnonzero(known)
+    Quu = Q[unknown][:, unknown]
+    cols = np.flatnonzero(np.abs(Wd[k]).sum(axis=0) > 0)
+    rhs = -(Q[unknown][:, k] @ Wd[np.ix_(k, cols)])
+    Wd[np.ix_(unknown, cols)] = Factorization(Quu, "weight inpainting system").solve(rhs)
+    if smooth_iterations:
+        f = np.asarray(F)
+        adj = sp.coo_matrix((np.ones(3 * len(f)), (f[:, [0, 1, 2]].ravel(), f[:, [1, 2, 0]].ravel())),
+                            shape=(n, n))
+        adj = ((adj + adj.T) > 0).astype(np.float64).tocsr()
+        avg = sp.diags(1.0 / np.maximum(np.asarray(adj.sum(axis=1)).ravel(), 1)) @ adj
+        for _ in range(smooth_iterations):
+            Wd[unknown] = 0.5 * Wd[unknown] + 0.5 * (avg[unknown] @ Wd)
 
 
 def transfer_weights_robust(skin: SkinWeights, target_to_source: SurfacePoints, *, target_vertices, target_faces,
