@@ -41,7 +41,8 @@ class CorrespondenceConfig:
     unmarked_area_warning: float = 0.1
     # a marker given as a point is snapped to the closest surface point; farther than
     # this fraction of the mesh's bounding-box diagonal it is rejected as placed in
-    # another frame or unit (our addition; read by the marker loader, io/markers.py)
+    # another frame or unit (our addition; the marker loader, io/markers.py, uses this
+    # default: markers are loaded before a Config is at hand)
     marker_snap_distance: float = 0.05
 
     def __post_init__(self):
@@ -84,7 +85,8 @@ class SkeletonConfig:
     mirror: str = "auto"                # §3.1.4: "auto" (when the target is symmetric), "on", "off"
     symmetry_plane: tuple | None = None  # (a, b, c, d) with a x + b y + c z = d; default: estimated
     # Gauss-Newton steps of the estimated plane's point-to-plane ICP on the target's own
-    # reflection (§3.1.4 needs the plane; geometry/symmetry.py; converges in far fewer)
+    # reflection (§3.1.4 needs the plane; geometry/symmetry.py; it stops earlier when
+    # a step no longer moves the plane, by 1e-9)
     symmetry_iterations: int = 30
     # "auto" mirrors when the target matches its own reflection to this fraction of its height
     symmetric_tolerance: float = 0.005
@@ -115,7 +117,8 @@ class WeightsConfig:
     """Skin-weight transfer (spec Ch. 2, last step)."""
 
     method: str = "interp"      # "interp" (spec) or "robust" (Abdrashitov et al. 2023)
-    max_influences: int = 8     # glTF JOINTS_0/1; 4 for engines that need it
+    # glTF JOINTS_0/1; 4 for engines that need it.  The library's one rule: 1 to 8
+    max_influences: int = 8
     prune: float = 1e-3         # weights below this are dropped (then renormalised)
     # robust mode: a target vertex keeps its interpolated weights only if its source
     # point is nearer than this fraction of the target's bounding-box diagonal and the
