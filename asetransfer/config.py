@@ -36,6 +36,14 @@ class CorrespondenceConfig:
     symmetric: bool = False
     # coincident vertices (seams) are merged within this fraction of the diagonal
     weld_tolerance: float = 1e-7
+    # warn when more than this fraction of a surface's area lies in pieces without a
+    # marker: those pieces are not fitted, only carried along (our addition)
+    unmarked_area_warning: float = 0.1
+    # a marker given as a point is snapped to the closest surface point; farther than
+    # this fraction of the mesh's bounding-box diagonal it is rejected as placed in
+    # another frame or unit (our addition; the marker loader, io/markers.py, uses this
+    # default: markers are loaded before a Config is at hand)
+    marker_snap_distance: float = 0.05
 
     def __post_init__(self):
         for name in ("fair_smoothness", "fair_marker_link", "fair_marker_anchor", "register_detail",
@@ -46,6 +54,8 @@ class CorrespondenceConfig:
             raise ValueError("correspondence iteration counts must be at least 1 (stage 2) and 0 (stage 1)")
         if not 0 < self.reject_angle <= 180:
             raise ValueError("correspondence parameter reject_angle must be in (0, 180]")
+        if not self.marker_snap_distance > 0 or not 0 <= self.unmarked_area_warning <= 1:
+            raise ValueError("marker_snap_distance must be positive and unmarked_area_warning in [0, 1]")
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,9 @@ class SkeletonConfig:
     # no weighted vertex (a hips root) are then placed from their hits, not by PA.
     em_rays: int = 64
     em_ray_share: float = 0.0           # prior mass of the hits for joints with weights
+    # a joint is enclosed by the surface (and its hits used) when at least this fraction
+    # of its rays hit; otherwise it lies outside the mesh or at an open end (our addition)
+    em_min_hit_fraction: float = 0.9
     pa_threshold: float = 0.01          # §3.1.2: weight above which a vertex joins the cloud
     # joints that share a position in the source (within this fraction of the skeleton's
     # size) are placed together and stay together (our addition; hips -> spine + pelvis)
@@ -71,6 +84,10 @@ class SkeletonConfig:
     spine_joints: tuple | None = None   # names root..head; default: detected root -> head path
     mirror: str = "auto"                # §3.1.4: "auto" (when the target is symmetric), "on", "off"
     symmetry_plane: tuple | None = None  # (a, b, c, d) with a x + b y + c z = d; default: estimated
+    # Gauss-Newton steps of the estimated plane's point-to-plane ICP on the target's own
+    # reflection (§3.1.4 needs the plane; geometry/symmetry.py; it stops earlier when
+    # a step no longer moves the plane, by 1e-9)
+    symmetry_iterations: int = 30
     # "auto" mirrors when the target matches its own reflection to this fraction of its height
     symmetric_tolerance: float = 0.005
     # §3.3: rest pose = the source's limb directions.  Off by default: the rest pose is
@@ -85,6 +102,10 @@ class SkeletonConfig:
             raise ValueError("joints must be 'em' or 'pa'")
         if self.em_rays < 0 or not 0.0 <= self.em_ray_share <= 1.0:
             raise ValueError("em_rays must be >= 0 and em_ray_share in [0, 1]")
+        if not 0.0 <= self.em_min_hit_fraction <= 1.0:
+            raise ValueError("em_min_hit_fraction must be in [0, 1]")
+        if self.symmetry_iterations < 0:
+            raise ValueError("symmetry_iterations must be >= 0")
         if self.spine not in ("em", "pa", "off"):
             raise ValueError("spine must be 'em', 'pa' or 'off'")
         if self.mirror not in ("auto", "on", "off"):
@@ -96,7 +117,8 @@ class WeightsConfig:
     """Skin-weight transfer (spec Ch. 2, last step)."""
 
     method: str = "interp"      # "interp" (spec) or "robust" (Abdrashitov et al. 2023)
-    max_influences: int = 8     # glTF JOINTS_0/1; 4 for engines that need it
+    # glTF JOINTS_0/1; 4 for engines that need it.  The library's one rule: 1 to 8
+    max_influences: int = 8
     prune: float = 1e-3         # weights below this are dropped (then renormalised)
     # robust mode: a target vertex keeps its interpolated weights only if its source
     # point is nearer than this fraction of the target's bounding-box diagonal and the
@@ -105,6 +127,9 @@ class WeightsConfig:
     robust_distance: float = 0.05
     robust_angle: float = 30.0
     smooth_iterations: int = 10
+    # robust mode: a piece of the target with no accepted vertex (a prop) takes the mean
+    # weights of this many accepted vertices where it comes closest (our addition)
+    contact_neighbours: int = 8
 
     def __post_init__(self):
         if self.method not in ("interp", "robust"):
@@ -113,6 +138,8 @@ class WeightsConfig:
             raise ValueError("max_influences must be between 1 and 8")
         if not (self.robust_distance > 0 and 0 < self.robust_angle <= 180 and self.smooth_iterations >= 0):
             raise ValueError("robust weights need distance > 0, 0 < angle <= 180 and smoothing steps >= 0")
+        if self.contact_neighbours < 1:
+            raise ValueError("robust weights need contact_neighbours >= 1")
 
 
 @dataclass(frozen=True)

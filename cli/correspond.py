@@ -27,7 +27,7 @@ def add_parser(sub):
     p.add_argument("-o", "--output", required=True, help="output .npz")
     p.add_argument("--debug-dir", help="also write faired_source.ply, faired_target.ply and "
                                        "registered_source.ply here (target frame)")
-    p.add_argument("--symmetric", action="store_true",
+    p.add_argument("--symmetric", action="store_true", default=CorrespondenceConfig().symmetric,
                    help="symmetric filter for L/R symmetric characters (needs .L/.R marker pairs)")
     p.add_argument("--json", action="store_true", help="print the fit statistics as JSON")
     p.set_defaults(run=run)

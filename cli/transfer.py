@@ -40,26 +40,32 @@ def add_parser(sub):
     p.add_argument("--markers", required=True, help="marker file (JSON) linking source and target points")
     p.add_argument("-o", "--output", required=True, help="output rig (.glb or .gltf)")
     p.add_argument("--report", help="write a JSON report (timings, residuals, fallbacks, warnings)")
-    p.add_argument("--joints", choices=("em", "pa"), default="em",
-                   help="joint placement: energy minimisation (Eq. 3.1) or Procrustes (default em)")
-    p.add_argument("--em-rays", type=_count_arg, default=64, metavar="N",
+    sk, wc = SkeletonConfig(), WeightsConfig()  # every default below is the library's (Config)
+    p.add_argument("--joints", choices=("em", "pa"), default=sk.joints,
+                   help="joint placement: energy minimisation (Eq. 3.1) or Procrustes (default %(default)s)")
+    p.add_argument("--em-rays", type=_count_arg, default=sk.em_rays, metavar="N",
                    help="em: also fit each joint to the surface hit by N rays cast from it; joints with no "
-                        "weighted vertex are placed from these alone (default 64; 0 = skin weights only)")
-    p.add_argument("--em-ray-share", type=_fraction_arg, default=0.0, metavar="S",
-                   help="em: share (0-1) of the ray hits in the fit of joints that have weights (default 0)")
-    p.add_argument("--spine", choices=("em", "pa", "off"), default="em", help="spine alignment (default em)")
-    p.add_argument("--mirror", choices=("auto", "on", "off"), default="auto",
-                   help="mirror L/R joints (auto: when the target is symmetric)")
-    p.add_argument("--symmetry-plane", type=_plane_arg, help="x, y, z or a,b,c,d (a x + b y + c z = d)")
-    p.add_argument("--pose-normalize", dest="pose_normalize", action="store_true", default=False,
-                   help="rest pose (glTF node transforms) = the source's limb directions (spec §3.3)")
+                        "weighted vertex are placed from these alone (default %(default)s; 0 = skin weights only)")
+    p.add_argument("--em-ray-share", type=_fraction_arg, default=sk.em_ray_share, metavar="S",
+                   help="em: share (0-1) of the ray hits in the fit of joints that have weights "
+                        "(default %(default)s)")
+    p.add_argument("--spine", choices=("em", "pa", "off"), default=sk.spine,
+                   help="spine alignment (default %(default)s)")
+    p.add_argument("--mirror", choices=("auto", "on", "off"), default=sk.mirror,
+                   help="mirror L/R joints (auto: when the target is symmetric; default %(default)s)")
+    p.add_argument("--symmetry-plane", type=_plane_arg, default=sk.symmetry_plane,
+                   help="x, y, z or a,b,c,d (a x + b y + c z = d)")
+    p.add_argument("--pose-normalize", dest="pose_normalize", action="store_true", default=sk.pose_normalize,
+                   help="rest pose (glTF node transforms) = the source's limb directions (spec §3.3)"
+                        + (" (default)" if sk.pose_normalize else ""))
     p.add_argument("--no-pose-normalize", dest="pose_normalize", action="store_false",
-                   help="rest pose = bind pose, the target as modelled (default)")
-    p.add_argument("--max-influences", type=int, choices=(4, 8), default=8, help="joints per vertex (default 8)")
-    p.add_argument("--weights", choices=("interp", "robust"), default="interp",
-                   help="interp: source weights interpolated at each vertex's source point (default); "
+                   help="rest pose = bind pose, the target as modelled" + ("" if sk.pose_normalize else " (default)"))
+    p.add_argument("--max-influences", type=int, choices=(4, 8), default=wc.max_influences,
+                   help="joints per vertex (default %(default)s)")
+    p.add_argument("--weights", choices=("interp", "robust"), default=wc.method,
+                   help="interp: source weights interpolated at each vertex's source point; "
                         "robust: keep them only where the match is close and the normals agree, "
-                        "inpaint the rest (targets with props, clothing, extra parts)")
+                        "inpaint the rest (targets with props, clothing, extra parts); default %(default)s")
     handoff.add_arguments(p)  # --calibration, --tpose (retargeting hand-off)
     p.set_defaults(run=run)
 
@@ -120,7 +126,7 @@ def run(args) -> int:
         result = transfer(source, target, markers, config, progress=_Progress(quiet))
     except NumericalError as e:
         raise InputError(args.markers, f"transfer failed: {e}") from None
-    write_rig(args.output, result.rig, max_influences=args.max_influences, inputs=inputs)
+    write_rig(args.output, result.rig, max_influences=config.weights.max_influences, inputs=inputs)
     handoff.write(args, plan, source, result, inputs)
     if args.report:
         atomic_write(args.report, (json.dumps(result.report, indent=1) + "\n").encode(), inputs + (args.output,))

@@ -1,6 +1,8 @@
 """Skeleton transfer (spec Ch. 3), weight transfer and the transfer pipeline."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -12,7 +14,7 @@ from asetransfer.geometry.alignment import Similarity
 from asetransfer.config import SkeletonConfig
 from asetransfer.stages.correspondence import Correspondence
 from asetransfer.io import load_rig
-from asetransfer.stages.joints import joint_positions_em
+from asetransfer.stages.joints import SurfaceRays, joint_positions_em
 from asetransfer.model.mesh import Mesh
 from asetransfer.stages.skeleton import mirror_joints, transfer_skeleton
 from asetransfer.model.skin import linear_blend_skinning
@@ -106,7 +108,8 @@ def test_symmetry_plane_is_recovered_from_a_symmetric_mesh():
     v = rig.mesh.vertices * [1.0, 1.0, 0.5] + [0.3, 0, 0]   # symmetric about x = 0.3
     v = v + np.exp(-((v[:, 1] - 2.2) ** 2))[:, None] * [0, 0, 0.2]  # a bump on the midline keeps it symmetric
     # an initial guess shifted along the normal is pulled onto the mirror plane
-    plane = estimate_symmetry_plane(v, rig.mesh.faces, np.array([1.0, 0.0, 0.0, 0.36]))
+    plane = estimate_symmetry_plane(v, rig.mesh.faces, np.array([1.0, 0.0, 0.0, 0.36]),
+                                    iterations=SkeletonConfig().symmetry_iterations)
     np.testing.assert_allclose(plane[:3], [1, 0, 0], atol=1e-3)  # triangulation is not mirror-exact
     assert plane[3] == pytest.approx(0.3, abs=1e-3)
 
@@ -120,17 +123,18 @@ def test_symmetry_plane_tilt_and_offset_are_corrected(fixture_source):
     normal = R @ [1.0, 0.0, 0.0]
     tilt = Rotation.from_rotvec(np.radians(6) * np.array([0, 0.6, 0.8])).as_matrix()
     guess = np.append(R @ tilt @ [1.0, 0.0, 0.0], normal @ shift + 0.02)
-    plane = estimate_symmetry_plane(v @ R.T + shift, f, guess)
+    plane = estimate_symmetry_plane(v @ R.T + shift, f, guess, iterations=SkeletonConfig().symmetry_iterations)
     assert np.degrees(np.arccos(min(1.0, abs(plane[:3] @ normal)))) < 0.05
     assert abs(plane[3] - normal @ shift) < 1e-4
 
 
 def test_weight_transfer_identity_and_interpolation():
     rig = tube_rig()
-    same = transfer_weights(rig.skin, vertex_map(rig.mesh), rig.mesh.faces, prune=0)
+    same = transfer_weights(rig.skin, vertex_map(rig.mesh), rig.mesh.faces, max_influences=8, prune=0)
     assert abs(same.to_sparse() - rig.skin.to_sparse()).max() < 1e-12
     face = np.array([0])
-    mid = transfer_weights(rig.skin, SurfacePoints(face, [[0.2, 0.3, 0.5]]), rig.mesh.faces, prune=0)
+    mid = transfer_weights(rig.skin, SurfacePoints(face, [[0.2, 0.3, 0.5]]), rig.mesh.faces, max_influences=8,
+                           prune=0)
     expected = np.array([0.2, 0.3, 0.5]) @ rig.skin.to_dense()[rig.mesh.faces[0]]
     np.testing.assert_allclose(mid.to_dense()[0], expected / expected.sum(), atol=1e-12)
 
@@ -247,13 +251,15 @@ def test_em_rays_place_an_unweighted_enclosed_joint_like_the_surface_moves():
     P = V @ A.T + [0.5, -2.0, 0.3]
     joints = np.array([[0.0, 0.0, 0.0], [0.2, -0.5, 0.3], [2.0, 0.0, 0.0]])
     W = sp.csc_matrix((np.ones(len(V)), (np.arange(len(V)), np.zeros(len(V), int))), shape=(len(V), 3))
-    plain, placed_plain = joint_positions_em(V, P, W, joints, unit=0.02)
-    pos, placed = joint_positions_em(V, P, W, joints, unit=0.02, faces=F)
+    cfg = SkeletonConfig()
+    rays = SurfaceRays(F, n_rays=cfg.em_rays, share=0.0, min_hit_fraction=cfg.em_min_hit_fraction)
+    plain, placed_plain = joint_positions_em(V, P, W, joints, omega=cfg.omega, unit=0.02)
+    pos, placed = joint_positions_em(V, P, W, joints, omega=cfg.omega, unit=0.02, rays=rays)
     assert placed_plain.tolist() == [True, False, False] and placed.tolist() == [True, True, False]
     np.testing.assert_allclose(pos[0], plain[0], atol=1e-12)
     np.testing.assert_allclose(pos[1], A @ joints[1] + [0.5, -2.0, 0.3], atol=1e-6)
     # all the joint's prior on its hits: the weighted joint follows the affine map too
-    both, _ = joint_positions_em(V, P, W, joints, unit=0.02, faces=F, ray_share=1.0)
+    both, _ = joint_positions_em(V, P, W, joints, omega=cfg.omega, unit=0.02, rays=replace(rays, share=1.0))
     np.testing.assert_allclose(both[:2], joints[:2] @ A.T + [0.5, -2.0, 0.3], atol=1e-6)
 
 

@@ -11,6 +11,9 @@ from asetransfer.model.surface import SurfacePoints
 from asetransfer.geometry.surface import vertex_faces
 from asetransfer.stages.weights import accepted_matches, inpaint_weights
 
+#: inpainting alone: no neighbour averaging afterwards, the default rigid attachment of pieces
+NO_SMOOTHING = {"smooth_iterations": 0, "contact_neighbours": WeightsConfig().contact_neighbours}
+
 
 def linear_weights(vertices):
     """Two joints blending linearly along the tube axis: bi-harmonic on the (flat) tube wall."""
@@ -22,14 +25,14 @@ def test_inpainting_keeps_known_rows_and_reproduces_linear_weights():
     mesh = tube_rig(n_ring=16, n_seg=24).mesh
     v, f = mesh.vertices, mesh.faces
     W = linear_weights(v)
-    same, copied = inpaint_weights(v, f, W, np.ones(len(v), bool))
+    same, copied = inpaint_weights(v, f, W, np.ones(len(v), bool), **NO_SMOOTHING)
     np.testing.assert_allclose(same.toarray(), W.toarray(), atol=1e-12)
     assert not copied.any()
     # forget a band of the wall (and garble it): the inpainted band is the linear blend again
     band = (v[:, 1] > 1.0) & (v[:, 1] < 2.0)
     garbled = W.toarray()
     garbled[band] = [1.0, 0.0]
-    out, _ = inpaint_weights(v, f, sp.csr_matrix(garbled), ~band)
+    out, _ = inpaint_weights(v, f, sp.csr_matrix(garbled), ~band, **NO_SMOOTHING)
     np.testing.assert_allclose(out.toarray()[band], W.toarray()[band], atol=1e-6)
 
 
@@ -40,7 +43,8 @@ def test_smoothing_moves_only_inpainted_rows_and_rows_stay_normalised():
     W[:, 0] = (W[:, 0] > 0.5).astype(float)  # a hard step: smoothing has something to do
     W[:, 1] = 1 - W[:, 0]
     band = (v[:, 1] > 1.2) & (v[:, 1] < 1.8)
-    out = inpaint_weights(v, f, sp.csr_matrix(W), ~band, smooth_iterations=20)[0].toarray()
+    out = inpaint_weights(v, f, sp.csr_matrix(W), ~band, smooth_iterations=20,
+                          contact_neighbours=WeightsConfig().contact_neighbours)[0].toarray()
     np.testing.assert_array_equal(out[~band], W[~band])
     np.testing.assert_allclose(out.sum(axis=1), 1.0, atol=1e-12)
     assert (out >= 0).all()
@@ -54,7 +58,7 @@ def test_a_piece_without_accepted_vertices_copies_its_nearest_neighbours():
     f = np.concatenate([tube.faces, hat.faces + len(tube.vertices)])
     W = np.concatenate([linear_weights(tube.vertices).toarray(), np.tile([1.0, 0.0], (len(hat.vertices), 1))])
     known = np.arange(len(v)) < len(tube.vertices)
-    out, copied = inpaint_weights(v, f, sp.csr_matrix(W), known)
+    out, copied = inpaint_weights(v, f, sp.csr_matrix(W), known, **NO_SMOOTHING)
     assert copied[~known].all() and not copied[known].any()
     np.testing.assert_allclose(out.toarray()[~known, 1], 1.0, atol=0.05)  # the top of the tube: joint 1
 
@@ -70,9 +74,9 @@ def test_matches_are_rejected_by_distance_and_by_normal():
     moved[5] += [0.3, 0.0, 0.0]                      # far from its source point
     flipped = v.copy()
     flipped[:, 0] = -flipped[:, 0]                 # mirrored: every normal turns the other way
-    ok, _, _ = accepted_matches(moved, f, v, f, to_src, 0.05, 30.0)
+    ok, _, _ = accepted_matches(moved, f, v, f, to_src, max_distance=0.05, max_angle=30.0)
     assert not ok[5] and ok.sum() >= len(v) - 7    # the neighbours' normals may tilt too
-    ok, _, angle = accepted_matches(flipped, f[:, ::-1], v, f, to_src, 10.0, 30.0)
+    ok, _, angle = accepted_matches(flipped, f[:, ::-1], v, f, to_src, max_distance=10.0, max_angle=30.0)
     assert not ok[np.abs(v[:, 0]) > 0.2].any()
 
 

@@ -33,8 +33,8 @@ def normalize_plane(plane) -> np.ndarray:
     return plane / norm
 
 
-def estimate_symmetry_plane(vertices: np.ndarray, faces: np.ndarray, initial: np.ndarray,
-                            iterations: int = 30, index: SurfaceIndex | None = None,
+def estimate_symmetry_plane(vertices: np.ndarray, faces: np.ndarray, initial: np.ndarray, *,
+                            iterations: int, index: SurfaceIndex | None = None,
                             samples: int = 4000) -> np.ndarray:
     """Refine a mirror plane of a mesh: point-to-plane ICP on its own reflection.
 
@@ -51,6 +51,7 @@ def estimate_symmetry_plane(vertices: np.ndarray, faces: np.ndarray, initial: np
     Parameters
     ----------
     initial : (4,) starting plane ``(a, b, c, d)``, e.g. the plane bisecting L/R joint pairs.
+    iterations : at most this many Gauss-Newton steps (``SkeletonConfig.symmetry_iterations``).
     index : a prebuilt :class:`SurfaceIndex` of the mesh, to share.
     samples : at most this many vertices are used (every k-th vertex: deterministic).
 

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ..config import CorrespondenceConfig
 from ..errors import InputError
 from ..model.mesh import Mesh
 from ..model.surface import SurfacePoints
@@ -22,8 +23,9 @@ from .files import parse_json_file
 from ..model.markers import Markers
 
 #: markers further than this fraction of the mesh's bounding-box diagonal from the
-#: surface are rejected: such a point was almost surely placed in another frame.
-MAX_SNAP_DISTANCE = 0.05
+#: surface are rejected: such a point was almost surely placed in another frame
+#: (declared once, in :class:`~asetransfer.config.CorrespondenceConfig`).
+MAX_SNAP_DISTANCE = CorrespondenceConfig().marker_snap_distance
 
 
 def parse_markers(path, data: bytes | None = None) -> list:

@@ -2,7 +2,7 @@
 
 Pipeline, top to bottom:
 
-1. :func:`asetransfer.align.umeyama` on the marker pairs brings the source into the
+1. :func:`asetransfer.geometry.alignment.umeyama` on the marker pairs brings the source into the
    target's frame (any units, any up axis); both meshes are then normalised to a unit
    bounding-box diagonal so parameters do not depend on units.
 2. :func:`fair` (Eq. A I-1) smooths both meshes jointly into similar featureless
@@ -75,11 +75,6 @@ class _Side:
     active_faces: np.ndarray  # (Fa, 3) triangles of those components, on active numbering
     markers: sp.csr_matrix    # (K, a) barycentric rows of the markers, active numbering
     unmarked: tuple           # (pieces without a marker, all pieces, their fraction of the area)
-
-
-#: above this fraction of a surface's area in pieces without a marker, warn: those
-#: pieces are not fitted, they only follow the nearest marked piece
-UNMARKED_AREA_WARNING = 0.1
 
 
 def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
@@ -169,7 +164,7 @@ class _Registration:
         return rest + self.factor.solve(b)
 
 
-def register(system: _Registration, rest: np.ndarray, faces: np.ndarray, surface: SurfaceIndex,
+def register(system: _Registration, rest: np.ndarray, *, faces: np.ndarray, surface: SurfaceIndex,
              marker_goal: np.ndarray, cfg: CorrespondenceConfig, max_iterations: int,
              first_fit: np.ndarray | None = None):
     """Closest-point iterations of Eq. A I-2 from ``rest`` onto ``surface``.
@@ -179,6 +174,13 @@ def register(system: _Registration, rest: np.ndarray, faces: np.ndarray, surface
     more than ``reject_angle`` pull the vertex to where it is instead (the matrix
     stays fixed).  ``first_fit`` replaces the first closest-point query.  Stops when
     the mean vertex move falls under ``tolerance``.
+
+    Parameters
+    ----------
+    rest : (n, 3) the source's active vertices where the iterations start.
+    faces : (F, 3) their triangles (for the vertex normals).
+    marker_goal : (K, 3) marker positions on ``surface`` (Eq. A I-2c).
+    max_iterations : at most this many iterations (``faired_iterations`` or ``max_iterations``).
 
     Returns
     -------
@@ -230,14 +232,15 @@ def _marker_plane(points: np.ndarray, names) -> np.ndarray:
     return plane
 
 
-def _symmetric_filter(registered, src: _Side, tgt: _Side, target_index: SurfaceIndex, face, bary, markers):
+def _symmetric_filter(src: _Side, tgt: _Side, names, *, target_index: SurfaceIndex, face, bary):
     """Appendix I, last part: average each vertex's target point with the mirror of its
     mirror vertex's target point, then snap back onto the target surface.
 
-    Mirror planes of both meshes bisect their L/R marker pairs.
+    Mirror planes of both meshes bisect their L/R marker pairs (``names``).  ``face``,
+    ``bary``: each welded source vertex's point on the welded target (``target_index``).
     """
-    plane_s = _marker_plane(src.markers @ src.vertices[src.active], markers.names)
-    plane_t = _marker_plane(tgt.markers @ tgt.vertices[tgt.active], markers.names)
+    plane_s = _marker_plane(src.markers @ src.vertices[src.active], names)
+    plane_t = _marker_plane(tgt.markers @ tgt.vertices[tgt.active], names)
     twin, _, _, _ = SurfaceIndex(src.vertices, src.faces).closest(reflect(src.vertices, plane_s))
     # the twin of vertex i: the closest vertex of the triangle nearest to its reflection
     corners = src.faces[twin]
@@ -266,77 +269,24 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
     cfg = config or CorrespondenceConfig()
     timings = {}
     t0 = time.perf_counter()
-
-    # 1. similarity alignment from the markers, then a unit-diagonal frame
-    ms = markers.source.positions(source.vertices, source.faces)
-    mt = markers.target.positions(target.vertices, target.faces)
-    alignment = umeyama(ms, mt)
-    norm = _normalising(target.bounds())  # vertices used by triangles: a stray vertex has no say
-    src = _prepare(norm.apply(alignment.apply(source.vertices)), source.faces, markers.source, cfg)
-    tgt = _prepare(norm.apply(target.vertices), target.faces, markers.target, cfg)
-    for side, what in ((src, "source"), (tgt, "target")):
-        n_unmarked, n_pieces, fraction = side.unmarked
-        if fraction > UNMARKED_AREA_WARNING:
-            log.warning("%d of the %s's %d pieces (%.0f%% of its surface) carry no marker; they are not fitted, "
-                        "only carried along with the nearest marked piece: add markers on them or join them",
-                        n_unmarked, what, n_pieces, 100 * fraction)
+    alignment, norm, src, tgt = _aligned_sides(source, target, markers, cfg)  # 1. align, normalise
     timings["align"] = time.perf_counter() - t0
-
-    # 2. joint fairing (Eq. A I-1)
     t = time.perf_counter()
-    faired_s, faired_t = fair(src, tgt, cfg)
+    faired_s, faired_t = fair(src, tgt, cfg)                                    # 2. fair (Eq. A I-1)
     timings["fair"] = time.perf_counter() - t
-
-    # 3. registration (Eq. A I-2).  Stage 1: faired source onto faired target.
+    system, x2, iterations = _register_both(src, tgt, faired_s, faired_t, cfg=cfg, timings=timings)  # 3. Eq. A I-2
     t = time.perf_counter()
-    system = _Registration(src.vertices[src.active], src.active_faces, src.markers, cfg)
-    timings["factor"] = time.perf_counter() - t
-    t = time.perf_counter()
-    faired_index = SurfaceIndex(faired_t, tgt.active_faces)
-    x1, it1 = register(system, faired_s, src.active_faces, faired_index, tgt.markers @ faired_t, cfg,
-                      cfg.faired_iterations)
-    timings["register_faired"] = time.perf_counter() - t
-
-    # Stage 2: the source as modelled (its details are the Laplacian rest, Eq. A I-2a)
-    # deformed onto the original target, starting from the faired pairs carried over
-    # to the original target (same triangles, same barycentric coordinates).
-    t = time.perf_counter()
-    original_t = tgt.vertices[tgt.active]
-    face, bary, _, _ = faired_index.closest(x1)
-    x2, it2 = register(system, src.vertices[src.active], src.active_faces,
-                       SurfaceIndex(original_t, tgt.active_faces), tgt.markers @ original_t, cfg,
-                       cfg.max_iterations, first_fit=interpolate(original_t, tgt.active_faces, face, bary))
-    timings["register_original"] = time.perf_counter() - t
-
-    # 4. closest-point maps in both directions, on the input triangles
-    t = time.perf_counter()
-    registered = _carry(x2, src)
-    target_index = SurfaceIndex(tgt.vertices, tgt.faces)
-    f_st, b_st, d_st, _ = target_index.closest(registered)
-    f_ts, b_ts, d_ts, _ = SurfaceIndex(registered, src.faces).closest(tgt.vertices)
-    if cfg.symmetric:
-        f_st, b_st = _symmetric_filter(registered, src, tgt, target_index, f_st, b_st, markers)
-    s2t = SurfacePoints(f_st[src.index], b_st[src.index])
-    t2s = SurfacePoints(f_ts[tgt.index], b_ts[tgt.index])
+    registered = _carry(x2, src)                                                # 4. maps
+    s2t, t2s, d_st, d_ts = _maps(registered, src, tgt, markers.names, cfg)
     timings["maps"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
 
-    unit = 1.0 / norm.scale  # target file units per normalised unit
-    marker_residual = np.linalg.norm(src.markers @ x2 - tgt.markers @ original_t, axis=1) * unit
-    stats = {
-        "alignment_scale": alignment.scale,
-        "marker_residual_mean": float(marker_residual.mean()),
-        "marker_residual_max": float(marker_residual.max()),
-        "marker_residual_worst": markers.names[int(np.argmax(marker_residual))],
-        "fit_distance_mean": float(d_st.mean() * unit),
-        "fit_distance_p95": float(np.percentile(d_st, 95) * unit),
-        "reverse_fit_distance_mean": float(d_ts.mean() * unit),
-        "iterations": [it1, it2],
-        "solver": system.factor.backend,
-        "unmarked_source_vertices": int(len(src.vertices) - len(src.active)),
-        "unmarked_target_vertices": int(len(tgt.vertices) - len(tgt.active)),
-        "timings": timings,
-    }
+    stats = {"alignment_scale": alignment.scale,
+             **_fit_stats(src, tgt, x2, d_st, d_ts, names=markers.names, unit=1.0 / norm.scale),
+             "iterations": iterations, "solver": system.factor.backend,
+             "unmarked_source_vertices": int(len(src.vertices) - len(src.active)),
+             "unmarked_target_vertices": int(len(tgt.vertices) - len(tgt.active)),
+             "timings": timings}
     back = norm.inverse()
     faired_full_s = _carry(faired_s, src)
     faired_full_t = tgt.vertices.copy()
@@ -347,3 +297,91 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
         faired_target=back.apply(faired_full_t)[tgt.index],
         registered_source=back.apply(registered)[src.index],
         stats=stats)
+
+
+def _aligned_sides(source: Mesh, target: Mesh, markers: Markers, cfg: CorrespondenceConfig):
+    """Step 1: the marker similarity (source -> target frame), the target's unit-diagonal
+    frame, and both meshes prepared in it (warning about large unmarked pieces).
+
+    Returns
+    -------
+    alignment : :class:`Similarity`, norm : :class:`Similarity`, src : _Side, tgt : _Side.
+    """
+    ms = markers.source.positions(source.vertices, source.faces)
+    mt = markers.target.positions(target.vertices, target.faces)
+    alignment = umeyama(ms, mt)
+    norm = _normalising(target.bounds())  # vertices used by triangles: a stray vertex has no say
+    src = _prepare(norm.apply(alignment.apply(source.vertices)), source.faces, markers.source, cfg)
+    tgt = _prepare(norm.apply(target.vertices), target.faces, markers.target, cfg)
+    for side, what in ((src, "source"), (tgt, "target")):
+        n_unmarked, n_pieces, fraction = side.unmarked
+        if fraction > cfg.unmarked_area_warning:
+            log.warning("%d of the %s's %d pieces (%.0f%% of its surface) carry no marker; they are not fitted, "
+                        "only carried along with the nearest marked piece: add markers on them or join them",
+                        n_unmarked, what, n_pieces, 100 * fraction)
+    return alignment, norm, src, tgt
+
+
+def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, cfg: CorrespondenceConfig, timings: dict):
+    """Step 3, registration (Eq. A I-2) in two stages on one factorisation.
+
+    Stage 1: the faired source onto the faired target.  Stage 2: the source as modelled
+    (its details are the Laplacian rest, Eq. A I-2a) deformed onto the original target,
+    starting from the faired pairs carried over to the original target (same triangles,
+    same barycentric coordinates).
+
+    Returns
+    -------
+    system : :class:`_Registration`, x : (a_s, 3) registered active source vertices,
+    iterations : [stage 1, stage 2].  Adds the stage times to ``timings``.
+    """
+    t = time.perf_counter()
+    system = _Registration(src.vertices[src.active], src.active_faces, src.markers, cfg)
+    timings["factor"] = time.perf_counter() - t
+    t = time.perf_counter()
+    faired_index = SurfaceIndex(faired_t, tgt.active_faces)
+    x1, it1 = register(system, faired_s, faces=src.active_faces, surface=faired_index,
+                       marker_goal=tgt.markers @ faired_t, cfg=cfg, max_iterations=cfg.faired_iterations)
+    timings["register_faired"] = time.perf_counter() - t
+    t = time.perf_counter()
+    original_t = tgt.vertices[tgt.active]
+    face, bary, _, _ = faired_index.closest(x1)
+    x2, it2 = register(system, src.vertices[src.active], faces=src.active_faces,
+                       surface=SurfaceIndex(original_t, tgt.active_faces), marker_goal=tgt.markers @ original_t,
+                       cfg=cfg, max_iterations=cfg.max_iterations,
+                       first_fit=interpolate(original_t, tgt.active_faces, face, bary))
+    timings["register_original"] = time.perf_counter() - t
+    return system, x2, [it1, it2]
+
+
+def _maps(registered, src: _Side, tgt: _Side, names, cfg: CorrespondenceConfig):
+    """Step 4: closest-point maps in both directions, on the input triangles.
+
+    Returns
+    -------
+    source_to_target, target_to_source : :class:`SurfacePoints` per input vertex;
+    d_st, d_ts : (n_s',), (n_t',) closest-point distances of the welded vertices (normalised frame).
+    """
+    target_index = SurfaceIndex(tgt.vertices, tgt.faces)
+    f_st, b_st, d_st, _ = target_index.closest(registered)
+    f_ts, b_ts, d_ts, _ = SurfaceIndex(registered, src.faces).closest(tgt.vertices)
+    if cfg.symmetric:
+        f_st, b_st = _symmetric_filter(src, tgt, names, target_index=target_index, face=f_st, bary=b_st)
+    s2t = SurfacePoints(f_st[src.index], b_st[src.index])
+    t2s = SurfacePoints(f_ts[tgt.index], b_ts[tgt.index])
+    return s2t, t2s, d_st, d_ts
+
+
+def _fit_stats(src: _Side, tgt: _Side, x, d_st, d_ts, *, names, unit: float) -> dict:
+    """Marker residuals of the registered active source ``x`` and the fit distances, in
+    target file units (``unit`` per normalised unit)."""
+    original_t = tgt.vertices[tgt.active]
+    marker_residual = np.linalg.norm(src.markers @ x - tgt.markers @ original_t, axis=1) * unit
+    return {
+        "marker_residual_mean": float(marker_residual.mean()),
+        "marker_residual_max": float(marker_residual.max()),
+        "marker_residual_worst": names[int(np.argmax(marker_residual))],
+        "fit_distance_mean": float(d_st.mean() * unit),
+        "fit_distance_p95": float(np.percentile(d_st, 95) * unit),
+        "reverse_fit_distance_mean": float(d_ts.mean() * unit),
+    }

@@ -7,6 +7,8 @@ batched over joints with segment sums; no per-joint solver calls.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import igl
 import numpy as np
 import scipy.sparse as sp
@@ -77,7 +79,7 @@ def _ancestor_with(parents: np.ndarray, ok: np.ndarray) -> np.ndarray:
 
 
 def joint_positions_pa(source: np.ndarray, target: np.ndarray, weights: sp.spmatrix, joints: np.ndarray,
-                       parents: np.ndarray, threshold: float = 0.01):
+                       parents: np.ndarray, *, threshold: float):
     """Joint positions by per-joint Procrustes analysis (spec §3.1.2).
 
     Each joint is moved by the similarity that best maps its weighted source vertices
@@ -108,7 +110,7 @@ def fibonacci_sphere(n: int) -> np.ndarray:
     return np.stack([np.cos(theta) * np.sin(phi), np.sin(theta) * np.sin(phi), np.cos(phi)], axis=1)
 
 
-def joint_rays(vertices: np.ndarray, faces: np.ndarray, joints: np.ndarray, n_rays: int = 64):
+def joint_rays(vertices: np.ndarray, faces: np.ndarray, joints: np.ndarray, n_rays: int):
     """First hits on the mesh of ``n_rays`` rays cast from every joint in all directions.
 
     Returns
@@ -127,8 +129,20 @@ def joint_rays(vertices: np.ndarray, faces: np.ndarray, joints: np.ndarray, n_ra
     return np.repeat(np.arange(len(joints)), n_rays)[hit], face[hit].astype(np.int64), bary
 
 
+@dataclass(frozen=True)
+class SurfaceRays:
+    """How EM also sees the surface around each joint (:func:`joint_positions_em`):
+    the first hits of ``n_rays`` rays cast from it (``SkeletonConfig.em_rays``,
+    ``em_ray_share``, ``em_min_hit_fraction``)."""
+
+    faces: np.ndarray         # (F, 3) source triangles the rays hit
+    n_rays: int
+    share: float              # prior mass of the hits of a joint that has weighted vertices
+    min_hit_fraction: float   # fewer hits than this fraction: the joint is not enclosed
+
+
 def _em_fit(source: np.ndarray, target: np.ndarray, joint: np.ndarray, prior: np.ndarray, joints: np.ndarray,
-            omega, unit: float):
+            *, omega, unit: float):
     """Eq. 3.1 / 3.2 for every joint over the points ``(source[k], target[k])`` it owns
     (``joint[k]``), with prior coefficients ``prior[k] / sum`` (Eq. 3.1b); see
     :func:`joint_positions_em`.  Returns positions (J, 3) and placed (J,)."""
@@ -171,8 +185,7 @@ def _em_fit(source: np.ndarray, target: np.ndarray, joint: np.ndarray, prior: np
 
 
 def joint_positions_em(source: np.ndarray, target: np.ndarray, weights: sp.spmatrix, joints: np.ndarray,
-                       omega=(1000.0, 1.0, 10.0), unit: float = 1.0, faces: np.ndarray | None = None,
-                       ray_share: float = 0.0, n_rays: int = 64, min_hit_fraction: float = 0.9):
+                       *, omega, unit: float, rays: SurfaceRays | None = None):
     """Joint positions by energy minimisation (spec Eq. 3.1 / 3.2).
 
     Per joint, coefficients ``c`` over its weighted vertices minimise
@@ -184,24 +197,24 @@ def joint_positions_em(source: np.ndarray, target: np.ndarray, weights: sp.spmat
     ``U = [sqrt(w1) v, sqrt(w3) 1]`` (m x 4), solved through the Woodbury identity:
     one 4 x 4 system per joint, batched.
 
-    With ``faces``, the points may also include the surface *around* the joint: the
-    first hits of ``n_rays`` rays cast from it in all directions (a hit maps to the
-    target through its triangle and barycentric coordinates), with a uniform prior of
-    total mass ``ray_share`` (the skin weights keep ``1 - ray_share``).  A joint with
-    no weighted vertex (a hips root, say) is then placed from its hits alone; a joint
-    that is not enclosed by the surface (fewer than ``min_hit_fraction`` of its rays
-    hit: it lies outside the mesh or at an open end) uses its weighted vertices only.
+    With ``rays``, the points may also include the surface *around* the joint: the
+    first hits of ``rays.n_rays`` rays cast from it in all directions (a hit maps to
+    the target through its triangle and barycentric coordinates), with a uniform prior
+    of total mass ``rays.share`` (the skin weights keep ``1 - rays.share``).  A joint
+    with no weighted vertex (a hips root, say) is then placed from its hits alone; a
+    joint that is not enclosed by the surface (fewer than ``rays.min_hit_fraction`` of
+    its rays hit: it lies outside the mesh or at an open end) uses its weighted
+    vertices only.
 
     Parameters
     ----------
     source, target : (N, 3) aligned source vertices and their target points.
     weights : (N, J) skin weights; vertices with weight > 0 count.
     joints : (J, 3) source joint positions (aligned).
-    omega : (w1, w2, w3), spec defaults 1000, 1, 10.
+    omega : (w1, w2, w3), ``SkeletonConfig.omega`` (the spec's 1000, 1, 10).
     unit : lengths are divided by this before Eq. 3.1a (the omegas are tuned for
         lengths in centimetres on a human-size character).
-    faces : (F, 3) source triangles, for the rays (None: skin-weighted vertices only).
-    ray_share : prior mass of the ray hits of a joint that has weighted vertices.
+    rays : :class:`SurfaceRays` (None: skin-weighted vertices only).
 
     Returns
     -------
@@ -211,19 +224,19 @@ def joint_positions_em(source: np.ndarray, target: np.ndarray, weights: sp.spmat
     n_joints = weights.shape[1]
     joint, vert, w = _entries(weights, 0.0)
     wsum = np.bincount(joint, weights=w, minlength=n_joints)
-    if faces is None:
-        return _em_fit(source[vert], target[vert], joint, w, joints, omega, unit)
-    r_joint, r_face, r_bary = joint_rays(source, faces, joints, n_rays)
+    if rays is None:
+        return _em_fit(source[vert], target[vert], joint, w, joints, omega=omega, unit=unit)
+    r_joint, r_face, r_bary = joint_rays(source, rays.faces, joints, rays.n_rays)
     hits = np.bincount(r_joint, minlength=n_joints)
-    share = np.where(hits >= min_hit_fraction * n_rays, np.where(wsum > 0, ray_share, 1.0), 0.0)
+    share = np.where(hits >= rays.min_hit_fraction * rays.n_rays, np.where(wsum > 0, rays.share, 1.0), 0.0)
     s_prior = w * ((1.0 - share) / np.where(wsum > 0, wsum, 1.0))[joint]
     r_prior = (share / np.maximum(hits, 1))[r_joint]
-    tri = faces[r_face]
+    tri = rays.faces[r_face]
     s, r = s_prior > 0, r_prior > 0
     return _em_fit(np.concatenate([source[vert[s]], np.einsum("kj,kjd->kd", r_bary[r], source[tri[r]])]),
                    np.concatenate([target[vert[s]], np.einsum("kj,kjd->kd", r_bary[r], target[tri[r]])]),
                    np.concatenate([joint[s], r_joint[r]]), np.concatenate([s_prior[s], r_prior[r]]),
-                   joints, omega, unit)
+                   joints, omega=omega, unit=unit)
 
 
 def delta_rotations(source: np.ndarray, target: np.ndarray, weights: sp.spmatrix, parents: np.ndarray):

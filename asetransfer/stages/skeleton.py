@@ -8,6 +8,7 @@ marker similarity of the correspondence.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -16,7 +17,8 @@ from scipy.spatial import cKDTree
 
 from ..config import SkeletonConfig
 from .correspondence import Correspondence
-from .joints import delta_rotations, joint_positions_em, joint_positions_pa, procrustes_transforms
+from .joints import (SurfaceRays, delta_rotations, joint_positions_em, joint_positions_pa,
+                     procrustes_transforms)
 from ..model.mesh import Mesh
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
@@ -39,12 +41,28 @@ def coincident_joints(positions: np.ndarray, tolerance: float) -> np.ndarray:
     return first[comp]
 
 
-def place_coincident(method: str, label, source, target, weights, positions, joints, omega, unit, threshold,
-                     rays: dict):
+@dataclass(frozen=True)
+class SkinnedCloud:
+    """The source as the joint fits see it, in the target's frame (Eq. 3.1-3.2, §3.1.2)."""
+
+    source: np.ndarray        # (N, 3) source vertices, moved by the marker similarity
+    target: np.ndarray        # (N, 3) their corresponding target points
+    weights: sp.csc_matrix    # (N, J) skin weights
+    joints: np.ndarray        # (J, 3) source joint positions, moved by the marker similarity
+
+
+def place_coincident(cloud: SkinnedCloud, positions, label, *, method: str, omega, unit: float,
+                     threshold: float, rays: SurfaceRays | None):
     """Joints that share a position in the source share one in the target: the group is
     placed by Eq. 3.1-3.2 (``em``) or one similarity (``pa``) over the union of its members'
     weighted vertices, weights summed per vertex (as the spine cloud of Alg. 1); a group
-    with no weighted vertex takes its members' mean."""
+    with no weighted vertex takes its members' mean.
+
+    Parameters
+    ----------
+    positions : (J, 3) joint positions so far; label : (J,) :func:`coincident_joints`.
+    omega, unit, rays : of :func:`joint_positions_em`; threshold : of :func:`procrustes_transforms`.
+    """
     groups = np.flatnonzero(np.bincount(label, minlength=len(label)) > 1)
     out = positions.copy()
     if not len(groups):
@@ -53,37 +71,43 @@ def place_coincident(method: str, label, source, target, weights, positions, joi
     column[np.isin(label, groups)] = np.searchsorted(groups, label[np.isin(label, groups)])
     member = sp.csr_matrix((np.ones(len(label)), (np.arange(len(label)), column)),
                            shape=(len(label), len(groups) + 1))[:, :len(groups)]
-    summed = (sp.csr_matrix(weights) @ member).tocsc()
+    summed = (sp.csr_matrix(cloud.weights) @ member).tocsc()
+    joints = cloud.joints[groups]
     if method == "em":
-        if not rays.get("ray_share") and (np.diff(summed.indptr) > 0).all():
-            rays = {}  # every group has weighted vertices and the hits get no share: no rays to cast
-        new, ok = joint_positions_em(source, target, summed, joints[groups], omega, unit, **rays)
+        if rays is not None and not rays.share and (np.diff(summed.indptr) > 0).all():
+            rays = None  # every group has weighted vertices and the hits get no share: no rays to cast
+        new, ok = joint_positions_em(cloud.source, cloud.target, summed, joints, omega=omega, unit=unit, rays=rays)
     else:
-        s, r, mu_s, mu_t, ok = procrustes_transforms(source, target, summed, threshold)
-        new = s[:, None] * np.einsum("gab,gb->ga", r, joints[groups] - mu_s) + mu_t
+        s, r, mu_s, mu_t, ok = procrustes_transforms(cloud.source, cloud.target, summed, threshold)
+        new = s[:, None] * np.einsum("gab,gb->ga", r, joints - mu_s) + mu_t
     for g, j in enumerate(groups):
         out[label == j] = new[g] if ok[g] else positions[label == j].mean(axis=0)
     return out
 
 
-def align_spine(method: str, source, target, weights, positions, joints, spine, normal,
-                omega=(1000.0, 1.0, 10.0), unit: float = 1.0, threshold: float = 0.01):
+def align_spine(cloud: SkinnedCloud, positions, spine, normal, *, method: str, omega, unit: float,
+                threshold: float):
     """Spine alignment (spec §3.1.3, Table 3.1 / Alg. 1): new lateral coordinates of the spine.
 
     The spine joints share one point cloud, the union of their weighted vertices with
     the weights summed per vertex (Alg. 1).  ``em``: Eq. 3.1 per spine joint over that
     cloud, keeping only the lateral coordinate (Eq. 3.3).  ``pa``: one similarity for
     the cloud applied to every spine joint, lateral coordinate kept.
+
+    Parameters
+    ----------
+    positions : (J, 3) joint positions so far; spine : (S,) joint indices root..head;
+    normal : (3,) unit normal of the symmetry plane (the lateral direction).
     """
-    summed = sp.csr_matrix(weights[:, spine].sum(axis=1))
+    summed = sp.csr_matrix(cloud.weights[:, spine].sum(axis=1))
     if method == "em":
         cols = sp.hstack([summed] * len(spine)).tocsc()
-        new, _ = joint_positions_em(source, target, cols, joints[spine], omega, unit)
+        new, _ = joint_positions_em(cloud.source, cloud.target, cols, cloud.joints[spine], omega=omega, unit=unit)
     else:
-        s, r, mu_s, mu_t, valid = procrustes_transforms(source, target, summed, threshold)
+        s, r, mu_s, mu_t, valid = procrustes_transforms(cloud.source, cloud.target, summed, threshold)
         if not valid[0]:
             return positions
-        new = s[0] * (joints[spine] - mu_s[0]) @ r[0].T + mu_t[0]
+        new = s[0] * (cloud.joints[spine] - mu_s[0]) @ r[0].T + mu_t[0]
     out = positions.copy()
     out[spine] += ((new - positions[spine]) @ normal)[:, None] * normal
     return out
@@ -128,7 +152,7 @@ def _swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.eye(3) + K + (K @ K) * factor[:, None, None]
 
 
-def aim_single_children(bind_rot, src_rot, src_pos, pos, parents, label=None):
+def aim_single_children(bind_rot, src_rot, src_pos, pos, parents, *, label=None):
     """Turn each joint with exactly one child so its bone points at that child.
 
     The Delta rotation of Alg. 2 comes from the joint's vertex cloud; it can leave the
@@ -227,51 +251,92 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     cfg = cfg or SkeletonConfig()
     t0 = time.perf_counter()
     sk = source.skeleton
-    names, parents = sk.names, sk.parents
     al = corr.alignment
-    V = al.apply(source.mesh.vertices)
-    P = corr.source_to_target.positions(target.vertices, target.faces)
-    J = al.apply(sk.bind_world[:, :3, 3])
-    W = source.skin.to_sparse().tocsc()
+    cloud = SkinnedCloud(source=al.apply(source.mesh.vertices),
+                         target=corr.source_to_target.positions(target.vertices, target.faces),
+                         weights=source.skin.to_sparse().tocsc(), joints=al.apply(sk.bind_world[:, :3, 3]))
     height = float(np.ptp(target.bounds(), axis=0).max())
     unit = cfg.em_unit * height
     report = {"joints": cfg.joints}
     timings = {}
+    pos, label = _joint_positions(cloud, source, cfg, unit, report)
+    timings["positions"] = time.perf_counter() - t0
+    t = time.perf_counter()
+    pos = _spine_and_mirror(cloud, pos, label, sk=sk, target=target, cfg=cfg, unit=unit, height=height,
+                            report=report)
+    timings["spine_mirror"] = time.perf_counter() - t
+    t = time.perf_counter()
+    skeleton, C = _oriented_skeleton(cloud, pos, sk, alignment_rotation=al.rotation,
+                                     label=label if cfg.keep_coincident else None, pose_normalize=cfg.pose_normalize)
+    delta = np.degrees(np.arccos(np.clip((np.trace(C, axis1=1, axis2=2) - 1) / 2, -1, 1)))
+    report["delta_rotation_deg"] = {"mean": float(delta.mean()), "max": float(delta.max()),
+                                    "max_joint": sk.names[int(np.argmax(delta))]}
+    report["pose_normalized"] = cfg.pose_normalize
+    timings["orientation"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - t0
+    report["timings"] = timings
+    return skeleton, report
 
-    # 1. positions (§3.1.1 / §3.1.2); EM cannot place joints without weighted vertices
-    pa_pos, pa_fallback = joint_positions_pa(V, P, W, J, parents, cfg.pa_threshold)
-    rays = {"faces": source.mesh.faces, "ray_share": cfg.em_ray_share, "n_rays": cfg.em_rays} if cfg.em_rays else {}
+
+def _joint_positions(cloud: SkinnedCloud, source: Rig, cfg: SkeletonConfig, unit: float, report: dict):
+    """Step 1, joint positions (§3.1.1 EM / §3.1.2 PA); joints EM cannot place (no
+    weighted vertex, not enclosed by the surface) take their PA position.  Joints that
+    share a source position are then placed as one (``keep_coincident``).
+
+    Returns (J, 3) positions and the (J,) :func:`coincident_joints` labels; fills
+    ``report["fallback_joints"]`` and ``report["coincident_groups"]``.
+    """
+    sk = source.skeleton
+    V, P, W, J = cloud.source, cloud.target, cloud.weights, cloud.joints
+    pa_pos, pa_fallback = joint_positions_pa(V, P, W, J, sk.parents, threshold=cfg.pa_threshold)
+    rays = SurfaceRays(source.mesh.faces, n_rays=cfg.em_rays, share=cfg.em_ray_share,
+                       min_hit_fraction=cfg.em_min_hit_fraction) if cfg.em_rays else None
     if cfg.joints == "em":
-        pos, placed = joint_positions_em(V, P, W, J, cfg.omega, unit, **rays)
+        pos, placed = joint_positions_em(V, P, W, J, omega=cfg.omega, unit=unit, rays=rays)
         pos[~placed] = pa_pos[~placed]
         fallback = ~placed
     else:
         pos, fallback = pa_pos, pa_fallback
     label = coincident_joints(J, cfg.coincident_tolerance * float(np.ptp(J, axis=0).max()))
     if cfg.keep_coincident:
-        rays = rays if cfg.joints == "em" else {}
-        pos = place_coincident(cfg.joints, label, V, P, W, pos, J, cfg.omega, unit, cfg.pa_threshold, rays)
-    report["fallback_joints"] = [names[j] for j in np.flatnonzero(fallback)]
+        pos = place_coincident(cloud, pos, label, method=cfg.joints, omega=cfg.omega, unit=unit,
+                               threshold=cfg.pa_threshold, rays=rays if cfg.joints == "em" else None)
+    report["fallback_joints"] = [sk.names[j] for j in np.flatnonzero(fallback)]
     report["coincident_groups"] = int((np.bincount(label) > 1).sum()) if cfg.keep_coincident else 0
-    timings["positions"] = time.perf_counter() - t0
+    return pos, label
 
-    # 2. symmetry plane, spine alignment (§3.1.3), mirroring (§3.1.4)
-    t = time.perf_counter()
+
+def _symmetry_plane(target: Mesh, pos, pairs, cfg: SkeletonConfig, height: float):
+    """The target's mirror plane (§3.1.4): the configured one, or the plane bisecting the
+    L/R joint pairs refined on the target's surface.  Returns ``(plane or None,
+    symmetric)``: whether the target matches its reflection within ``symmetric_tolerance``."""
+    if cfg.symmetry_plane is not None:
+        return normalize_plane(cfg.symmetry_plane), True
+    if not pairs or plane_from_pairs(pos, pairs) is None:
+        return None, False
+    index = SurfaceIndex(target.vertices, target.faces)
+    plane = estimate_symmetry_plane(target.vertices, target.faces, plane_from_pairs(pos, pairs),
+                                    iterations=cfg.symmetry_iterations, index=index)
+    _, _, dist, _ = index.closest(reflect(target.vertices, plane))  # how well the target mirrors
+    return plane, bool(np.median(dist) <= cfg.symmetric_tolerance * height)
+
+
+def _spine_and_mirror(cloud: SkinnedCloud, pos, label, *, sk: Skeleton, target: Mesh, cfg: SkeletonConfig,
+                      unit: float, height: float, report: dict):
+    """Step 2: symmetry plane, spine alignment (§3.1.3), mirroring (§3.1.4).
+
+    Returns the (J, 3) positions; fills the symmetry entries of ``report``.
+    """
+    names = sk.names
     pairs = lr_pairs(names)
     if cfg.spine_joints:
         spine = np.array([sk.index(n) for n in cfg.spine_joints], dtype=np.int64)
     else:
-        spine = spine_chain(names, parents)
-    plane, symmetric = None, False
-    if cfg.symmetry_plane is not None:
-        plane, symmetric = normalize_plane(cfg.symmetry_plane), True
-    elif pairs and plane_from_pairs(pos, pairs) is not None:
-        index = SurfaceIndex(target.vertices, target.faces)
-        plane = estimate_symmetry_plane(target.vertices, target.faces, plane_from_pairs(pos, pairs), index=index)
-        _, _, dist, _ = index.closest(reflect(target.vertices, plane))  # how well the target mirrors
-        symmetric = bool(np.median(dist) <= cfg.symmetric_tolerance * height)
+        spine = spine_chain(names, sk.parents)
+    plane, symmetric = _symmetry_plane(target, pos, pairs, cfg, height)
     if plane is not None and cfg.spine != "off" and len(spine):
-        pos = align_spine(cfg.spine, V, P, W, pos, J, spine, plane[:3], cfg.omega, unit, cfg.pa_threshold)
+        pos = align_spine(cloud, pos, spine, plane[:3], method=cfg.spine, omega=cfg.omega, unit=unit,
+                          threshold=cfg.pa_threshold)
     asym_before = _asymmetry(pos, pairs, plane) if plane is not None else None
     mirrored = plane is not None and (cfg.mirror == "on" or (cfg.mirror == "auto" and symmetric))
     if mirrored:
@@ -284,32 +349,43 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
         "spine": [names[j] for j in spine], "spine_alignment": cfg.spine if len(spine) else "off",
         "asymmetry_before_mirroring": asym_before,
         "asymmetry": _asymmetry(pos, pairs, plane) if plane is not None else None})
-    timings["spine_mirror"] = time.perf_counter() - t
+    return pos
 
-    # 3. orientation: copy + Delta rotations (§3.2, Alg. 2); 4. pose normalisation (§3.3)
-    t = time.perf_counter()
-    C = delta_rotations(V, P, W, parents)
-    src_rot = al.rotation @ closest_rotation(sk.bind_world[:, :3, :3])
-    bind_rot = aim_single_children(C @ src_rot, src_rot, J, pos, parents, label if cfg.keep_coincident else None)
-    bind_world = np.tile(np.eye(4), (len(names), 1, 1))
+
+def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rotation, label, pose_normalize: bool):
+    """Steps 3-4: orientation copy with Delta rotations (§3.2, Alg. 2), bind and rest pose (§3.3).
+
+    Parameters
+    ----------
+    pos : (J, 3) placed joints; alignment_rotation : (3, 3) rotation of the marker similarity;
+    label : coincident labels for :func:`aim_single_children` (None: every joint apart).
+
+    Returns
+    -------
+    skeleton : :class:`Skeleton`; C : (J, 3, 3) the accumulated Delta rotations.
+    """
+    parents = sk.parents
+    C = delta_rotations(cloud.source, cloud.target, cloud.weights, parents)
+    src_rot = alignment_rotation @ closest_rotation(sk.bind_world[:, :3, :3])
+    bind_rot = aim_single_children(C @ src_rot, src_rot, cloud.joints, pos, parents, label=label)
+    bind_world = np.tile(np.eye(4), (len(sk.names), 1, 1))
     bind_world[:, :3, :3], bind_world[:, :3, 3] = bind_rot, pos
-    if cfg.pose_normalize:  # the source's rotations, turned so that every joint's bones match (§3.3)
-        parent_rot = np.where(parents[:, None, None] >= 0, bind_rot[parents], np.eye(3))
-        src_parent = np.where(parents[:, None, None] >= 0, src_rot[parents], np.eye(3))
-        target_off = np.einsum("jba,jb->ja", parent_rot, pos - pos[parents])
-        source_off = np.einsum("jba,jb->ja", src_parent, J - J[parents])
-        rest_rot = src_rot @ bone_alignment(parents, source_off, target_off)
+    if pose_normalize:
+        rest_rot = _normalised_rest_rotations(bind_rot, src_rot, pos, cloud.joints, parents)
     else:
         rest_rot = bind_rot
     translation, local_rot = _rest_pose(bind_rot, pos, parents, rest_rot)
     orient = sk.orient.copy()
     rotation = np.swapaxes(orient, 1, 2) @ local_rot
-    skeleton = Skeleton(names, parents, translation, orient, rotation, np.ones((len(names), 3)), bind_world)
-    delta = np.degrees(np.arccos(np.clip((np.trace(C, axis1=1, axis2=2) - 1) / 2, -1, 1)))
-    report["delta_rotation_deg"] = {"mean": float(delta.mean()), "max": float(delta.max()),
-                                    "max_joint": names[int(np.argmax(delta))]}
-    report["pose_normalized"] = cfg.pose_normalize
-    timings["orientation"] = time.perf_counter() - t
-    timings["total"] = time.perf_counter() - t0
-    report["timings"] = timings
-    return skeleton, report
+    skeleton = Skeleton(sk.names, parents, translation, orient, rotation, np.ones((len(sk.names), 3)), bind_world)
+    return skeleton, C
+
+
+def _normalised_rest_rotations(bind_rot, src_rot, pos, src_pos, parents):
+    """§3.3: the source's world rotations ``src_rot``, each turned so that the joint's
+    bones (target ``pos``, source ``src_pos``) point alike (:func:`bone_alignment`)."""
+    parent_rot = np.where(parents[:, None, None] >= 0, bind_rot[parents], np.eye(3))
+    src_parent = np.where(parents[:, None, None] >= 0, src_rot[parents], np.eye(3))
+    target_off = np.einsum("jba,jb->ja", parent_rot, pos - pos[parents])
+    source_off = np.einsum("jba,jb->ja", src_parent, src_pos - src_pos[parents])
+    return src_rot @ bone_alignment(parents, source_off, target_off)

@@ -54,12 +54,14 @@ def transfer(source: Rig, target: Mesh, markers: Markers, config: Config | None 
     if wc.method == "robust":
         diagonal = float(np.linalg.norm(np.diff(target.bounds(), axis=0)))
         skin, weights_report["robust"] = transfer_weights_robust(
-            source.skin, target.vertices, target.faces, corr.registered_source, source.mesh.faces,
-            corr.target_to_source, wc.robust_distance * diagonal, wc.robust_angle, wc.smooth_iterations,
-            wc.max_influences, wc.prune)
+            source.skin, corr.target_to_source, target_vertices=target.vertices, target_faces=target.faces,
+            registered_source=corr.registered_source, source_faces=source.mesh.faces,
+            max_distance=wc.robust_distance * diagonal, max_angle=wc.robust_angle,
+            smooth_iterations=wc.smooth_iterations, contact_neighbours=wc.contact_neighbours,
+            max_influences=wc.max_influences, prune=wc.prune)
     else:
         skin = transfer_weights(source.skin, corr.target_to_source, source.mesh.faces,
-                                wc.max_influences, wc.prune)
+                                max_influences=wc.max_influences, prune=wc.prune)
     t_weights = time.perf_counter() - t
     rig = Rig(target, skeleton, skin)
     rig.validate()
