@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import InputError
 from .atomic import atomic_write
 from .files import read_bytes
-from ..model.bvh import _CHANNELS, Bvh, _dfs
+from ..model.bvh import CHANNEL_NAMES, Bvh, depth_first_order
 
 log = logging.getLogger("asetransfer")
 _DIGITS = 6  # decimals written (angles in degrees, lengths in file units)
@@ -101,10 +101,10 @@ def parse_bvh(path, text: str) -> Bvh:
                 if n != int(n) or not 0 <= n <= 6:
                     t.fail(f"channel count must be 0..6, got {n:g}", line)
                 ch = tuple(t.next("channel name") for _ in range(int(n)))
-                bad = [c for c in ch if c.lower() not in _CHANNELS]
+                bad = [c for c in ch if c.lower() not in CHANNEL_NAMES]
                 if bad:
                     t.fail(f"unknown channel {bad[0]!r} in joint {name!r}", line)
-                ch = tuple(_CHANNELS[c.lower()] for c in ch)
+                ch = tuple(CHANNEL_NAMES[c.lower()] for c in ch)
                 if len(set(ch)) != len(ch):
                     t.fail(f"joint {name!r} lists a channel twice", line)
                 channels[j] = ch
@@ -201,9 +201,7 @@ def format_bvh(bvh: Bvh) -> str:
                           f"{pad}    OFFSET {' '.join(_fmt(v) for v in bvh.end_sites[j])}", f"{pad}  }}"])
         lines.append(pad + "}")
 
-    order = []
-    _dfs(bvh.parents, children, order)
-    if order != list(range(bvh.n_joints)):  # the file lists joints depth first
+    if depth_first_order(bvh.parents) != list(range(bvh.n_joints)):  # the file lists joints depth first
         raise ValueError("BVH joints must be in depth-first order (use animation_to_bvh)")
     for j in range(bvh.n_joints):
         if bvh.parents[j] < 0:

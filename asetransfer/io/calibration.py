@@ -30,10 +30,11 @@ from .._version import __version__
 from ..errors import InputError
 from .atomic import atomic_write
 from .files import parse_json_file
-from .markers import _parse_loc, _resolve
+from .markers import parse_location, resolve_locations
 from ..model.rig import Rig
 from ..humanoid.skeleton_map import ROLES, validate_skeleton_map
-from ..model.calibration import KINDS, Calibration, Capsule, SurfacePoint, _r, _surface_point, _vec, quantized_bary
+from ..model.calibration import (KINDS, Calibration, Capsule, SurfacePoint, quantized_bary, rounded, rounded_vector,
+                                 surface_point_on)
 
 log = logging.getLogger("asetransfer")
 
@@ -46,8 +47,8 @@ def _point_json(p: SurfacePoint) -> dict:
          "bary": [float(x) for x in quantized_bary(p.bary)]}
     if p.vertex is not None:
         d["vertex"] = int(p.vertex)
-    d["position"] = _vec(p.position)
-    d["local"] = _vec(p.local)
+    d["position"] = rounded_vector(p.position)
+    d["local"] = rounded_vector(p.local)
     return d
 
 
@@ -60,11 +61,11 @@ def calibration_to_dict(cal: Calibration) -> dict:
         "axes": cal.axes,
         "skeleton_map": {r: cal.skeleton_map[r] for r in ROLES if r in cal.skeleton_map},
         "segment_lengths": cal.segment_lengths,
-        "root_height": _r(cal.root_height),
+        "root_height": rounded(cal.root_height),
         "surface_points": [_point_json(p) for p in cal.surface_points],
         "meshes": cal.meshes,
         "capsules": [{"name": c.name, "start": c.start, "end": c.end,
-                      "radius": None if c.radius is None else _r(c.radius), "length": _r(c.length),
+                      "radius": None if c.radius is None else rounded(c.radius), "length": rounded(c.length),
                       "point": c.point} for c in cal.capsules],
         "key_vertices": [_point_json(p) for p in cal.key_vertices],
     }
@@ -157,7 +158,8 @@ def read_calibration(path, rig: Rig | None = None) -> Calibration:
               f"{label} ({c['name']!r}): radius must be a positive number or null")
         _need(path, _num(c.get("length")) and c["length"] >= 0,
               f"{label} ({c['name']!r}): length must be a non-negative number")
-        capsules.append(Capsule(c["name"], c["start"], c["end"], c.get("radius"), float(c["length"]), c.get("point")))
+        capsules.append(Capsule(name=c["name"], start=c["start"], end=c["end"], radius=c.get("radius"),
+                                length=float(c["length"]), point=c.get("point")))
     seg = doc.get("segment_lengths", {})
     _need(path, isinstance(seg, dict) and all(isinstance(v, dict) and _num(v.get("length")) for v in seg.values()),
           "'segment_lengths' must map names to objects with a numeric 'length'")
@@ -167,10 +169,12 @@ def read_calibration(path, rig: Rig | None = None) -> Calibration:
         _need(path, isinstance(doc.get(key, {}), dict), f"'{key}' must be an object")
     tp = doc.get("tpose")
     _need(path, tp is None or isinstance(tp, dict), "'tpose' must be an object")
-    return Calibration(dict(smap), groups["surface_points"], groups["key_vertices"],
-                       {k: [list(t) for t in v] for k, v in meshes.items()}, capsules, seg, float(rh),
-                       doc.get("units", {}), doc.get("axes", {}), doc.get("character", {}), tp,
-                       doc.get("transferred_from"), doc.get("extras", {}) or {})
+    return Calibration(skeleton_map=dict(smap), surface_points=groups["surface_points"],
+                       key_vertices=groups["key_vertices"],
+                       meshes={k: [list(t) for t in v] for k, v in meshes.items()}, capsules=capsules,
+                       segment_lengths=seg, root_height=float(rh), units=doc.get("units", {}),
+                       axes=doc.get("axes", {}), character=doc.get("character", {}), tpose=tp,
+                       transferred_from=doc.get("transferred_from"), extras=doc.get("extras", {}) or {})
 
 
 def _read_points(path, key, items, rig, joints, is_key) -> list:
@@ -193,24 +197,26 @@ def _read_points(path, key, items, rig, joints, is_key) -> list:
         _need(path, loc is not None, f"{label}: needs a location: 'face' + 'bary', 'vertex' or 'point'")
         if "bary" in loc and loc["bary"] is None:
             loc.pop("bary")
-        locs.append(_parse_loc(path, label, loc))
+        locs.append(parse_location(path, label, loc))
         labels.append(label)
         entries.append(p)
     out = []
     if rig is not None:
-        sp = _resolve(path, locs, "character", rig.mesh, labels)
+        sp = resolve_locations(path, locs, rig.mesh, side="character", labels=labels)
     for k, p in enumerate(entries):
         kind, group = p.get("kind", "key" if is_key else "mesh"), str(p.get("group", ""))
         if rig is not None:  # locations resolved on the mesh; position and local recomputed
             face, bary = int(sp.face[k]), sp.bary[k]
             vertex = locs[k].get("vertex", int(rig.mesh.faces[face][int(np.argmax(bary))]) if is_key else None)
-            out.append(_surface_point(rig, p["name"], p["joint"], kind, group, face, bary, vertex))
+            out.append(surface_point_on(rig, name=p["name"], joint=p["joint"], kind=kind, group=group, face=face,
+                                        bary=bary, vertex=vertex))
             continue
         for f in ("position", "local"):  # no mesh to resolve on: the stored coordinates are used
             _need(path, isinstance(p.get(f), list) and len(p[f]) == 3 and all(_num(x) for x in p[f]),
                   f"{labels[k]}: '{f}' must be 3 numbers")
         vertex = p.get("vertex") if isinstance(p.get("vertex"), int) else None
-        out.append(SurfacePoint(p["name"], p["joint"], kind, group, int(p.get("face", -1)),
-                                np.asarray(p.get("bary", [1.0, 0.0, 0.0]), float), np.asarray(p["position"], float),
-                                np.asarray(p["local"], float), vertex))
+        out.append(SurfacePoint(name=p["name"], joint=p["joint"], kind=kind, group=group, face=int(p.get("face", -1)),
+                                bary=np.asarray(p.get("bary", [1.0, 0.0, 0.0]), float),
+                                position=np.asarray(p["position"], float), local=np.asarray(p["local"], float),
+                                vertex=vertex))
     return out

@@ -87,7 +87,7 @@ class Bvh:
             if not -1 <= p < j:
                 raise ValueError(f"joint {self.names[j]!r}: parent must come before it in the file order")
         for j, ch in enumerate(self.channels):
-            if len(set(ch)) != len(ch) or any(c not in _CHANNELS.values() for c in ch):
+            if len(set(ch)) != len(ch) or any(c not in CHANNEL_NAMES.values() for c in ch):
                 raise ValueError(f"joint {self.names[j]!r} has invalid channels {list(ch)}")
         if self.motion.ndim != 2 or self.motion.shape[1] != self.n_channels or len(self.motion) == 0:
             raise ValueError(f"motion must be (frames >= 1, {self.n_channels}) values")
@@ -170,14 +170,30 @@ def euler_from_matrix(r: np.ndarray, order: str = "ZXY") -> np.ndarray:
     return e.reshape(r.shape[:-2] + (3,))
 
 
-def _dfs(parents, children, order):
-    def visit(j):
+def depth_first_order(parents) -> list:
+    """Joint indices in depth-first (pre-)order: each root in index order, then its
+    subtree, children visited in index order -- the order a BVH file lists joints.
+
+    Parameters
+    ----------
+    parents : (J,) parent index of each joint, -1 for roots.
+
+    Returns
+    -------
+    list of the J joint indices.
+    """
+    children = [[] for _ in parents]
+    for j, p in enumerate(parents):
+        if p >= 0:
+            children[p].append(j)
+    order = []
+    stack = [j for j in range(len(parents)) if parents[j] < 0][::-1]
+    while stack:  # explicit stack: a long chain of joints cannot exhaust Python's recursion limit
+        j = stack.pop()
         order.append(j)
-        for c in children[j]:
-            visit(c)
-    for j in range(len(parents)):
-        if parents[j] < 0:
-            visit(j)
+        stack.extend(reversed(children[j]))
+    return order
 
 
-_CHANNELS = {c.lower(): c for c in POSITION_CHANNELS + ("Xrotation", "Yrotation", "Zrotation")}
+#: every BVH channel name, keyed by its lower-case spelling (files vary in case)
+CHANNEL_NAMES = {c.lower(): c for c in POSITION_CHANNELS + ("Xrotation", "Yrotation", "Zrotation")}

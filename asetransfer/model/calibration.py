@@ -99,18 +99,28 @@ def quantized_bary(b) -> np.ndarray:
     return b + 0.0
 
 
-def _surface_point(rig: Rig, name, joint, kind, group, face, bary, vertex=None) -> SurfacePoint:
-    """A point on ``rig``'s mesh with its position and joint-local coordinates."""
+def surface_point_on(rig: Rig, *, name: str, joint: str, kind: str, group: str, face: int, bary,
+                     vertex: int | None = None) -> SurfacePoint:
+    """The point at (``face``, ``bary``) of ``rig``'s mesh as modelled, attached to ``joint``.
+
+    ``bary`` is first quantized (:func:`quantized_bary`) so a written and re-read point is
+    the same; then ``position = sum_i bary_i v_i`` over the triangle's corners and
+    ``local = B^-1 position`` with ``B`` the joint's bind-pose world matrix.
+    """
     bary = quantized_bary(bary)
     pos = interpolate(rig.mesh.vertices, rig.mesh.faces, np.array([face]), bary[None])[0]
     inv = np.linalg.inv(rig.skeleton.bind_world[rig.skeleton.index(joint)])
-    return SurfacePoint(name, joint, kind, group, int(face), bary, pos, inv[:3, :3] @ pos + inv[:3, 3], vertex)
+    return SurfacePoint(name=name, joint=joint, kind=kind, group=group, face=int(face), bary=bary, position=pos,
+                        local=inv[:3, :3] @ pos + inv[:3, 3], vertex=vertex)
 
 
-# ---------------------------------------------------------------------- JSON
-def _r(x) -> float:
+# ---------------------------------------------------------------------- stored numbers
+def rounded(x) -> float:
+    """``x`` as a float rounded to 7 decimals, -0.0 made 0.0: how a calibration stores
+    lengths and coordinates, so that its JSON text is reproducible."""
     return round(float(x), 7) + 0.0
 
 
-def _vec(v) -> list:
-    return [_r(x) for x in v]
+def rounded_vector(v) -> list:
+    """A vector as a list of :func:`rounded` floats."""
+    return [rounded(x) for x in v]
