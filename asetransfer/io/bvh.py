@@ -1,21 +1,32 @@
-"""BVH motion files: read, write, exact forward kinematics, and conversion to rig rotations.
+"""BVH motion files: parse, read, format and write :class:`~asetransfer.model.bvh.Bvh`.
 
-A BVH file is a joint hierarchy (``OFFSET``: the joint's position relative to its
-parent when every angle is zero, in the parent's frame, which at zero angles is
-parallel to the world) followed by one row of channel values per frame.  A joint's
-local transform is ``T @ R`` with
+A BVH file is text: a ``HIERARCHY`` section listing the joints depth first::
 
-* ``T`` the translation: its ``Xposition Yposition Zposition`` channels when it has
-  them (the root: its absolute position, replacing the OFFSET, as Blender and most
-  tools read it), else its OFFSET;
-* ``R`` the product of its rotation channels in the order listed, angles in degrees:
-  ``CHANNELS 3 Zrotation Xrotation Yrotation`` means ``R = Rz @ Rx @ Ry``.
+    HIERARCHY
+    ROOT Hips
+    {
+      OFFSET 0 0 0
+      CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+      JOINT Spine
+      {
+        OFFSET 0 10 0
+        CHANNELS 3 Zrotation Xrotation Yrotation
+        End Site
+        {
+          OFFSET 0 5 0
+        }
+      }
+    }
 
-The *zero pose* (all angles zero) of a BVH is therefore its rest pose, with every
-joint frame parallel to the world.  A rig's joints have their own rest frames; a
-BVH rotation is a *world-aligned local delta*.  :func:`bvh_to_animation` and
-:func:`animation_to_bvh` convert between the two (the BVH zero pose must be the rig's
-rest pose; both keep forward kinematics exact).
+then a ``MOTION`` section: ``Frames: F``, ``Frame Time: seconds`` and F rows of
+channel values, the joints' channels in file order (angles in degrees).  Keywords
+and channel names are read in any case; several ``ROOT`` blocks are accepted.  What
+the numbers mean (``OFFSET``, channel order, forward kinematics) is documented with
+the type, :mod:`asetransfer.model.bvh`.
+
+Reading reports anything malformed as an :class:`~asetransfer.errors.InputError`
+naming the line.  Writing is deterministic: numbers rounded to 6 decimals (the
+frame time to 9) in their shortest form, atomic (:func:`~.atomic.atomic_write`).
 """
 from __future__ import annotations
 

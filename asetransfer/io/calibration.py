@@ -1,22 +1,23 @@
-"""Calibration of a character for surface-aware motion retargeting (Tonoli Ch. 3, Molla §4.2,
-ReConForM §3.1), made once on a source rig and carried to every target.
+"""Calibration files: a :class:`~asetransfer.model.calibration.Calibration` as JSON
+(the schema is documented in ``docs/calibration.md``).
 
-A :class:`Calibration` holds
+The document is an object whose first keys are ``"format": "asetransfer-calibration"``
+and ``"version": 1`` (the only version; any other is refused), then ``generator``,
+``character``, ``units``, ``axes``, ``skeleton_map`` (roles in the order of
+:data:`~asetransfer.humanoid.skeleton_map.ROLES`), ``segment_lengths``,
+``root_height``, ``surface_points``, ``meshes``, ``capsules``, ``key_vertices`` and,
+when present, ``tpose``, ``transferred_from`` and ``extras``.
 
-* ``skeleton_map``: generic roles -> the rig's joints (:mod:`asetransfer.skeleton_map`);
-* ``surface_points``: Tonoli's Table 3.1 body-surface points, each a surface location
-  (triangle + barycentric coordinates) attached to a joint;
-* ``meshes``: the crude torso and head meshes spanned by those points (Tonoli §3.2.1);
-* ``capsules``: upper arms, forearms, thighs and shins, radius measured on the mesh;
-* ``key_vertices``: ReConForM-style key vertices (41 by default);
-* ``segment_lengths`` (Tonoli Table 3.2), ``root_height`` (§3.1.4), ``units``, ``axes``
-  and, when made, the ``tpose`` check.
+Writing (:func:`write_calibration`) is deterministic and atomic: keys in that fixed
+order, one surface point / capsule / key vertex per line, lengths and coordinates
+rounded to 7 decimals and barycentric coordinates to 9 (still summing to 1), so the
+same calibration always gives the same bytes and reads back to the same numbers.
 
-:func:`propose_calibration` makes one automatically for a humanoid rig;
-:func:`transfer_calibration` carries it through a dense correspondence to a rigged
-target (same points on the target surface, everything measured anew on the
-target); :func:`write_calibration` / :func:`read_calibration` store it as JSON
-(``docs/calibration.md``).
+Reading (:func:`read_calibration`) checks every field and reports the first fault as
+an :class:`~asetransfer.errors.InputError` naming the entry.  Given the rig it
+calibrates, joint names are checked against it and point locations -- ``face`` +
+``bary``, ``vertex`` or ``point``, as in marker files (:mod:`.markers`) -- are
+resolved on its mesh, with ``position`` and ``local`` recomputed.
 """
 from __future__ import annotations
 

@@ -1,11 +1,16 @@
-"""Marker files: linked source/target surface locations, as JSON.
+"""Marker files: linked source/target surface locations, as JSON, read into
+:class:`~asetransfer.model.markers.Markers`.
 
-Format (UTF-8)::
+Format (UTF-8, a byte-order mark allowed)::
 
     {"markers": [{"name": "elbow.L", "source": LOC, "target": LOC}, ...]}
 
-where ``LOC`` is ``{"point": [x, y, z]}`` (snapped to the closest surface point),
-``{"vertex": i}`` or ``{"face": f, "bary": [a, b, c]}``.
+where ``LOC`` is ``{"point": [x, y, z]}`` (snapped to the closest surface point, and
+refused if further than :data:`MAX_SNAP_DISTANCE` times the mesh's bounding-box
+diagonal), ``{"vertex": i}`` or ``{"face": f, "bary": [a, b, c]}``.  Names must be unique; at
+least 3 markers, not all on one line, are needed on each side.  Every fault is an
+:class:`~asetransfer.errors.InputError` naming the marker and field.  The location
+parser and resolver are shared with calibration files (:mod:`.calibration`).
 """
 from __future__ import annotations
 

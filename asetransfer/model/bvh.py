@@ -1,9 +1,9 @@
-"""BVH motion files: read, write, exact forward kinematics, and conversion to rig rotations.
+"""The BVH motion type: a joint hierarchy with channels, and its exact forward kinematics.
 
-A BVH file is a joint hierarchy (``OFFSET``: the joint's position relative to its
+A :class:`Bvh` is a joint hierarchy (``OFFSET``: the joint's position relative to its
 parent when every angle is zero, in the parent's frame, which at zero angles is
-parallel to the world) followed by one row of channel values per frame.  A joint's
-local transform is ``T @ R`` with
+parallel to the world) with one row of channel values per frame.  A joint's local
+transform is ``T @ R`` with
 
 * ``T`` the translation: its ``Xposition Yposition Zposition`` channels when it has
   them (the root: its absolute position, replacing the OFFSET, as Blender and most
@@ -11,11 +11,15 @@ local transform is ``T @ R`` with
 * ``R`` the product of its rotation channels in the order listed, angles in degrees:
   ``CHANNELS 3 Zrotation Xrotation Yrotation`` means ``R = Rz @ Rx @ Ry``.
 
+and its world transform ``G_j = G_parent(j) @ T_j @ R_j`` (:meth:`Bvh.world`).
+
 The *zero pose* (all angles zero) of a BVH is therefore its rest pose, with every
 joint frame parallel to the world.  A rig's joints have their own rest frames; a
-BVH rotation is a *world-aligned local delta*.  :func:`bvh_to_animation` and
-:func:`animation_to_bvh` convert between the two (the BVH zero pose must be the rig's
-rest pose; both keep forward kinematics exact).
+BVH rotation is a *world-aligned local delta*.
+:func:`asetransfer.handoff.motion.bvh_to_animation` and
+:func:`~asetransfer.handoff.motion.animation_to_bvh` convert between the two (the
+BVH zero pose must be the rig's rest pose; both keep forward kinematics exact).
+The text format is read and written by :mod:`asetransfer.io.bvh`.
 """
 from __future__ import annotations
 

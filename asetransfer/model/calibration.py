@@ -1,22 +1,25 @@
-"""Calibration of a character for surface-aware motion retargeting (Tonoli Ch. 3, Molla §4.2,
-ReConForM §3.1), made once on a source rig and carried to every target.
+"""Calibration types: a character calibrated for surface-aware motion retargeting
+(Tonoli Ch. 3, Molla §4.2, ReConForM §3.1), made once on a source rig and carried to
+every target.
 
 A :class:`Calibration` holds
 
-* ``skeleton_map``: generic roles -> the rig's joints (:mod:`asetransfer.skeleton_map`);
-* ``surface_points``: Tonoli's Table 3.1 body-surface points, each a surface location
+* ``skeleton_map``: generic roles -> the rig's joints (:mod:`asetransfer.humanoid.skeleton_map`);
+* ``surface_points``: Tonoli's Table 3.1 body-surface points, each a :class:`SurfacePoint`
   (triangle + barycentric coordinates) attached to a joint;
 * ``meshes``: the crude torso and head meshes spanned by those points (Tonoli §3.2.1);
-* ``capsules``: upper arms, forearms, thighs and shins, radius measured on the mesh;
+* ``capsules``: upper arms, forearms, thighs and shins (:class:`Capsule`), radius
+  measured on the mesh;
 * ``key_vertices``: ReConForM-style key vertices (41 by default);
 * ``segment_lengths`` (Tonoli Table 3.2), ``root_height`` (§3.1.4), ``units``, ``axes``
   and, when made, the ``tpose`` check.
 
-:func:`propose_calibration` makes one automatically for a humanoid rig;
-:func:`transfer_calibration` carries it through a dense correspondence to a rigged
-target (same points on the target surface, everything measured anew on the
-target); :func:`write_calibration` / :func:`read_calibration` store it as JSON
-(``docs/calibration.md``).
+:func:`asetransfer.handoff.calibration.propose_calibration` makes one automatically
+for a humanoid rig and :func:`~asetransfer.handoff.calibration.transfer_calibration`
+carries it to a rigged target; :mod:`asetransfer.io.calibration` stores it as JSON
+(``docs/calibration.md``).  The numeric helpers here (:func:`quantized_bary`,
+:func:`rounded`) fix the precision both share, so that a calibration read back from
+its file gives the same numbers.
 """
 from __future__ import annotations
 
