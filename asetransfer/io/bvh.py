@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -86,59 +87,85 @@ def parse_bvh(path, text: str) -> Bvh:
     """Parse BVH text; errors are :class:`InputError` naming the line."""
     t = _Tokens(path, text)
     t.expect("HIERARCHY")
-    names, parents, offsets, channels, ends = [], [], [], [], {}
-
-    def joint(parent):
-        name_line = t.items[t.i][1] if t.i < len(t.items) else None
-        name = t.next("joint name")
-        if name == "{":
-            t.fail("joint has no name", name_line)
-        if name in names:
-            t.fail(f"joint name {name!r} is used twice", name_line)
-        j = len(names)
-        names.append(name)
-        parents.append(parent)
-        offsets.append(None)
-        channels.append(())
-        t.expect("{")
-        while True:
-            tok = t.next("'}'")
-            key = tok.upper()
-            if key == "OFFSET":
-                offsets[j] = [t.number("OFFSET x"), t.number("OFFSET y"), t.number("OFFSET z")]
-            elif key == "CHANNELS":
-                line = t.items[t.i - 1][1]
-                n = t.number("channel count")
-                if n != int(n) or not 0 <= n <= 6:
-                    t.fail(f"channel count must be 0..6, got {n:g}", line)
-                ch = tuple(t.next("channel name") for _ in range(int(n)))
-                bad = [c for c in ch if c.lower() not in CHANNEL_NAMES]
-                if bad:
-                    t.fail(f"unknown channel {bad[0]!r} in joint {name!r}", line)
-                ch = tuple(CHANNEL_NAMES[c.lower()] for c in ch)
-                if len(set(ch)) != len(ch):
-                    t.fail(f"joint {name!r} lists a channel twice", line)
-                channels[j] = ch
-            elif key == "JOINT":
-                joint(j)
-            elif key == "END":
-                t.expect("Site")
-                t.expect("{")
-                t.expect("OFFSET")
-                ends[j] = [t.number("End Site x"), t.number("End Site y"), t.number("End Site z")]
-                t.expect("}")
-            elif tok == "}":
-                break
-            else:
-                t.fail(f"unexpected {tok!r} in joint {name!r}")
-        if offsets[j] is None:
-            t.fail(f"joint {name!r} has no OFFSET", name_line)
-
+    h = _Hierarchy()
     while t.peek() is not None and t.peek().upper() == "ROOT":
         t.next("ROOT")
-        joint(-1)
-    if not names:
+        _parse_joint(t, h, -1)
+    if not h.names:
         t.fail("no ROOT joint")
+    frame_time, motion = _parse_motion(t, sum(len(c) for c in h.channels))
+    try:
+        return Bvh(h.names, h.parents, h.offsets, h.channels, h.end_sites, frame_time, motion)
+    except ValueError as e:
+        raise InputError(path, str(e)) from None
+
+
+@dataclass
+class _Hierarchy:
+    """The joints parsed so far, in file order (the fields of :class:`Bvh`)."""
+
+    names: list = field(default_factory=list)
+    parents: list = field(default_factory=list)
+    offsets: list = field(default_factory=list)
+    channels: list = field(default_factory=list)
+    end_sites: dict = field(default_factory=dict)
+
+
+def _parse_joint(t: _Tokens, h: _Hierarchy, parent: int) -> None:
+    """One ``ROOT``/``JOINT`` block (its keyword already read) and, recursively, its children."""
+    name_line = t.items[t.i][1] if t.i < len(t.items) else None
+    name = t.next("joint name")
+    if name == "{":
+        t.fail("joint has no name", name_line)
+    if name in h.names:
+        t.fail(f"joint name {name!r} is used twice", name_line)
+    j = len(h.names)
+    h.names.append(name)
+    h.parents.append(parent)
+    h.offsets.append(None)
+    h.channels.append(())
+    t.expect("{")
+    while True:
+        tok = t.next("'}'")
+        key = tok.upper()
+        if key == "OFFSET":
+            h.offsets[j] = [t.number("OFFSET x"), t.number("OFFSET y"), t.number("OFFSET z")]
+        elif key == "CHANNELS":
+            h.channels[j] = _parse_channels(t, name)
+        elif key == "JOINT":
+            _parse_joint(t, h, j)
+        elif key == "END":
+            t.expect("Site")
+            t.expect("{")
+            t.expect("OFFSET")
+            h.end_sites[j] = [t.number("End Site x"), t.number("End Site y"), t.number("End Site z")]
+            t.expect("}")
+        elif tok == "}":
+            break
+        else:
+            t.fail(f"unexpected {tok!r} in joint {name!r}")
+    if h.offsets[j] is None:
+        t.fail(f"joint {name!r} has no OFFSET", name_line)
+
+
+def _parse_channels(t: _Tokens, joint: str) -> tuple:
+    """The count and names after ``CHANNELS`` (already read), names in their canonical case."""
+    line = t.items[t.i - 1][1]
+    n = t.number("channel count")
+    if n != int(n) or not 0 <= n <= 6:
+        t.fail(f"channel count must be 0..6, got {n:g}", line)
+    ch = tuple(t.next("channel name") for _ in range(int(n)))
+    bad = [c for c in ch if c.lower() not in CHANNEL_NAMES]
+    if bad:
+        t.fail(f"unknown channel {bad[0]!r} in joint {joint!r}", line)
+    ch = tuple(CHANNEL_NAMES[c.lower()] for c in ch)
+    if len(set(ch)) != len(ch):
+        t.fail(f"joint {joint!r} lists a channel twice", line)
+    return ch
+
+
+def _parse_motion(t: _Tokens, n_channels: int) -> tuple:
+    """The ``MOTION`` section: frame time (seconds) and (F, n_channels) channel values."""
     t.expect("MOTION")
     t.expect("Frames:")
     nf = t.number("frame count")
@@ -149,21 +176,18 @@ def parse_bvh(path, text: str) -> Bvh:
     ft = t.number("frame time")
     if not ft > 0:
         t.fail("frame time must be positive")
-    nc = sum(len(c) for c in channels)
     values = t.items[t.i:]
-    if len(values) != int(nf) * nc:
-        raise InputError(path, f"MOTION has {len(values)} values, expected {int(nf)} frames x {nc} channels")
+    if len(values) != int(nf) * n_channels:
+        raise InputError(t.path, f"MOTION has {len(values)} values, "
+                                 f"expected {int(nf)} frames x {n_channels} channels")
     try:
-        motion = np.array([float(v) for v, _ in values], dtype=np.float64).reshape(int(nf), nc)
+        motion = np.array([float(v) for v, _ in values], dtype=np.float64).reshape(int(nf), n_channels)
     except ValueError:
         bad = next((v, n) for v, n in values if not _is_float(v))
-        raise InputError(path, f"line {bad[1]}: expected a number in MOTION, found {bad[0]!r}") from None
+        raise InputError(t.path, f"line {bad[1]}: expected a number in MOTION, found {bad[0]!r}") from None
     if not np.isfinite(motion).all():
-        raise InputError(path, "MOTION has NaN or infinite values")
-    try:
-        return Bvh(names, parents, offsets, channels, ends, ft, motion)
-    except ValueError as e:
-        raise InputError(path, str(e)) from None
+        raise InputError(t.path, "MOTION has NaN or infinite values")
+    return ft, motion
 
 
 def _is_float(s):
