@@ -119,13 +119,42 @@ def read_calibration(path, rig: Rig | None = None) -> Calibration:
     InputError naming the entry and field at fault.
     """
     doc = parse_json_file(path, "calibration file")
+    _check_header(path, doc)
+    smap = _read_skeleton_map(path, doc["skeleton_map"], rig)
+    joints = set(rig.skeleton.names) if rig is not None else None
+    groups = {}
+    for key in ("surface_points", "key_vertices"):
+        groups[key] = _read_points(path, key, doc[key], rig, joints, key == "key_vertices")
+    meshes = _read_meshes(path, doc.get("meshes", {}), [p.name for p in groups["surface_points"]])
+    capsules = _read_capsules(path, doc.get("capsules", []), joints)
+    seg = doc.get("segment_lengths", {})
+    _need(path, isinstance(seg, dict) and all(isinstance(v, dict) and _num(v.get("length")) for v in seg.values()),
+          "'segment_lengths' must map names to objects with a numeric 'length'")
+    rh = doc.get("root_height", 0.0)
+    _need(path, _num(rh), "'root_height' must be a number")
+    for key in ("units", "axes", "character"):
+        _need(path, isinstance(doc.get(key, {}), dict), f"'{key}' must be an object")
+    tp = doc.get("tpose")
+    _need(path, tp is None or isinstance(tp, dict), "'tpose' must be an object")
+    return Calibration(skeleton_map=smap, surface_points=groups["surface_points"],
+                       key_vertices=groups["key_vertices"], meshes=meshes, capsules=capsules,
+                       segment_lengths=seg, root_height=float(rh), units=doc.get("units", {}),
+                       axes=doc.get("axes", {}), character=doc.get("character", {}), tpose=tp,
+                       transferred_from=doc.get("transferred_from"), extras=doc.get("extras", {}) or {})
+
+
+def _check_header(path, doc) -> None:
+    """Fail unless ``doc`` is a calibration document of this version with the required keys."""
     _need(path, isinstance(doc, dict), "a calibration file must be a JSON object")
     _need(path, doc.get("format") == FORMAT, f"not a calibration file ('format' must be {FORMAT!r})")
     _need(path, doc.get("version") == VERSION, f"calibration version {doc.get('version')!r} is not supported "
                                                f"(this is version {VERSION})")
     for key in ("skeleton_map", "surface_points", "key_vertices"):
         _need(path, key in doc, f"missing {key!r}")
-    smap = doc["skeleton_map"]
+
+
+def _read_skeleton_map(path, smap, rig: Rig | None) -> dict:
+    """The ``skeleton_map`` object checked: known roles to joint names (of ``rig``, if given)."""
     _need(path, isinstance(smap, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in smap.items()),
           "'skeleton_map' must map role names to joint names (strings)")
     unknown = [r for r in smap if r not in ROLES]
@@ -133,12 +162,11 @@ def read_calibration(path, rig: Rig | None = None) -> Calibration:
     if rig is not None:
         problems = validate_skeleton_map(smap, rig.skeleton.names)
         _need(path, not problems, "skeleton_map: " + (problems[0] if problems else ""))
-    joints = set(rig.skeleton.names) if rig is not None else None
-    groups = {}
-    for key in ("surface_points", "key_vertices"):
-        groups[key] = _read_points(path, key, doc[key], rig, joints, key == "key_vertices")
-    names = [p.name for p in groups["surface_points"]]
-    meshes = doc.get("meshes", {})
+    return dict(smap)
+
+
+def _read_meshes(path, meshes, names: list) -> dict:
+    """The ``meshes`` object checked: name -> list of triangles of surface point ``names``."""
     _need(path, isinstance(meshes, dict), "'meshes' must be an object of triangle lists")
     for mname, tris in meshes.items():
         _need(path, isinstance(tris, list), f"meshes.{mname} must be a list of triangles")
@@ -147,8 +175,13 @@ def read_calibration(path, rig: Rig | None = None) -> Calibration:
                   f"meshes.{mname}[{k}] must be 3 surface point names")
             bad = [n for n in t if n not in names]
             _need(path, not bad, f"meshes.{mname}[{k}] uses {bad[0]!r}, which is not a surface point" if bad else "")
+    return {k: [list(t) for t in v] for k, v in meshes.items()}
+
+
+def _read_capsules(path, items, joints: set | None) -> list:
+    """The ``capsules`` list checked, as :class:`Capsule` (joints in ``joints`` if given)."""
     capsules = []
-    for k, c in enumerate(doc.get("capsules", [])):
+    for k, c in enumerate(items):
         label = f"capsules[{k}]"
         _need(path, isinstance(c, dict) and isinstance(c.get("name"), str), f"{label} must be an object with a name")
         for f in ("start", "end"):
@@ -161,21 +194,7 @@ def read_calibration(path, rig: Rig | None = None) -> Calibration:
               f"{label} ({c['name']!r}): length must be a non-negative number")
         capsules.append(Capsule(name=c["name"], start=c["start"], end=c["end"], radius=c.get("radius"),
                                 length=float(c["length"]), point=c.get("point")))
-    seg = doc.get("segment_lengths", {})
-    _need(path, isinstance(seg, dict) and all(isinstance(v, dict) and _num(v.get("length")) for v in seg.values()),
-          "'segment_lengths' must map names to objects with a numeric 'length'")
-    rh = doc.get("root_height", 0.0)
-    _need(path, _num(rh), "'root_height' must be a number")
-    for key in ("units", "axes", "character"):
-        _need(path, isinstance(doc.get(key, {}), dict), f"'{key}' must be an object")
-    tp = doc.get("tpose")
-    _need(path, tp is None or isinstance(tp, dict), "'tpose' must be an object")
-    return Calibration(skeleton_map=dict(smap), surface_points=groups["surface_points"],
-                       key_vertices=groups["key_vertices"],
-                       meshes={k: [list(t) for t in v] for k, v in meshes.items()}, capsules=capsules,
-                       segment_lengths=seg, root_height=float(rh), units=doc.get("units", {}),
-                       axes=doc.get("axes", {}), character=doc.get("character", {}), tpose=tp,
-                       transferred_from=doc.get("transferred_from"), extras=doc.get("extras", {}) or {})
+    return capsules
 
 
 def _read_points(path, key, items, rig, joints, is_key) -> list:
