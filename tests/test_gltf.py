@@ -102,9 +102,9 @@ def quirky_file(tmp_path, unnormalised=False):
     d.nodes[chest]["children"] = [head]
     joints = [hips, chest, head]
     # rest world matrices of joints (computed by hand through the hierarchy) give the IBMs
-    from asetransfer.io.gltf_read import _Document
+    from asetransfer.io.gltf_read import GltfDocument
     tmp = d.save(tmp_path / "tmp.glb", dict(d.document(), nodes=d.nodes))
-    world = _Document(tmp).world
+    world = GltfDocument(tmp).world
     ibm = np.linalg.inv(world[joints])
     rng = np.random.default_rng(5)
     verts = rng.normal(size=(10, 3)) * 0.1 + world[chest][:3, 3]

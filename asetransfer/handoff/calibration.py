@@ -32,7 +32,7 @@ from ..humanoid.skeleton_map import CENTRE_ROLES, SIDES, body_axes, propose_skel
 from ..model.surface import SurfacePoints, interpolate
 from ..geometry.surface import closest_points
 from ..humanoid.tpose import tpose
-from ..model.calibration import Calibration, Capsule, _r, _surface_point, _vec
+from ..model.calibration import Calibration, Capsule, rounded, rounded_vector, surface_point_on
 
 log = logging.getLogger("asetransfer")
 
@@ -117,7 +117,8 @@ def measure(rig: Rig, mapping: dict) -> dict:
             ra, rb = (r if r in CENTRE_ROLES or s is None else f"{r}_{s}" for r in (a, b))
             if ra in j and rb in j:
                 segments[name + (_SUFFIX[s] if sided else "")] = {
-                    "from": mapping[ra], "to": mapping[rb], "length": _r(np.linalg.norm(rest[j[rb]] - rest[j[ra]]))}
+                    "from": mapping[ra], "to": mapping[rb],
+                    "length": rounded(np.linalg.norm(rest[j[rb]] - rest[j[ra]]))}
     capsules = []
     for name, a, b, point in CAPSULES:
         for s in SIDES:
@@ -126,15 +127,16 @@ def measure(rig: Rig, mapping: dict) -> dict:
                 radius = capsule_radius(rig, j[ra], j[rb])
                 if radius is None:
                     log.warning("capsule %s: no vertex is weighted to it; radius left empty", name + _SUFFIX[s])
-                capsules.append(Capsule(name + _SUFFIX[s], mapping[ra], mapping[rb],
-                                        None if radius is None else _r(radius),
-                                        _r(np.linalg.norm(rest[j[rb]] - rest[j[ra]])), point + _SUFFIX[s]))
+                capsules.append(Capsule(name=name + _SUFFIX[s], start=mapping[ra], end=mapping[rb],
+                                        radius=None if radius is None else rounded(radius),
+                                        length=rounded(np.linalg.norm(rest[j[rb]] - rest[j[ra]])),
+                                        point=point + _SUFFIX[s]))
     return {
-        "axes": {"up": _vec(up), "forward": _vec(fwd), "left": _vec(left)},
+        "axes": {"up": rounded_vector(up), "forward": rounded_vector(fwd), "left": rounded_vector(left)},
         "height": height,
         "units": guess_units(height),
         "segments": segments,
-        "root_height": _r((rest[j["hips"]] @ up) - ground),
+        "root_height": rounded((rest[j["hips"]] @ up) - ground),
         "capsules": capsules,
     }
 
@@ -144,7 +146,7 @@ def _tpose_section(rig: Rig, mapping: dict, up) -> dict:
     world = anim.world(rig.skeleton)[0]
     hips = world[rig.skeleton.index(mapping["hips"]), :3, 3]
     feet = rig.posed_vertices(world) @ np.asarray(up)
-    return {"checks": report["checks"], "root_height": _r(hips @ np.asarray(up) - feet.min()),
+    return {"checks": report["checks"], "root_height": rounded(hips @ np.asarray(up) - feet.min()),
             "bvh": None, "glb": None,
             "bvh_channels": "root: Xposition Yposition Zposition Zrotation Xrotation Yrotation; "
                             "joints: Zrotation Xrotation Yrotation (R = Rz Rx Ry, degrees)"}
@@ -153,7 +155,7 @@ def _tpose_section(rig: Rig, mapping: dict, up) -> dict:
 def _character(rig: Rig, file, height: float) -> dict:
     return {"file": None if file is None else os.path.basename(os.fspath(file)),
             "vertices": int(rig.mesh.n_vertices), "faces": int(rig.mesh.n_faces),
-            "joints": int(rig.skeleton.n_joints), "height": _r(height)}
+            "joints": int(rig.skeleton.n_joints), "height": rounded(height)}
 
 
 #: optional roles' stand-ins for attaching points when a rig lacks them
@@ -178,7 +180,8 @@ def _make_points(rig: Rig, rules_out, joint_role: dict, mapping: dict, kinds: di
         face, bary = int(pts.face[k]), pts.bary[k]
         vertex = int(rig.mesh.faces[face][int(np.argmax(bary))]) if key else None
         joint = _attached_joint(joint_role[n], mapping)
-        out.append(_surface_point(rig, n, joint, kinds[n], groups[n], face, bary, vertex))
+        out.append(surface_point_on(rig, name=n, joint=joint, kind=kinds[n], group=groups[n], face=face, bary=bary,
+                                    vertex=vertex))
     return out
 
 
@@ -217,9 +220,10 @@ def propose_calibration(rig: Rig, file=None, mapping: dict | None = None) -> Cal
         sink += _make_points(rig, out, role, mapping, {r.name: r.kind for r in rules},
                              {r.name: r.group for r in rules}, key)
     meshes = _oriented_meshes(surface)
-    return Calibration(dict(mapping), surface, keys, meshes, m["capsules"], m["segments"], m["root_height"],
-                       m["units"], m["axes"], _character(rig, file, m["height"]),
-                       _tpose_section(rig, mapping, m["axes"]["up"]))
+    return Calibration(skeleton_map=dict(mapping), surface_points=surface, key_vertices=keys, meshes=meshes,
+                       capsules=m["capsules"], segment_lengths=m["segments"], root_height=m["root_height"],
+                       units=m["units"], axes=m["axes"], character=_character(rig, file, m["height"]),
+                       tpose=_tpose_section(rig, mapping, m["axes"]["up"]))
 
 
 def _oriented_meshes(points) -> dict:
@@ -280,14 +284,18 @@ def transfer_calibration(cal: Calibration, source: Rig, target: Rig, corr: Corre
                 vertex, bary = int(tf[face][corner]), np.eye(3)[corner]
             if p.joint not in idx:
                 raise ValueError(f"point {p.name!r} is attached to joint {p.joint!r}, which the target lacks")
-            moved[id(p)] = _surface_point(target, p.name, p.joint, p.kind, p.group, face, bary, vertex)
+            moved[id(p)] = surface_point_on(target, name=p.name, joint=p.joint, kind=p.kind, group=p.group,
+                                            face=face, bary=bary, vertex=vertex)
     surface = [moved[id(p)] for p in cal.surface_points]
     keys = [moved[id(p)] for p in cal.key_vertices]
     meshes = {k: [list(t) for t in v] for k, v in cal.meshes.items()}
-    return Calibration(dict(cal.skeleton_map), surface, keys, meshes, m["capsules"], m["segments"],
-                       m["root_height"], m["units"], m["axes"], _character(target, file, m["height"]),
-                       _tpose_section(target, cal.skeleton_map, m["axes"]["up"]),
-                       {"calibration_of": cal.character.get("file"), "source_file": None if source_file is None
-                        else os.path.basename(os.fspath(source_file)),
-                        "method": "dense correspondence (source vertex -> target surface), "
-                                  "barycentric within the source triangle, snapped to the target surface"})
+    return Calibration(skeleton_map=dict(cal.skeleton_map), surface_points=surface, key_vertices=keys,
+                       meshes=meshes, capsules=m["capsules"], segment_lengths=m["segments"],
+                       root_height=m["root_height"], units=m["units"], axes=m["axes"],
+                       character=_character(target, file, m["height"]),
+                       tpose=_tpose_section(target, cal.skeleton_map, m["axes"]["up"]),
+                       transferred_from={
+                           "calibration_of": cal.character.get("file"),
+                           "source_file": None if source_file is None else os.path.basename(os.fspath(source_file)),
+                           "method": "dense correspondence (source vertex -> target surface), "
+                                     "barycentric within the source triangle, snapped to the target surface"})

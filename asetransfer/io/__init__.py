@@ -3,7 +3,6 @@ import os
 
 from .gltf_read import read_gltf, read_gltf_mesh, read_gltf_rig
 from .gltf_write import write_rig
-from ..model.markers import Markers
 from .markers import load_markers
 from .meshfile import MESH_EXTENSIONS, load_mesh
 
@@ -18,5 +17,5 @@ def load_character(path):
     return load_mesh(path)
 
 
-__all__ = ["Markers", "MESH_EXTENSIONS", "load_character", "load_markers", "load_mesh", "load_rig",
+__all__ = ["MESH_EXTENSIONS", "load_character", "load_markers", "load_mesh", "load_rig",
            "read_gltf", "read_gltf_mesh", "read_gltf_rig", "save_rig", "write_rig"]

@@ -1,33 +1,45 @@
-"""BVH motion files: read, write, exact forward kinematics, and conversion to rig rotations.
+"""BVH motion files: parse, read, format and write :class:`~asetransfer.model.bvh.Bvh`.
 
-A BVH file is a joint hierarchy (``OFFSET``: the joint's position relative to its
-parent when every angle is zero, in the parent's frame, which at zero angles is
-parallel to the world) followed by one row of channel values per frame.  A joint's
-local transform is ``T @ R`` with
+A BVH file is text: a ``HIERARCHY`` section listing the joints depth first::
 
-* ``T`` the translation: its ``Xposition Yposition Zposition`` channels when it has
-  them (the root: its absolute position, replacing the OFFSET, as Blender and most
-  tools read it), else its OFFSET;
-* ``R`` the product of its rotation channels in the order listed, angles in degrees:
-  ``CHANNELS 3 Zrotation Xrotation Yrotation`` means ``R = Rz @ Rx @ Ry``.
+    HIERARCHY
+    ROOT Hips
+    {
+      OFFSET 0 0 0
+      CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+      JOINT Spine
+      {
+        OFFSET 0 10 0
+        CHANNELS 3 Zrotation Xrotation Yrotation
+        End Site
+        {
+          OFFSET 0 5 0
+        }
+      }
+    }
 
-The *zero pose* (all angles zero) of a BVH is therefore its rest pose, with every
-joint frame parallel to the world.  A rig's joints have their own rest frames; a
-BVH rotation is a *world-aligned local delta*.  :func:`bvh_to_animation` and
-:func:`animation_to_bvh` convert between the two (the BVH zero pose must be the rig's
-rest pose; both keep forward kinematics exact).
+then a ``MOTION`` section: ``Frames: F``, ``Frame Time: seconds`` and F rows of
+channel values, the joints' channels in file order (angles in degrees).  Keywords
+and channel names are read in any case; several ``ROOT`` blocks are accepted.  What
+the numbers mean (``OFFSET``, channel order, forward kinematics) is documented with
+the type, :mod:`asetransfer.model.bvh`.
+
+Reading reports anything malformed as an :class:`~asetransfer.errors.InputError`
+naming the line.  Writing is deterministic: numbers rounded to 6 decimals (the
+frame time to 9) in their shortest form, atomic (:func:`~.atomic.atomic_write`).
 """
 from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import InputError
 from .atomic import atomic_write
 from .files import read_bytes
-from ..model.bvh import _CHANNELS, Bvh, _dfs
+from ..model.bvh import CHANNEL_NAMES, Bvh, depth_first_order
 
 log = logging.getLogger("asetransfer")
 _DIGITS = 6  # decimals written (angles in degrees, lengths in file units)
@@ -75,59 +87,85 @@ def parse_bvh(path, text: str) -> Bvh:
     """Parse BVH text; errors are :class:`InputError` naming the line."""
     t = _Tokens(path, text)
     t.expect("HIERARCHY")
-    names, parents, offsets, channels, ends = [], [], [], [], {}
-
-    def joint(parent):
-        name_line = t.items[t.i][1] if t.i < len(t.items) else None
-        name = t.next("joint name")
-        if name == "{":
-            t.fail("joint has no name", name_line)
-        if name in names:
-            t.fail(f"joint name {name!r} is used twice", name_line)
-        j = len(names)
-        names.append(name)
-        parents.append(parent)
-        offsets.append(None)
-        channels.append(())
-        t.expect("{")
-        while True:
-            tok = t.next("'}'")
-            key = tok.upper()
-            if key == "OFFSET":
-                offsets[j] = [t.number("OFFSET x"), t.number("OFFSET y"), t.number("OFFSET z")]
-            elif key == "CHANNELS":
-                line = t.items[t.i - 1][1]
-                n = t.number("channel count")
-                if n != int(n) or not 0 <= n <= 6:
-                    t.fail(f"channel count must be 0..6, got {n:g}", line)
-                ch = tuple(t.next("channel name") for _ in range(int(n)))
-                bad = [c for c in ch if c.lower() not in _CHANNELS]
-                if bad:
-                    t.fail(f"unknown channel {bad[0]!r} in joint {name!r}", line)
-                ch = tuple(_CHANNELS[c.lower()] for c in ch)
-                if len(set(ch)) != len(ch):
-                    t.fail(f"joint {name!r} lists a channel twice", line)
-                channels[j] = ch
-            elif key == "JOINT":
-                joint(j)
-            elif key == "END":
-                t.expect("Site")
-                t.expect("{")
-                t.expect("OFFSET")
-                ends[j] = [t.number("End Site x"), t.number("End Site y"), t.number("End Site z")]
-                t.expect("}")
-            elif tok == "}":
-                break
-            else:
-                t.fail(f"unexpected {tok!r} in joint {name!r}")
-        if offsets[j] is None:
-            t.fail(f"joint {name!r} has no OFFSET", name_line)
-
+    h = _Hierarchy()
     while t.peek() is not None and t.peek().upper() == "ROOT":
         t.next("ROOT")
-        joint(-1)
-    if not names:
+        _parse_joint(t, h, -1)
+    if not h.names:
         t.fail("no ROOT joint")
+    frame_time, motion = _parse_motion(t, sum(len(c) for c in h.channels))
+    try:
+        return Bvh(h.names, h.parents, h.offsets, h.channels, h.end_sites, frame_time, motion)
+    except ValueError as e:
+        raise InputError(path, str(e)) from None
+
+
+@dataclass
+class _Hierarchy:
+    """The joints parsed so far, in file order (the fields of :class:`Bvh`)."""
+
+    names: list = field(default_factory=list)
+    parents: list = field(default_factory=list)
+    offsets: list = field(default_factory=list)
+    channels: list = field(default_factory=list)
+    end_sites: dict = field(default_factory=dict)
+
+
+def _parse_joint(t: _Tokens, h: _Hierarchy, parent: int) -> None:
+    """One ``ROOT``/``JOINT`` block (its keyword already read) and, recursively, its children."""
+    name_line = t.items[t.i][1] if t.i < len(t.items) else None
+    name = t.next("joint name")
+    if name == "{":
+        t.fail("joint has no name", name_line)
+    if name in h.names:
+        t.fail(f"joint name {name!r} is used twice", name_line)
+    j = len(h.names)
+    h.names.append(name)
+    h.parents.append(parent)
+    h.offsets.append(None)
+    h.channels.append(())
+    t.expect("{")
+    while True:
+        tok = t.next("'}'")
+        key = tok.upper()
+        if key == "OFFSET":
+            h.offsets[j] = [t.number("OFFSET x"), t.number("OFFSET y"), t.number("OFFSET z")]
+        elif key == "CHANNELS":
+            h.channels[j] = _parse_channels(t, name)
+        elif key == "JOINT":
+            _parse_joint(t, h, j)
+        elif key == "END":
+            t.expect("Site")
+            t.expect("{")
+            t.expect("OFFSET")
+            h.end_sites[j] = [t.number("End Site x"), t.number("End Site y"), t.number("End Site z")]
+            t.expect("}")
+        elif tok == "}":
+            break
+        else:
+            t.fail(f"unexpected {tok!r} in joint {name!r}")
+    if h.offsets[j] is None:
+        t.fail(f"joint {name!r} has no OFFSET", name_line)
+
+
+def _parse_channels(t: _Tokens, joint: str) -> tuple:
+    """The count and names after ``CHANNELS`` (already read), names in their canonical case."""
+    line = t.items[t.i - 1][1]
+    n = t.number("channel count")
+    if n != int(n) or not 0 <= n <= 6:
+        t.fail(f"channel count must be 0..6, got {n:g}", line)
+    ch = tuple(t.next("channel name") for _ in range(int(n)))
+    bad = [c for c in ch if c.lower() not in CHANNEL_NAMES]
+    if bad:
+        t.fail(f"unknown channel {bad[0]!r} in joint {joint!r}", line)
+    ch = tuple(CHANNEL_NAMES[c.lower()] for c in ch)
+    if len(set(ch)) != len(ch):
+        t.fail(f"joint {joint!r} lists a channel twice", line)
+    return ch
+
+
+def _parse_motion(t: _Tokens, n_channels: int) -> tuple:
+    """The ``MOTION`` section: frame time (seconds) and (F, n_channels) channel values."""
     t.expect("MOTION")
     t.expect("Frames:")
     nf = t.number("frame count")
@@ -138,21 +176,18 @@ def parse_bvh(path, text: str) -> Bvh:
     ft = t.number("frame time")
     if not ft > 0:
         t.fail("frame time must be positive")
-    nc = sum(len(c) for c in channels)
     values = t.items[t.i:]
-    if len(values) != int(nf) * nc:
-        raise InputError(path, f"MOTION has {len(values)} values, expected {int(nf)} frames x {nc} channels")
+    if len(values) != int(nf) * n_channels:
+        raise InputError(t.path, f"MOTION has {len(values)} values, "
+                                 f"expected {int(nf)} frames x {n_channels} channels")
     try:
-        motion = np.array([float(v) for v, _ in values], dtype=np.float64).reshape(int(nf), nc)
+        motion = np.array([float(v) for v, _ in values], dtype=np.float64).reshape(int(nf), n_channels)
     except ValueError:
         bad = next((v, n) for v, n in values if not _is_float(v))
-        raise InputError(path, f"line {bad[1]}: expected a number in MOTION, found {bad[0]!r}") from None
+        raise InputError(t.path, f"line {bad[1]}: expected a number in MOTION, found {bad[0]!r}") from None
     if not np.isfinite(motion).all():
-        raise InputError(path, "MOTION has NaN or infinite values")
-    try:
-        return Bvh(names, parents, offsets, channels, ends, ft, motion)
-    except ValueError as e:
-        raise InputError(path, str(e)) from None
+        raise InputError(t.path, "MOTION has NaN or infinite values")
+    return ft, motion
 
 
 def _is_float(s):
@@ -201,9 +236,7 @@ def format_bvh(bvh: Bvh) -> str:
                           f"{pad}    OFFSET {' '.join(_fmt(v) for v in bvh.end_sites[j])}", f"{pad}  }}"])
         lines.append(pad + "}")
 
-    order = []
-    _dfs(bvh.parents, children, order)
-    if order != list(range(bvh.n_joints)):  # the file lists joints depth first
+    if depth_first_order(bvh.parents) != list(range(bvh.n_joints)):  # the file lists joints depth first
         raise ValueError("BVH joints must be in depth-first order (use animation_to_bvh)")
     for j in range(bvh.n_joints):
         if bvh.parents[j] < 0:

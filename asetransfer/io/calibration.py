@@ -1,22 +1,23 @@
-"""Calibration of a character for surface-aware motion retargeting (Tonoli Ch. 3, Molla §4.2,
-ReConForM §3.1), made once on a source rig and carried to every target.
+"""Calibration files: a :class:`~asetransfer.model.calibration.Calibration` as JSON
+(the schema is documented in ``docs/calibration.md``).
 
-A :class:`Calibration` holds
+The document is an object whose first keys are ``"format": "asetransfer-calibration"``
+and ``"version": 1`` (the only version; any other is refused), then ``generator``,
+``character``, ``units``, ``axes``, ``skeleton_map`` (roles in the order of
+:data:`~asetransfer.humanoid.skeleton_map.ROLES`), ``segment_lengths``,
+``root_height``, ``surface_points``, ``meshes``, ``capsules``, ``key_vertices`` and,
+when present, ``tpose``, ``transferred_from`` and ``extras``.
 
-* ``skeleton_map``: generic roles -> the rig's joints (:mod:`asetransfer.skeleton_map`);
-* ``surface_points``: Tonoli's Table 3.1 body-surface points, each a surface location
-  (triangle + barycentric coordinates) attached to a joint;
-* ``meshes``: the crude torso and head meshes spanned by those points (Tonoli §3.2.1);
-* ``capsules``: upper arms, forearms, thighs and shins, radius measured on the mesh;
-* ``key_vertices``: ReConForM-style key vertices (41 by default);
-* ``segment_lengths`` (Tonoli Table 3.2), ``root_height`` (§3.1.4), ``units``, ``axes``
-  and, when made, the ``tpose`` check.
+Writing (:func:`write_calibration`) is deterministic and atomic: keys in that fixed
+order, one surface point / capsule / key vertex per line, lengths and coordinates
+rounded to 7 decimals and barycentric coordinates to 9 (still summing to 1), so the
+same calibration always gives the same bytes and reads back to the same numbers.
 
-:func:`propose_calibration` makes one automatically for a humanoid rig;
-:func:`transfer_calibration` carries it through a dense correspondence to a rigged
-target (same points on the target surface, everything measured anew on the
-target); :func:`write_calibration` / :func:`read_calibration` store it as JSON
-(``docs/calibration.md``).
+Reading (:func:`read_calibration`) checks every field and reports the first fault as
+an :class:`~asetransfer.errors.InputError` naming the entry.  Given the rig it
+calibrates, joint names are checked against it and point locations -- ``face`` +
+``bary``, ``vertex`` or ``point``, as in marker files (:mod:`.markers`) -- are
+resolved on its mesh, with ``position`` and ``local`` recomputed.
 """
 from __future__ import annotations
 
@@ -30,10 +31,11 @@ from .._version import __version__
 from ..errors import InputError
 from .atomic import atomic_write
 from .files import parse_json_file
-from .markers import _parse_loc, _resolve
+from .markers import parse_location, resolve_locations
 from ..model.rig import Rig
 from ..humanoid.skeleton_map import ROLES, validate_skeleton_map
-from ..model.calibration import KINDS, Calibration, Capsule, SurfacePoint, _r, _surface_point, _vec, quantized_bary
+from ..model.calibration import (KINDS, Calibration, Capsule, SurfacePoint, quantized_bary, rounded, rounded_vector,
+                                 surface_point_on)
 
 log = logging.getLogger("asetransfer")
 
@@ -46,8 +48,8 @@ def _point_json(p: SurfacePoint) -> dict:
          "bary": [float(x) for x in quantized_bary(p.bary)]}
     if p.vertex is not None:
         d["vertex"] = int(p.vertex)
-    d["position"] = _vec(p.position)
-    d["local"] = _vec(p.local)
+    d["position"] = rounded_vector(p.position)
+    d["local"] = rounded_vector(p.local)
     return d
 
 
@@ -60,11 +62,11 @@ def calibration_to_dict(cal: Calibration) -> dict:
         "axes": cal.axes,
         "skeleton_map": {r: cal.skeleton_map[r] for r in ROLES if r in cal.skeleton_map},
         "segment_lengths": cal.segment_lengths,
-        "root_height": _r(cal.root_height),
+        "root_height": rounded(cal.root_height),
         "surface_points": [_point_json(p) for p in cal.surface_points],
         "meshes": cal.meshes,
         "capsules": [{"name": c.name, "start": c.start, "end": c.end,
-                      "radius": None if c.radius is None else _r(c.radius), "length": _r(c.length),
+                      "radius": None if c.radius is None else rounded(c.radius), "length": rounded(c.length),
                       "point": c.point} for c in cal.capsules],
         "key_vertices": [_point_json(p) for p in cal.key_vertices],
     }
@@ -117,13 +119,42 @@ def read_calibration(path, rig: Rig | None = None) -> Calibration:
     InputError naming the entry and field at fault.
     """
     doc = parse_json_file(path, "calibration file")
+    _check_header(path, doc)
+    smap = _read_skeleton_map(path, doc["skeleton_map"], rig)
+    joints = set(rig.skeleton.names) if rig is not None else None
+    groups = {}
+    for key in ("surface_points", "key_vertices"):
+        groups[key] = _read_points(path, key, doc[key], rig, joints, key == "key_vertices")
+    meshes = _read_meshes(path, doc.get("meshes", {}), [p.name for p in groups["surface_points"]])
+    capsules = _read_capsules(path, doc.get("capsules", []), joints)
+    seg = doc.get("segment_lengths", {})
+    _need(path, isinstance(seg, dict) and all(isinstance(v, dict) and _num(v.get("length")) for v in seg.values()),
+          "'segment_lengths' must map names to objects with a numeric 'length'")
+    rh = doc.get("root_height", 0.0)
+    _need(path, _num(rh), "'root_height' must be a number")
+    for key in ("units", "axes", "character"):
+        _need(path, isinstance(doc.get(key, {}), dict), f"'{key}' must be an object")
+    tp = doc.get("tpose")
+    _need(path, tp is None or isinstance(tp, dict), "'tpose' must be an object")
+    return Calibration(skeleton_map=smap, surface_points=groups["surface_points"],
+                       key_vertices=groups["key_vertices"], meshes=meshes, capsules=capsules,
+                       segment_lengths=seg, root_height=float(rh), units=doc.get("units", {}),
+                       axes=doc.get("axes", {}), character=doc.get("character", {}), tpose=tp,
+                       transferred_from=doc.get("transferred_from"), extras=doc.get("extras", {}) or {})
+
+
+def _check_header(path, doc) -> None:
+    """Fail unless ``doc`` is a calibration document of this version with the required keys."""
     _need(path, isinstance(doc, dict), "a calibration file must be a JSON object")
     _need(path, doc.get("format") == FORMAT, f"not a calibration file ('format' must be {FORMAT!r})")
     _need(path, doc.get("version") == VERSION, f"calibration version {doc.get('version')!r} is not supported "
                                                f"(this is version {VERSION})")
     for key in ("skeleton_map", "surface_points", "key_vertices"):
         _need(path, key in doc, f"missing {key!r}")
-    smap = doc["skeleton_map"]
+
+
+def _read_skeleton_map(path, smap, rig: Rig | None) -> dict:
+    """The ``skeleton_map`` object checked: known roles to joint names (of ``rig``, if given)."""
     _need(path, isinstance(smap, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in smap.items()),
           "'skeleton_map' must map role names to joint names (strings)")
     unknown = [r for r in smap if r not in ROLES]
@@ -131,12 +162,11 @@ def read_calibration(path, rig: Rig | None = None) -> Calibration:
     if rig is not None:
         problems = validate_skeleton_map(smap, rig.skeleton.names)
         _need(path, not problems, "skeleton_map: " + (problems[0] if problems else ""))
-    joints = set(rig.skeleton.names) if rig is not None else None
-    groups = {}
-    for key in ("surface_points", "key_vertices"):
-        groups[key] = _read_points(path, key, doc[key], rig, joints, key == "key_vertices")
-    names = [p.name for p in groups["surface_points"]]
-    meshes = doc.get("meshes", {})
+    return dict(smap)
+
+
+def _read_meshes(path, meshes, names: list) -> dict:
+    """The ``meshes`` object checked: name -> list of triangles of surface point ``names``."""
     _need(path, isinstance(meshes, dict), "'meshes' must be an object of triangle lists")
     for mname, tris in meshes.items():
         _need(path, isinstance(tris, list), f"meshes.{mname} must be a list of triangles")
@@ -145,8 +175,13 @@ def read_calibration(path, rig: Rig | None = None) -> Calibration:
                   f"meshes.{mname}[{k}] must be 3 surface point names")
             bad = [n for n in t if n not in names]
             _need(path, not bad, f"meshes.{mname}[{k}] uses {bad[0]!r}, which is not a surface point" if bad else "")
+    return {k: [list(t) for t in v] for k, v in meshes.items()}
+
+
+def _read_capsules(path, items, joints: set | None) -> list:
+    """The ``capsules`` list checked, as :class:`Capsule` (joints in ``joints`` if given)."""
     capsules = []
-    for k, c in enumerate(doc.get("capsules", [])):
+    for k, c in enumerate(items):
         label = f"capsules[{k}]"
         _need(path, isinstance(c, dict) and isinstance(c.get("name"), str), f"{label} must be an object with a name")
         for f in ("start", "end"):
@@ -157,20 +192,9 @@ def read_calibration(path, rig: Rig | None = None) -> Calibration:
               f"{label} ({c['name']!r}): radius must be a positive number or null")
         _need(path, _num(c.get("length")) and c["length"] >= 0,
               f"{label} ({c['name']!r}): length must be a non-negative number")
-        capsules.append(Capsule(c["name"], c["start"], c["end"], c.get("radius"), float(c["length"]), c.get("point")))
-    seg = doc.get("segment_lengths", {})
-    _need(path, isinstance(seg, dict) and all(isinstance(v, dict) and _num(v.get("length")) for v in seg.values()),
-          "'segment_lengths' must map names to objects with a numeric 'length'")
-    rh = doc.get("root_height", 0.0)
-    _need(path, _num(rh), "'root_height' must be a number")
-    for key in ("units", "axes", "character"):
-        _need(path, isinstance(doc.get(key, {}), dict), f"'{key}' must be an object")
-    tp = doc.get("tpose")
-    _need(path, tp is None or isinstance(tp, dict), "'tpose' must be an object")
-    return Calibration(dict(smap), groups["surface_points"], groups["key_vertices"],
-                       {k: [list(t) for t in v] for k, v in meshes.items()}, capsules, seg, float(rh),
-                       doc.get("units", {}), doc.get("axes", {}), doc.get("character", {}), tp,
-                       doc.get("transferred_from"), doc.get("extras", {}) or {})
+        capsules.append(Capsule(name=c["name"], start=c["start"], end=c["end"], radius=c.get("radius"),
+                                length=float(c["length"]), point=c.get("point")))
+    return capsules
 
 
 def _read_points(path, key, items, rig, joints, is_key) -> list:
@@ -193,24 +217,26 @@ def _read_points(path, key, items, rig, joints, is_key) -> list:
         _need(path, loc is not None, f"{label}: needs a location: 'face' + 'bary', 'vertex' or 'point'")
         if "bary" in loc and loc["bary"] is None:
             loc.pop("bary")
-        locs.append(_parse_loc(path, label, loc))
+        locs.append(parse_location(path, label, loc))
         labels.append(label)
         entries.append(p)
     out = []
     if rig is not None:
-        sp = _resolve(path, locs, "character", rig.mesh, labels)
+        sp = resolve_locations(path, locs, rig.mesh, side="character", labels=labels)
     for k, p in enumerate(entries):
         kind, group = p.get("kind", "key" if is_key else "mesh"), str(p.get("group", ""))
         if rig is not None:  # locations resolved on the mesh; position and local recomputed
             face, bary = int(sp.face[k]), sp.bary[k]
             vertex = locs[k].get("vertex", int(rig.mesh.faces[face][int(np.argmax(bary))]) if is_key else None)
-            out.append(_surface_point(rig, p["name"], p["joint"], kind, group, face, bary, vertex))
+            out.append(surface_point_on(rig, name=p["name"], joint=p["joint"], kind=kind, group=group, face=face,
+                                        bary=bary, vertex=vertex))
             continue
         for f in ("position", "local"):  # no mesh to resolve on: the stored coordinates are used
             _need(path, isinstance(p.get(f), list) and len(p[f]) == 3 and all(_num(x) for x in p[f]),
                   f"{labels[k]}: '{f}' must be 3 numbers")
         vertex = p.get("vertex") if isinstance(p.get("vertex"), int) else None
-        out.append(SurfacePoint(p["name"], p["joint"], kind, group, int(p.get("face", -1)),
-                                np.asarray(p.get("bary", [1.0, 0.0, 0.0]), float), np.asarray(p["position"], float),
-                                np.asarray(p["local"], float), vertex))
+        out.append(SurfacePoint(name=p["name"], joint=p["joint"], kind=kind, group=group, face=int(p.get("face", -1)),
+                                bary=np.asarray(p.get("bary", [1.0, 0.0, 0.0]), float),
+                                position=np.asarray(p["position"], float), local=np.asarray(p["local"], float),
+                                vertex=vertex))
     return out

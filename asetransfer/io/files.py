@@ -1,13 +1,14 @@
-"""glTF 2.0 container: the JSON document, its binary buffers and typed accessors.
+"""Generic helpers for reading a user's file: its bytes, or its content as JSON.
 
-We read the JSON ourselves rather than through a glTF object model so that every
-malformed file gets a precise one-line :class:`~asetransfer.errors.InputError`
-(which accessor, which field), and so that written files are byte-reproducible.
+Every failure -- missing file, a directory, unreadable, empty, not UTF-8, invalid
+JSON -- becomes a one-line :class:`~asetransfer.errors.InputError` naming the file
+(and, for JSON, the line and column), never a traceback.  The format readers
+(:mod:`.markers`, :mod:`.calibration`, :mod:`.bvh`, :mod:`.mapfile`, :mod:`.glb`,
+:mod:`.meshfile`) start here.
 """
 from __future__ import annotations
 
 import json
-
 
 from ..errors import InputError
 

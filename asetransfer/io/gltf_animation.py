@@ -17,6 +17,7 @@ from ..model.animation import Animation
 from ..model.skeleton import Skeleton
 from ..model.transforms import matrix_to_quat, quat_to_matrix
 from .glb import FLOAT, BufferBuilder
+from .gltf_read import GltfDocument, rig_from_document, skin_joints
 
 _STILL = 1e-9  # rotation/translation changes below this are "not moving"
 
@@ -66,22 +67,22 @@ def read_animation(path, index: int = 0):
     samplers are evaluated at the union of their key times (LINEAR: slerp / lerp,
     STEP: held).  Returns ``(rig, animation)``.
     """
-    from .gltf_read import _Document, read_gltf_rig
-
-    d = _Document(path)
+    d = GltfDocument(path)
     pieces = d.pieces()
     skin_order = list(dict.fromkeys(p.skin for p in pieces if p.skin is not None))  # as read_gltf_rig
-    rig = read_gltf_rig(path, _doc=d, _pieces=pieces)
-    anims = d._list("animations")
+    rig = rig_from_document(d, pieces)
+    anims = d.objects("animations")
     if not 0 <= index < len(anims):
         d.fail(f"has no animation {index} ({len(anims)} animations)")
-    anim = anims[index]
-    joint_nodes = []
-    for s in skin_order:
-        for ji in d.skins[s]["joints"]:
-            if ji not in joint_nodes:
-                joint_nodes.append(ji)
-    jindex = {n: j for j, n in enumerate(joint_nodes)}
+    joint_nodes, _ = skin_joints(d, skin_order)  # node of each skeleton joint
+    tracks = _joint_tracks(d, index, anims[index], {n: j for j, n in enumerate(joint_nodes)})
+    return rig, _sampled_animation(rig.skeleton, tracks)
+
+
+def _joint_tracks(d, index: int, anim: dict, jindex: dict) -> list:
+    """The rotation and translation channels of animation ``index`` (``anim``), checked:
+    a list of ``(joint, "rotation" | "translation", (K,) key times, (K, 4 | 3) values,
+    interpolation)``; ``jindex`` maps joint nodes to skeleton joints."""
     samplers = anim.get("samplers", [])
     tracks = []
     for c, ch in enumerate(anim.get("channels", [])):
@@ -110,8 +111,15 @@ def read_animation(path, index: int = 0):
         tracks.append((jindex[node], what, t, v, interp))
     if not tracks:
         d.fail(f"animation {index} has no rotation or translation channel on a joint")
+    return tracks
+
+
+def _sampled_animation(sk: Skeleton, tracks: list) -> Animation:
+    """The tracks sampled at the union of their key times.  A glTF rotation is the node's
+    full local rotation ``Q``; the animation stores ``R_rest^T Q`` (the rotation after
+    the rest pose's); joints without a track keep the rest pose."""
     times = np.unique(np.concatenate([t for _, _, t, _, _ in tracks]))
-    nf, sk = len(times), rig.skeleton
+    nf = len(times)
     rot = np.tile(np.eye(3), (nf, sk.n_joints, 1, 1))
     trans = np.tile(sk.translation, (nf, 1, 1))
     rest_inv = np.swapaxes(sk.rest_rotation_local(), 1, 2)
@@ -122,7 +130,7 @@ def read_animation(path, index: int = 0):
         else:
             trans[:, j] = _sample_linear(t, v, times, interp)
     frame_time = float(np.median(np.diff(times))) if nf > 1 else 1.0 / 30.0
-    return rig, Animation(rot, trans, frame_time)
+    return Animation(rot, trans, frame_time)
 
 
 def _sample_linear(t, v, times, interp):

@@ -43,16 +43,26 @@ class _Piece:
     world: np.ndarray | None = None  # node world matrix (static pieces)
 
 
-class _Document:
-    """Parsed node graph of a glTF document."""
+class GltfDocument:
+    """The node graph of a glTF document, checked.
+
+    Attributes
+    ----------
+    path : the file.
+    doc : the JSON document; ``acc`` : its typed :class:`~.glb.Accessors`.
+    nodes, meshes, skins : the document's lists of objects.
+    parent : (N,) parent node of each node, -1 for roots (the hierarchy is a tree).
+    local, world : (N, 4, 4) node matrices, ``world[i] = world[parent[i]] @ local[i]``.
+    scene_nodes : indices of the default scene's nodes, in index order.
+    """
 
     def __init__(self, path):
         self.path = path
         self.doc, buffers = read_document(path)
         self.acc = Accessors(path, self.doc, buffers)
-        self.nodes = self._list("nodes")
-        self.meshes = self._list("meshes")
-        self.skins = self._list("skins")
+        self.nodes = self.objects("nodes")
+        self.meshes = self.objects("meshes")
+        self.skins = self.objects("skins")
         self.parent = self._parents()
         self.local = np.array([self._node_matrix(i, n) for i, n in enumerate(self.nodes)]).reshape(-1, 4, 4)
         self.world = self._world()
@@ -61,7 +71,8 @@ class _Document:
     def fail(self, msg):
         raise InputError(self.path, msg)
 
-    def _list(self, key):
+    def objects(self, key) -> list:
+        """The document's top-level list ``key`` (empty if absent); each entry must be an object."""
         value = self.doc.get(key, [])
         if not isinstance(value, list) or not all(isinstance(x, dict) for x in value):
             self.fail(f"'{key}' is not a list of objects")
@@ -127,7 +138,7 @@ class _Document:
 
     def _scene_nodes(self):
         """Nodes of the default scene (all nodes when the file has no scene), in index order."""
-        scenes = self._list("scenes")
+        scenes = self.objects("scenes")
         roots = [i for i in range(len(self.nodes)) if self.parent[i] < 0]
         if scenes:
             s = self.doc.get("scene", 0)
@@ -156,24 +167,11 @@ class _Document:
         out = []
         for ni in self.scene_nodes:
             node = self.nodes[ni]
-            mi = node.get("mesh")
-            if mi is None:
+            if node.get("mesh") is None:
                 continue
-            if not is_index(mi) or not 0 <= mi < len(self.meshes):
-                self.fail(f"node {ni} refers to mesh {mi!r}, which does not exist")
-            skin = node.get("skin")
-            if skin is not None and (not is_index(skin) or not 0 <= skin < len(self.skins)):
-                self.fail(f"node {ni} refers to skin {skin!r}, which does not exist")
+            mi, skin, prims = self._node_mesh(ni, node)
             mesh = self.meshes[mi]
-            prims = mesh.get("primitives")
-            if not isinstance(prims, list) or not prims:
-                self.fail(f"mesh {mi} has no primitives")
             base = next((x for x in (node.get("name"), mesh.get("name")) if isinstance(x, str) and x), f"mesh{mi}")
-            for k, prim in enumerate(prims):
-                if not isinstance(prim, dict):
-                    self.fail(f"mesh {mi} primitive {k} is not an object")
-                if not isinstance(prim.get("attributes"), dict) or not is_index(prim["attributes"].get("POSITION")):
-                    self.fail(f"mesh {mi} primitive {k} has no POSITION attribute")
             blocks = {p["attributes"]["POSITION"] for p in prims}
             shared = {}
             for k, prim in enumerate(prims):
@@ -188,7 +186,26 @@ class _Document:
                 out.append(piece)
         return out
 
+    def _node_mesh(self, ni, node):
+        """Node ``ni``'s mesh index, skin index (or None) and primitives, checked."""
+        mi = node.get("mesh")
+        if not is_index(mi) or not 0 <= mi < len(self.meshes):
+            self.fail(f"node {ni} refers to mesh {mi!r}, which does not exist")
+        skin = node.get("skin")
+        if skin is not None and (not is_index(skin) or not 0 <= skin < len(self.skins)):
+            self.fail(f"node {ni} refers to skin {skin!r}, which does not exist")
+        prims = self.meshes[mi].get("primitives")
+        if not isinstance(prims, list) or not prims:
+            self.fail(f"mesh {mi} has no primitives")
+        for k, prim in enumerate(prims):
+            if not isinstance(prim, dict):
+                self.fail(f"mesh {mi} primitive {k} is not an object")
+            if not isinstance(prim.get("attributes"), dict) or not is_index(prim["attributes"].get("POSITION")):
+                self.fail(f"mesh {mi} primitive {k} has no POSITION attribute")
+        return mi, skin, prims
+
     def _piece(self, ni, mi, k, prim, skin, name):
+        """Primitive ``k`` of mesh ``mi`` placed by node ``ni``; None if it is not made of triangles."""
         what = f"mesh {mi} primitive {k}"
         attrs = prim.get("attributes")
         if not isinstance(attrs, dict) or "POSITION" not in attrs:
@@ -204,7 +221,18 @@ class _Document:
             self.fail(f"{what} POSITION is not VEC3")
         if not np.isfinite(pos).all():
             self.fail(f"{what} has NaN or infinite vertex positions")
-        n = len(pos)
+        faces = self._faces(what, prim, len(pos), mode)
+        normals, uv = self._normals_and_uv(what, attrs, len(pos))
+        piece = _Piece(name, pos, faces, normals, uv, skin)
+        if skin is not None:
+            piece.influences = self._influences(what, attrs, len(pos), skin)
+        else:
+            piece.world = self.world[ni]
+            piece.joint_node = ni
+        return piece
+
+    def _faces(self, what, prim, n, mode):
+        """(F, 3) triangles of a primitive of ``n`` vertices, those repeating a corner dropped."""
         if prim.get("indices") is not None:
             idx = self.acc.read(prim["indices"], f"{what} indices")
             if self.acc.accessors[prim["indices"]].get("componentType") not in (UBYTE, USHORT, UINT) \
@@ -216,7 +244,11 @@ class _Document:
         if len(idx) and idx.max() >= n:
             self.fail(f"{what} has a vertex index {int(idx.max())} out of range (it has {n} vertices)")
         faces = _triangles(idx, mode)
-        faces = faces[(faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & (faces[:, 0] != faces[:, 2])]
+        return faces[(faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & (faces[:, 0] != faces[:, 2])]
+
+    def _normals_and_uv(self, what, attrs, n):
+        """The primitive's (n, 3) NORMAL and (n, 2) TEXCOORD_0, each None if absent
+        (normals also when not finite: they are then ignored with a warning)."""
         normals = self.acc.read(attrs["NORMAL"], f"{what} NORMAL") if "NORMAL" in attrs else None
         uv = self.acc.read(attrs["TEXCOORD_0"], f"{what} TEXCOORD_0") if "TEXCOORD_0" in attrs else None
         for label, arr, width in (("NORMAL", normals, 3), ("TEXCOORD_0", uv, 2)):
@@ -225,24 +257,25 @@ class _Document:
         if normals is not None and not np.isfinite(normals).all():
             log.warning("%s: %s has NaN or infinite normals; they are ignored", self.path, what)
             normals = None
-        piece = _Piece(name, pos, faces, normals, uv, skin)
-        if skin is not None:
-            sets = sorted({int(a.split("_")[1]) for a in attrs if a.startswith(("JOINTS_", "WEIGHTS_"))
-                           and a.split("_")[1].isdigit()})
-            for s in sets:
-                if f"JOINTS_{s}" not in attrs or f"WEIGHTS_{s}" not in attrs:
-                    self.fail(f"{what} has JOINTS_{s} or WEIGHTS_{s} without the other")
-                j = self.acc.read(attrs[f"JOINTS_{s}"], f"{what} JOINTS_{s}")
-                w = self.acc.read(attrs[f"WEIGHTS_{s}"], f"{what} WEIGHTS_{s}")
-                if j.shape != (n, 4) or w.shape != (n, 4):
-                    self.fail(f"{what} JOINTS_{s}/WEIGHTS_{s} are not one VEC4 per vertex")
-                piece.influences.append((j.astype(np.int64), w.astype(np.float64)))
-            if not piece.influences:
-                self.fail(f"{what} is bound to skin {skin} but has no JOINTS_0/WEIGHTS_0")
-        else:
-            piece.world = self.world[ni]
-            piece.joint_node = ni
-        return piece
+        return normals, uv
+
+    def _influences(self, what, attrs, n, skin):
+        """Every ``JOINTS_s``/``WEIGHTS_s`` pair of a skinned primitive of ``n`` vertices:
+        a list of ((n, 4) skin-local joint indices, (n, 4) weights)."""
+        sets = sorted({int(a.split("_")[1]) for a in attrs if a.startswith(("JOINTS_", "WEIGHTS_"))
+                       and a.split("_")[1].isdigit()})
+        out = []
+        for s in sets:
+            if f"JOINTS_{s}" not in attrs or f"WEIGHTS_{s}" not in attrs:
+                self.fail(f"{what} has JOINTS_{s} or WEIGHTS_{s} without the other")
+            j = self.acc.read(attrs[f"JOINTS_{s}"], f"{what} JOINTS_{s}")
+            w = self.acc.read(attrs[f"WEIGHTS_{s}"], f"{what} WEIGHTS_{s}")
+            if j.shape != (n, 4) or w.shape != (n, 4):
+                self.fail(f"{what} JOINTS_{s}/WEIGHTS_{s} are not one VEC4 per vertex")
+            out.append((j.astype(np.int64), w.astype(np.float64)))
+        if not out:
+            self.fail(f"{what} is bound to skin {skin} but has no JOINTS_0/WEIGHTS_0")
+        return out
 
 
 def _singular(m: np.ndarray) -> np.ndarray:
@@ -289,18 +322,22 @@ def _merge(d, pieces, names):
     return mesh, offsets
 
 
-def read_gltf_mesh(path, _doc=None, _pieces=None) -> Mesh:
+def read_gltf_mesh(path) -> Mesh:
     """The meshes of a glTF file as one static mesh in world space (rest pose).
 
     Skinned meshes are posed with the file's node transforms (linear blend
     skinning); other meshes are placed with their node's world matrix.
     """
-    d = _doc or _Document(path)
-    pieces = _pieces if _pieces is not None else d.pieces()
+    d = GltfDocument(path)
+    return mesh_from_document(d, d.pieces())
+
+
+def mesh_from_document(d: GltfDocument, pieces: list) -> Mesh:
+    """:func:`read_gltf_mesh` of a parsed document and its :meth:`~GltfDocument.pieces`."""
     if not pieces:
         d.fail("contains no triangle mesh")
     if any(p.skin is not None for p in pieces):
-        return read_gltf_rig(path, _doc=d, _pieces=pieces).rest_mesh()
+        return rig_from_document(d, pieces).rest_mesh()
     for p in pieces:
         p.positions = apply(p.world, p.positions)
         if p.normals is not None and _singular(p.world[None, :3, :3])[0]:
@@ -312,7 +349,7 @@ def read_gltf_mesh(path, _doc=None, _pieces=None) -> Mesh:
     return mesh
 
 
-def read_gltf_rig(path, _doc=None, _pieces=None) -> Rig:
+def read_gltf_rig(path) -> Rig:
     """Read a skinned character.
 
     Parameters
@@ -328,74 +365,130 @@ def read_gltf_rig(path, _doc=None, _pieces=None) -> Rig:
     ------
     InputError with a one-line message for anything we cannot read.
     """
-    d = _doc or _Document(path)
-    pieces = _pieces if _pieces is not None else d.pieces()
+    d = GltfDocument(path)
+    return rig_from_document(d, d.pieces())
+
+
+def rig_from_document(d: GltfDocument, pieces: list) -> Rig:
+    """:func:`read_gltf_rig` of a parsed document and its :meth:`~GltfDocument.pieces`."""
     skinned = [p for p in pieces if p.skin is not None]
     if not d.skins:
         d.fail("has no skin (no skeleton bound to the mesh)")
     if not skinned:
         d.fail("has a skin but no triangle mesh bound to it")
+    joint_nodes, inverse_bind = skin_joints(d, list(dict.fromkeys(p.skin for p in skinned)))
+    skeleton = _skeleton(d, joint_nodes, inverse_bind)
+    jindex = {n: j for j, n in enumerate(joint_nodes)}
+    kept, rows = [], []
+    for p in pieces:
+        row = (_skinned_influences(d, p, jindex) if p.skin is not None else
+               _rigid_influences(d, p, jindex, skeleton.bind_world, d.world[joint_nodes]))
+        if row is not None:
+            rows.append(row)
+            kept.append(p)
+    mesh, _ = _merge(d, kept, [p.name for p in kept])
+    idx, w = _padded_influences(rows)
+    skin = _normalise_weights(d.path, mesh, idx, w, len(joint_nodes))
+    try:
+        return Rig(mesh, skeleton, skin)
+    except ValueError as e:
+        d.fail(str(e))
 
-    # ---- joints: union of the skins used, first skin's order first
-    joint_nodes, ibm = [], {}
-    for s in dict.fromkeys(p.skin for p in skinned):
-        skin = d.skins[s]
-        jl = skin.get("joints")
-        if not isinstance(jl, list) or not jl:
-            d.fail(f"skin {s} has no joints")
-        for ji in jl:
-            if not is_index(ji) or not 0 <= ji < len(d.nodes):
-                d.fail(f"skin {s} lists joint node {ji!r}, which does not exist")
-        if len(set(jl)) != len(jl):
-            d.fail(f"skin {s} lists the same joint node twice")
-        if skin.get("inverseBindMatrices") is not None:
-            m = d.acc.read(skin["inverseBindMatrices"], f"skin {s} inverseBindMatrices")
-            if m.shape != (len(jl), 16):
-                d.fail(f"skin {s} has {len(m)} inverse bind matrices for {len(jl)} joints")
-            m = m.reshape(-1, 4, 4).transpose(0, 2, 1)
-        else:
-            m = np.tile(np.eye(4), (len(jl), 1, 1))
+
+# ---------------------------------------------------------------------- joints
+def skin_joints(d: GltfDocument, skins: list) -> tuple:
+    """The joint nodes of ``skins`` and their inverse bind matrices.
+
+    Returns
+    -------
+    joint_nodes : node indices, the first skin's ``joints`` order first, then joints
+        only later skins add.
+    inverse_bind : node index -> (4, 4) inverse bind matrix (skins sharing a joint must agree).
+    """
+    joint_nodes, inverse_bind = [], {}
+    for s in skins:
+        jl = _skin_joint_list(d, s)
+        m = _inverse_bind_matrices(d, s, jl)
         for k, ji in enumerate(jl):
-            if not np.isfinite(m[k]).all():
-                d.fail(f"skin {s} inverse bind matrix of joint {d.node_name(ji)!r} has NaN or infinite values")
-            if _singular(m[k][None, :3, :3])[0]:
-                d.fail(f"skin {s} inverse bind matrix of joint {d.node_name(ji)!r} is singular")
-            if not np.allclose(m[k][3], [0.0, 0.0, 0.0, 1.0], rtol=0, atol=1e-6):
-                d.fail(f"skin {s} inverse bind matrix of joint {d.node_name(ji)!r} is not affine "
-                       f"(its last row must be 0 0 0 1)")
-            if ji in ibm:
-                if not np.allclose(ibm[ji], m[k], atol=1e-5 * max(1.0, np.abs(m[k]).max())):
+            _check_inverse_bind(d, s, d.node_name(ji), m[k])
+            if ji in inverse_bind:
+                if not np.allclose(inverse_bind[ji], m[k], atol=1e-5 * max(1.0, np.abs(m[k]).max())):
                     d.fail(f"skins disagree on the bind pose of joint {d.node_name(ji)!r}")
             else:
-                ibm[ji] = m[k]
+                inverse_bind[ji] = m[k]
                 joint_nodes.append(ji)
-    jindex = {n: j for j, n in enumerate(joint_nodes)}
-    nj = len(joint_nodes)
+    return joint_nodes, inverse_bind
 
-    # ---- hierarchy: nearest joint ancestor; local = inv(parent world) @ world
-    parents = np.full(nj, -1, dtype=np.int64)
-    direct = np.zeros(nj, bool)  # the node's parent is its joint parent (no folded nodes)
+
+def _skin_joint_list(d: GltfDocument, s: int) -> list:
+    """Skin ``s``'s ``joints``: existing node indices, none twice."""
+    jl = d.skins[s].get("joints")
+    if not isinstance(jl, list) or not jl:
+        d.fail(f"skin {s} has no joints")
+    for ji in jl:
+        if not is_index(ji) or not 0 <= ji < len(d.nodes):
+            d.fail(f"skin {s} lists joint node {ji!r}, which does not exist")
+    if len(set(jl)) != len(jl):
+        d.fail(f"skin {s} lists the same joint node twice")
+    return jl
+
+
+def _inverse_bind_matrices(d: GltfDocument, s: int, jl: list) -> np.ndarray:
+    """(len(jl), 4, 4) inverse bind matrices of skin ``s`` (identities when it has none)."""
+    skin = d.skins[s]
+    if skin.get("inverseBindMatrices") is None:
+        return np.tile(np.eye(4), (len(jl), 1, 1))
+    m = d.acc.read(skin["inverseBindMatrices"], f"skin {s} inverseBindMatrices")
+    if m.shape != (len(jl), 16):
+        d.fail(f"skin {s} has {len(m)} inverse bind matrices for {len(jl)} joints")
+    return m.reshape(-1, 4, 4).transpose(0, 2, 1)  # column-major in glTF
+
+
+def _check_inverse_bind(d: GltfDocument, s: int, joint: str, m: np.ndarray) -> None:
+    """Fail unless the (4, 4) inverse bind matrix ``m`` is finite, invertible and affine."""
+    if not np.isfinite(m).all():
+        d.fail(f"skin {s} inverse bind matrix of joint {joint!r} has NaN or infinite values")
+    if _singular(m[None, :3, :3])[0]:
+        d.fail(f"skin {s} inverse bind matrix of joint {joint!r} is singular")
+    if not np.allclose(m[3], [0.0, 0.0, 0.0, 1.0], rtol=0, atol=1e-6):
+        d.fail(f"skin {s} inverse bind matrix of joint {joint!r} is not affine "
+               f"(its last row must be 0 0 0 1)")
+
+
+def _joint_parents(d: GltfDocument, joint_nodes: list) -> tuple:
+    """(J,) parent joint of each joint (its nearest joint ancestor node, -1 if none) and
+    (J,) True where that node is the joint's direct parent (no non-joint node folded in)."""
+    jindex = {n: j for j, n in enumerate(joint_nodes)}
+    parents = np.full(len(joint_nodes), -1, dtype=np.int64)
+    direct = np.zeros(len(joint_nodes), bool)
     for j, n in enumerate(joint_nodes):
         p = d.parent[n]
         direct[j] = p < 0 or p in jindex
         while p >= 0 and p not in jindex:
             p = d.parent[p]
         parents[j] = jindex.get(p, -1)
+    return parents, direct
+
+
+def _joint_local_matrices(d: GltfDocument, joint_nodes: list, parents, direct) -> np.ndarray:
+    """(J, 4, 4) joint transforms relative to the parent joint, ``inv(G_parent) @ G``, with
+    the file's own node matrix where no node is folded in (exact values)."""
     world = d.world[joint_nodes]
-    if _singular(world[:, :3, :3]).any():
-        d.fail(f"joint {d.node_name(joint_nodes[int(np.argmax(_singular(world[:, :3, :3])))])!r} has a "
+    singular = _singular(world[:, :3, :3])
+    if singular.any():
+        d.fail(f"joint {d.node_name(joint_nodes[int(np.argmax(singular))])!r} has a "
                f"singular transform (a zero scale on it or on a node above it)")
     local = world.copy()
     child = parents >= 0
     local[child] = np.linalg.inv(world[parents[child]]) @ world[child]
-    local[direct] = d.local[np.asarray(joint_nodes)[direct]]  # exact file values where nothing is folded
-    t, r, s, resid = decompose_trs(local)
-    scale_mag = np.maximum(1.0, np.abs(local).max(axis=(1, 2)))
-    if (resid > 1e-6 * scale_mag).any():
-        j = int(np.argmax(resid / scale_mag))
-        log.warning("%s: joint %r has sheared transforms that joints cannot represent; approximated",
-                    path, d.node_name(joint_nodes[j]))
-    orient, rotation = r.copy(), np.tile(np.eye(3), (nj, 1, 1))
+    local[direct] = d.local[np.asarray(joint_nodes)[direct]]
+    return local
+
+
+def _joint_orientations(d: GltfDocument, joint_nodes: list, direct, r: np.ndarray) -> tuple:
+    """(J, 3, 3) orient and rotation with ``orient @ rotation = r``: the orient stored in our
+    node extras where a joint has one (and no node folded in), else ``orient = r``."""
+    orient, rotation = r.copy(), np.tile(np.eye(3), (len(joint_nodes), 1, 1))
     for j, n in enumerate(joint_nodes):
         ours = d.nodes[n].get("extras")
         ours = ours.get(EXTRAS_KEY) if isinstance(ours, dict) else None
@@ -407,60 +500,76 @@ def read_gltf_rig(path, _doc=None, _pieces=None) -> Rig:
                 orient[j] = quat_to_matrix(np.array(q, dtype=np.float64))
                 rotation[j] = orient[j].T @ r[j]
             else:
-                log.warning("%s: joint %r has a malformed orient in its extras; ignored", path, d.node_name(n))
+                log.warning("%s: joint %r has a malformed orient in its extras; ignored", d.path, d.node_name(n))
+    return orient, rotation
 
-    names = _unique_names(path, [d.node_name(n) for n in joint_nodes])
-    bind_world = np.linalg.inv(np.array([ibm[n] for n in joint_nodes]))
+
+def _skeleton(d: GltfDocument, joint_nodes: list, inverse_bind: dict) -> Skeleton:
+    """The skeleton of the joint nodes: rest pose from the node transforms, bind pose
+    from the inverse bind matrices."""
+    parents, direct = _joint_parents(d, joint_nodes)
+    local = _joint_local_matrices(d, joint_nodes, parents, direct)
+    t, r, s, resid = decompose_trs(local)
+    scale_mag = np.maximum(1.0, np.abs(local).max(axis=(1, 2)))
+    if (resid > 1e-6 * scale_mag).any():
+        j = int(np.argmax(resid / scale_mag))
+        log.warning("%s: joint %r has sheared transforms that joints cannot represent; approximated",
+                    d.path, d.node_name(joint_nodes[j]))
+    orient, rotation = _joint_orientations(d, joint_nodes, direct, r)
+    names = _unique_names(d.path, [d.node_name(n) for n in joint_nodes])
+    bind_world = np.linalg.inv(np.array([inverse_bind[n] for n in joint_nodes]))
     try:
-        skeleton = Skeleton(names, parents, t, orient, rotation, s, bind_world)
+        return Skeleton(names, parents, t, orient, rotation, s, bind_world)
     except ValueError as e:
         d.fail(str(e))
 
-    # ---- mesh pieces: skinned ones keep POSITION, rigid ones follow their joint
-    kept, rows = [], []
-    rest_world = world
-    for p in pieces:
-        if p.skin is not None:
-            jl = d.skins[p.skin]["joints"]
-            remap = np.array([jindex[x] for x in jl], dtype=np.int64)
-            js, ws = [], []
-            for k, (jj, ww) in enumerate(p.influences):
-                if not np.isfinite(ww).all():
-                    d.fail(f"mesh part {p.name!r} has NaN or infinite skin weights")
-                if (ww < -1e-6).any():
-                    d.fail(f"mesh part {p.name!r} has negative skin weights")
-                used = ww > 0
-                if (jj[used] >= len(jl)).any() or (jj < 0).any():
-                    bad = int(jj[used].max())
-                    d.fail(f"mesh part {p.name!r} JOINTS_{k} refers to joint {bad}, but skin {p.skin} "
-                           f"has {len(jl)} joints")
-                js.append(remap[np.clip(jj, 0, len(jl) - 1)])
-                ws.append(np.where(used, ww, 0.0))
-            rows.append((np.concatenate(js, axis=1), np.concatenate(ws, axis=1)))
-        else:
-            a = p.joint_node
-            while a >= 0 and a not in jindex:
-                a = d.parent[a]
-            if a < 0:
-                log.warning("%s: mesh %r is neither skinned nor parented to a joint; left out",
-                            path, p.name)
-                continue
-            j = jindex[a]
-            # world position at rest, then back into the bind pose of its joint
-            to_bind = bind_world[j] @ np.linalg.inv(rest_world[j]) @ p.world
-            p.positions = apply(to_bind, p.positions)
-            p.normals = None
-            rows.append((np.full((len(p.positions), 1), j), np.ones((len(p.positions), 1))))
-        kept.append(p)
-    mesh, _ = _merge(d, kept, [p.name for p in kept])
+
+# ---------------------------------------------------------------------- skin weights
+def _skinned_influences(d: GltfDocument, p: _Piece, jindex: dict) -> tuple:
+    """A skinned piece's (n, 4k) joint indices (into the skeleton) and weights, all its sets
+    side by side; weights of out-of-range or unused slots are 0."""
+    jl = d.skins[p.skin]["joints"]
+    remap = np.array([jindex[x] for x in jl], dtype=np.int64)
+    js, ws = [], []
+    for k, (jj, ww) in enumerate(p.influences):
+        if not np.isfinite(ww).all():
+            d.fail(f"mesh part {p.name!r} has NaN or infinite skin weights")
+        if (ww < -1e-6).any():
+            d.fail(f"mesh part {p.name!r} has negative skin weights")
+        used = ww > 0
+        if (jj[used] >= len(jl)).any() or (jj < 0).any():
+            bad = int(jj[used].max())
+            d.fail(f"mesh part {p.name!r} JOINTS_{k} refers to joint {bad}, but skin {p.skin} "
+                   f"has {len(jl)} joints")
+        js.append(remap[np.clip(jj, 0, len(jl) - 1)])
+        ws.append(np.where(used, ww, 0.0))
+    return np.concatenate(js, axis=1), np.concatenate(ws, axis=1)
+
+
+def _rigid_influences(d: GltfDocument, p: _Piece, jindex: dict, bind_world, rest_world):
+    """A static piece parented under a joint, bound to that joint with weight 1: its
+    positions moved into the joint's bind pose (``B_j inv(G_j) M_node``, in place) and its
+    (n, 1) joint index and weight.  None (with a warning) if no joint is above it."""
+    a = p.joint_node
+    while a >= 0 and a not in jindex:
+        a = d.parent[a]
+    if a < 0:
+        log.warning("%s: mesh %r is neither skinned nor parented to a joint; left out", d.path, p.name)
+        return None
+    j = jindex[a]
+    # world position at rest, then back into the bind pose of its joint
+    to_bind = bind_world[j] @ np.linalg.inv(rest_world[j]) @ p.world
+    p.positions = apply(to_bind, p.positions)
+    p.normals = None
+    return np.full((len(p.positions), 1), j), np.ones((len(p.positions), 1))
+
+
+def _padded_influences(rows: list) -> tuple:
+    """The pieces' (joint indices, weights) stacked, narrower ones padded with weight-0 slots."""
     width = max(r[0].shape[1] for r in rows)
     idx = np.concatenate([np.pad(r[0], ((0, 0), (0, width - r[0].shape[1]))) for r in rows])
     w = np.concatenate([np.pad(r[1], ((0, 0), (0, width - r[1].shape[1]))) for r in rows])
-    skin = _normalise_weights(path, mesh, idx, w, nj)
-    try:
-        return Rig(mesh, skeleton, skin)
-    except ValueError as e:
-        d.fail(str(e))
+    return idx, w
 
 
 def _unique_names(path, names):
@@ -506,10 +615,10 @@ def _normalise_weights(path, mesh, idx, w, nj) -> SkinWeights:
 
 def read_gltf(path):
     """A glTF file as a :class:`Rig` if it has a skinned mesh, else as a static :class:`Mesh`."""
-    d = _Document(path)
+    d = GltfDocument(path)
     pieces = d.pieces()
     if not pieces:
         d.fail("contains no triangle mesh")
     if d.skins and any(p.skin is not None for p in pieces):
-        return read_gltf_rig(path, _doc=d, _pieces=pieces)
-    return read_gltf_mesh(path, _doc=d, _pieces=pieces)
+        return rig_from_document(d, pieces)
+    return mesh_from_document(d, pieces)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._version import __version__
 from ..model.rig import Rig
+from ..model.skin import SkinWeights
 from ..model.transforms import matrix_to_quat
 from .atomic import atomic_write
 from .glb import FLOAT, UBYTE, UINT, USHORT, BufferBuilder, pack_glb, pack_gltf
@@ -54,69 +55,19 @@ def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = Non
     """
     if max_influences not in (4, 8):
         raise ValueError("max_influences must be 4 or 8 (one or two JOINTS/WEIGHTS sets)")
-    sk, mesh = rig.skeleton, rig.mesh
-    skin = rig.skin
-    if skin.indices.shape[1] > max_influences:
-        from ..model.skin import SkinWeights
-        skin = SkinWeights.from_influences(skin.indices, skin.weights, skin.n_joints, max_influences)
-    k = 4 if skin.indices.shape[1] <= 4 else 8
-    idx = np.zeros((mesh.n_vertices, k), np.int64)
-    w = np.zeros((mesh.n_vertices, k))
-    idx[:, : skin.indices.shape[1]] = skin.indices
-    w[:, : skin.weights.shape[1]] = skin.weights
-    w32 = _float32_weights(w)
-    jtype = UBYTE if sk.n_joints <= 256 else USHORT
-
+    sk = rig.skeleton
+    joints, weights = _influence_slots(rig, max_influences)
+    joint_type = UBYTE if sk.n_joints <= 256 else USHORT
     bb = BufferBuilder()
-    nodes = []
-    quat = matrix_to_quat(sk.rest_rotation_local())
-    orient_q = matrix_to_quat(sk.orient)
-    has_rot = np.abs(sk.rotation - np.eye(3)).max(axis=(1, 2)) > 1e-12
-    for j, name in enumerate(sk.names):
-        node = {"name": name}
-        children = [int(c) for c in sk.children(j)]
-        if children:
-            node["children"] = children
-        node["translation"] = [_clean(x) for x in sk.translation[j]]
-        node["rotation"] = [_clean(x) for x in quat[j]]
-        if np.abs(sk.scale[j] - 1.0).max() > 1e-12:
-            node["scale"] = [_clean(x) for x in sk.scale[j]]
-        if has_rot[j]:
-            node["extras"] = {EXTRAS_KEY: {"orient": [_clean(x) for x in orient_q[j]]}}
-        nodes.append(node)
-
+    nodes = _joint_nodes(sk)
     ibm = np.linalg.inv(sk.bind_world).astype(np.float32).transpose(0, 2, 1).reshape(-1, 16)
     ibm_acc = bb.add(ibm, FLOAT, "MAT4")
-
     meshes, mesh_nodes = [], []
-    for part, pname in enumerate(mesh.parts):
-        vsel = np.flatnonzero(mesh.vertex_part == part)
-        if len(vsel) == 0:
-            continue
-        fsel = mesh.part_faces(part)
-        remap = np.full(mesh.n_vertices, -1, np.int64)
-        remap[vsel] = np.arange(len(vsel))
-        faces = remap[mesh.faces[fsel]]
-        if len(faces) and faces.min() < 0:
-            raise ValueError(f"mesh part {pname!r} has faces that use vertices of another part")
-        attrs = {"POSITION": bb.add(mesh.vertices[vsel].astype(np.float32), FLOAT, "VEC3", ARRAY_BUFFER, True)}
-        if mesh.normals is not None:
-            nrm = mesh.normals[vsel]
-            nrm = nrm / np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-30)
-            nrm[np.linalg.norm(nrm, axis=1) < 0.5] = (0.0, 0.0, 1.0)
-            attrs["NORMAL"] = bb.add(nrm.astype(np.float32), FLOAT, "VEC3", ARRAY_BUFFER)
-        if mesh.uv is not None:
-            attrs["TEXCOORD_0"] = bb.add(mesh.uv[vsel].astype(np.float32), FLOAT, "VEC2", ARRAY_BUFFER)
-        for s in range(k // 4):
-            attrs[f"JOINTS_{s}"] = bb.add(idx[vsel, 4 * s:4 * s + 4], jtype, "VEC4", ARRAY_BUFFER)
-            attrs[f"WEIGHTS_{s}"] = bb.add(w32[vsel, 4 * s:4 * s + 4], FLOAT, "VEC4", ARRAY_BUFFER)
-        itype = USHORT if len(vsel) < 65536 else UINT
-        prim = {"attributes": attrs, "mode": 4}
-        if len(faces):
-            prim["indices"] = bb.add(faces.reshape(-1, 1), itype, "SCALAR", ELEMENT_ARRAY_BUFFER)
-        meshes.append({"name": pname, "primitives": [prim]})
-        mesh_nodes.append({"name": pname, "mesh": len(meshes) - 1, "skin": 0})
-
+    for part, pname in enumerate(rig.mesh.parts):
+        m = _part_mesh(bb, rig.mesh, part, joints=joints, weights=weights, joint_type=joint_type)
+        if m is not None:
+            meshes.append(m)
+            mesh_nodes.append({"name": pname, "mesh": len(meshes) - 1, "skin": 0})
     animations = [animation_to_gltf(bb, sk, animation)] if animation is not None else []
     roots = [int(r) for r in sk.roots()]
     nodes.extend(mesh_nodes)
@@ -139,6 +90,78 @@ def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = Non
         "buffers": [{"byteLength": len(bb.blob)}],
     }
     return doc, bytes(bb.blob)
+
+
+def _influence_slots(rig: Rig, max_influences: int) -> tuple:
+    """(V, k) joint indices and float32 weights, k = 4 or 8 (one or two glTF sets): the skin
+    pruned to ``max_influences`` per vertex, unused slots padded with weight 0."""
+    skin, n = rig.skin, rig.mesh.n_vertices
+    if skin.indices.shape[1] > max_influences:
+        skin = SkinWeights.from_influences(skin.indices, skin.weights, skin.n_joints, max_influences)
+    k = 4 if skin.indices.shape[1] <= 4 else 8
+    idx = np.zeros((n, k), np.int64)
+    w = np.zeros((n, k))
+    idx[:, : skin.indices.shape[1]] = skin.indices
+    w[:, : skin.weights.shape[1]] = skin.weights
+    return idx, _float32_weights(w)
+
+
+def _joint_nodes(sk) -> list:
+    """One glTF node per joint (node ``j`` is joint ``j``): children and rest-pose TRS, the
+    joint orientation in our extras when the rest rotation is not the orientation alone."""
+    nodes = []
+    quat = matrix_to_quat(sk.rest_rotation_local())
+    orient_q = matrix_to_quat(sk.orient)
+    has_rot = np.abs(sk.rotation - np.eye(3)).max(axis=(1, 2)) > 1e-12
+    for j, name in enumerate(sk.names):
+        node = {"name": name}
+        children = [int(c) for c in sk.children(j)]
+        if children:
+            node["children"] = children
+        node["translation"] = [_clean(x) for x in sk.translation[j]]
+        node["rotation"] = [_clean(x) for x in quat[j]]
+        if np.abs(sk.scale[j] - 1.0).max() > 1e-12:
+            node["scale"] = [_clean(x) for x in sk.scale[j]]
+        if has_rot[j]:
+            node["extras"] = {EXTRAS_KEY: {"orient": [_clean(x) for x in orient_q[j]]}}
+        nodes.append(node)
+    return nodes
+
+
+def _part_mesh(bb: BufferBuilder, mesh, part: int, *, joints: np.ndarray, weights: np.ndarray,
+               joint_type: int) -> dict | None:
+    """The glTF mesh of mesh part ``part`` (its vertices renumbered from 0), its accessors
+    added to ``bb``; None for a part without vertices.
+
+    ``joints``, ``weights`` : (V, k) influence slots of the whole mesh; ``joint_type``:
+    the component type of ``JOINTS_n``.
+    """
+    pname = mesh.parts[part]
+    vsel = np.flatnonzero(mesh.vertex_part == part)
+    if len(vsel) == 0:
+        return None
+    fsel = mesh.part_faces(part)
+    remap = np.full(mesh.n_vertices, -1, np.int64)
+    remap[vsel] = np.arange(len(vsel))
+    faces = remap[mesh.faces[fsel]]
+    if len(faces) and faces.min() < 0:
+        raise ValueError(f"mesh part {pname!r} has faces that use vertices of another part")
+    attrs = {"POSITION": bb.add(mesh.vertices[vsel].astype(np.float32), FLOAT, "VEC3", ARRAY_BUFFER, True)}
+    if mesh.normals is not None:
+        nrm = mesh.normals[vsel]
+        nrm = nrm / np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-30)
+        nrm[np.linalg.norm(nrm, axis=1) < 0.5] = (0.0, 0.0, 1.0)
+        attrs["NORMAL"] = bb.add(nrm.astype(np.float32), FLOAT, "VEC3", ARRAY_BUFFER)
+    if mesh.uv is not None:
+        attrs["TEXCOORD_0"] = bb.add(mesh.uv[vsel].astype(np.float32), FLOAT, "VEC2", ARRAY_BUFFER)
+    for s in range(joints.shape[1] // 4):
+        attrs[f"JOINTS_{s}"] = bb.add(joints[vsel, 4 * s:4 * s + 4], joint_type, "VEC4", ARRAY_BUFFER)
+        attrs[f"WEIGHTS_{s}"] = bb.add(weights[vsel, 4 * s:4 * s + 4], FLOAT, "VEC4", ARRAY_BUFFER)
+    itype = USHORT if len(vsel) < 65536 else UINT
+    prim = {"attributes": attrs, "mode": 4}
+    if len(faces):
+        prim["indices"] = bb.add(faces.reshape(-1, 1), itype, "SCALAR", ELEMENT_ARRAY_BUFFER)
+    return {"name": pname, "primitives": [prim]}
 
 
 def check_writable(rig: Rig) -> None:

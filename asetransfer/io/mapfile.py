@@ -1,7 +1,12 @@
-"""Correspondence maps and debug meshes on disk: ``.npz`` maps and ``.ply`` meshes.
+"""Correspondence map files (``.npz``): both directions of a dense correspondence.
 
-Both writers are deterministic (fixed zip timestamps, no header comments) and
-atomic (:func:`~asetransfer.io.atomic.atomic_write`).
+A map file is a NumPy ``.npz`` archive with the arrays of :data:`MAP_ARRAYS`: for
+every source vertex a target surface location (``src_to_tgt_face`` (Ns,) triangle
+index, ``src_to_tgt_bary`` (Ns, 3) barycentric coordinates), the same for every
+target vertex (``tgt_to_src_*``), and the (F, 3) triangles those indices refer to
+(``src_faces``, ``tgt_faces``).  The writer is deterministic (sorted members, fixed
+zip timestamps) and atomic (:func:`~asetransfer.io.atomic.atomic_write`); the reader
+checks shapes, index ranges and barycentric sums.
 """
 from __future__ import annotations
 

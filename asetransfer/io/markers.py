@@ -1,11 +1,16 @@
-"""Marker files: linked source/target surface locations, as JSON.
+"""Marker files: linked source/target surface locations, as JSON, read into
+:class:`~asetransfer.model.markers.Markers`.
 
-Format (UTF-8)::
+Format (UTF-8, a byte-order mark allowed)::
 
     {"markers": [{"name": "elbow.L", "source": LOC, "target": LOC}, ...]}
 
-where ``LOC`` is ``{"point": [x, y, z]}`` (snapped to the closest surface point),
-``{"vertex": i}`` or ``{"face": f, "bary": [a, b, c]}``.
+where ``LOC`` is ``{"point": [x, y, z]}`` (snapped to the closest surface point, and
+refused if further than :data:`MAX_SNAP_DISTANCE` times the mesh's bounding-box
+diagonal), ``{"vertex": i}`` or ``{"face": f, "bary": [a, b, c]}``.  Names must be unique; at
+least 3 markers, not all on one line, are needed on each side.  Every fault is an
+:class:`~asetransfer.errors.InputError` naming the marker and field.  The location
+parser and resolver are shared with calibration files (:mod:`.calibration`).
 """
 from __future__ import annotations
 
@@ -56,7 +61,7 @@ def parse_markers(path, data: bytes | None = None) -> list:
         for side in ("source", "target"):
             if side not in m:
                 raise InputError(path, f"{label}: missing '{side}'")
-            locs.append(_parse_loc(path, f"{label}: {side}", m[side]))
+            locs.append(parse_location(path, f"{label}: {side}", m[side]))
         out.append((name, locs[0], locs[1]))
     if len(out) < 3:
         raise InputError(path, f"has {len(out)} marker(s); at least 3 are needed to align source and target")
@@ -68,7 +73,24 @@ def _finite_numbers(v, n):
             and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v))
 
 
-def _parse_loc(path, label, loc):
+def parse_location(path, label: str, loc) -> dict:
+    """Check one surface location of a JSON file and return it normalised.
+
+    Parameters
+    ----------
+    path : the file (for error messages).
+    label : what the location is, for messages (``"marker 3 ('elbow.L'): source"``).
+    loc : the parsed JSON value: ``{"point": [x, y, z]}``, ``{"vertex": i}`` or
+        ``{"face": f, "bary": [a, b, c]}``.
+
+    Returns
+    -------
+    the same kind of dict with floats for numbers and ``bary`` divided by its sum.
+
+    Raises
+    ------
+    InputError naming ``label`` and the field at fault.
+    """
     if not isinstance(loc, dict):
         raise InputError(path, f"{label} must be an object with 'point', 'vertex' or 'face'")
     kinds = [k for k in ("point", "vertex", "face") if k in loc]
@@ -97,13 +119,32 @@ def _parse_loc(path, label, loc):
     return {"face": f, "bary": [float(x) / sum(b) for x in b]}
 
 
-def _resolve(path, specs, side, mesh: Mesh, labels):
+def resolve_locations(path, locations: list, mesh: Mesh, *, side: str, labels: list) -> SurfacePoints:
+    """Surface points on ``mesh`` of locations checked by :func:`parse_location`.
+
+    A ``vertex`` becomes the corner of a triangle using it (barycentric coordinate 1);
+    a ``face`` + ``bary`` is kept; a ``point`` is snapped to the closest surface point,
+    and rejected if further than :data:`MAX_SNAP_DISTANCE` times the mesh's
+    bounding-box diagonal.
+
+    Parameters
+    ----------
+    path : the file (for error messages).
+    locations : K location dicts.
+    mesh : the mesh they refer to.
+    side : name of that mesh in messages (``"source"``, ``"target"``, ``"character"``).
+    labels : K labels naming each location's entry in messages.
+
+    Raises
+    ------
+    InputError when an index is out of range or a point is far from the surface.
+    """
     n, nf = mesh.n_vertices, mesh.n_faces
-    face = np.zeros(len(specs), np.int64)
-    bary = np.zeros((len(specs), 3))
+    face = np.zeros(len(locations), np.int64)
+    bary = np.zeros((len(locations), 3))
     vf, corner = vertex_faces(n, mesh.faces)
     pts, pidx = [], []
-    for k, loc in enumerate(specs):
+    for k, loc in enumerate(locations):
         if "vertex" in loc:
             v = loc["vertex"]
             if v >= n:
@@ -155,8 +196,8 @@ def load_markers(path, source: Mesh, target: Mesh) -> Markers:
     """
     specs = parse_markers(path)
     labels = [f"marker {i} ({n!r})" for i, (n, _, _) in enumerate(specs)]
-    src = _resolve(path, [s for _, s, _ in specs], "source", source, labels)
-    tgt = _resolve(path, [t for _, _, t in specs], "target", target, labels)
+    src = resolve_locations(path, [s for _, s, _ in specs], source, side="source", labels=labels)
+    tgt = resolve_locations(path, [t for _, _, t in specs], target, side="target", labels=labels)
     _check_spread(path, "source", src, source)
     _check_spread(path, "target", tgt, target)
     return Markers(tuple(n for n, _, _ in specs), src, tgt)

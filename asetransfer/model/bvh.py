@@ -1,9 +1,9 @@
-"""BVH motion files: read, write, exact forward kinematics, and conversion to rig rotations.
+"""The BVH motion type: a joint hierarchy with channels, and its exact forward kinematics.
 
-A BVH file is a joint hierarchy (``OFFSET``: the joint's position relative to its
+A :class:`Bvh` is a joint hierarchy (``OFFSET``: the joint's position relative to its
 parent when every angle is zero, in the parent's frame, which at zero angles is
-parallel to the world) followed by one row of channel values per frame.  A joint's
-local transform is ``T @ R`` with
+parallel to the world) with one row of channel values per frame.  A joint's local
+transform is ``T @ R`` with
 
 * ``T`` the translation: its ``Xposition Yposition Zposition`` channels when it has
   them (the root: its absolute position, replacing the OFFSET, as Blender and most
@@ -11,11 +11,15 @@ local transform is ``T @ R`` with
 * ``R`` the product of its rotation channels in the order listed, angles in degrees:
   ``CHANNELS 3 Zrotation Xrotation Yrotation`` means ``R = Rz @ Rx @ Ry``.
 
+and its world transform ``G_j = G_parent(j) @ T_j @ R_j`` (:meth:`Bvh.world`).
+
 The *zero pose* (all angles zero) of a BVH is therefore its rest pose, with every
 joint frame parallel to the world.  A rig's joints have their own rest frames; a
-BVH rotation is a *world-aligned local delta*.  :func:`bvh_to_animation` and
-:func:`animation_to_bvh` convert between the two (the BVH zero pose must be the rig's
-rest pose; both keep forward kinematics exact).
+BVH rotation is a *world-aligned local delta*.
+:func:`asetransfer.handoff.motion.bvh_to_animation` and
+:func:`~asetransfer.handoff.motion.animation_to_bvh` convert between the two (the
+BVH zero pose must be the rig's rest pose; both keep forward kinematics exact).
+The text format is read and written by :mod:`asetransfer.io.bvh`.
 """
 from __future__ import annotations
 
@@ -86,7 +90,7 @@ class Bvh:
             if not -1 <= p < j:
                 raise ValueError(f"joint {self.names[j]!r}: parent must come before it in the file order")
         for j, ch in enumerate(self.channels):
-            if len(set(ch)) != len(ch) or any(c not in _CHANNELS.values() for c in ch):
+            if len(set(ch)) != len(ch) or any(c not in CHANNEL_NAMES.values() for c in ch):
                 raise ValueError(f"joint {self.names[j]!r} has invalid channels {list(ch)}")
         if self.motion.ndim != 2 or self.motion.shape[1] != self.n_channels or len(self.motion) == 0:
             raise ValueError(f"motion must be (frames >= 1, {self.n_channels}) values")
@@ -171,14 +175,30 @@ def euler_from_matrix(r: np.ndarray, order: str = "ZXY") -> np.ndarray:
     return e.reshape(r.shape[:-2] + (3,))
 
 
-def _dfs(parents, children, order):
-    def visit(j):
+def depth_first_order(parents) -> list:
+    """Joint indices in depth-first (pre-)order: each root in index order, then its
+    subtree, children visited in index order -- the order a BVH file lists joints.
+
+    Parameters
+    ----------
+    parents : (J,) parent index of each joint, -1 for roots.
+
+    Returns
+    -------
+    list of the J joint indices.
+    """
+    children = [[] for _ in parents]
+    for j, p in enumerate(parents):
+        if p >= 0:
+            children[p].append(j)
+    order = []
+    stack = [j for j in range(len(parents)) if parents[j] < 0][::-1]
+    while stack:  # explicit stack: a long chain of joints cannot exhaust Python's recursion limit
+        j = stack.pop()
         order.append(j)
-        for c in children[j]:
-            visit(c)
-    for j in range(len(parents)):
-        if parents[j] < 0:
-            visit(j)
+        stack.extend(reversed(children[j]))
+    return order
 
 
-_CHANNELS = {c.lower(): c for c in POSITION_CHANNELS + ("Xrotation", "Yrotation", "Zrotation")}
+#: every BVH channel name, keyed by its lower-case spelling (files vary in case)
+CHANNEL_NAMES = {c.lower(): c for c in POSITION_CHANNELS + ("Xrotation", "Yrotation", "Zrotation")}

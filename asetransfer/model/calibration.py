@@ -1,22 +1,25 @@
-"""Calibration of a character for surface-aware motion retargeting (Tonoli Ch. 3, Molla §4.2,
-ReConForM §3.1), made once on a source rig and carried to every target.
+"""Calibration types: a character calibrated for surface-aware motion retargeting
+(Tonoli Ch. 3, Molla §4.2, ReConForM §3.1), made once on a source rig and carried to
+every target.
 
 A :class:`Calibration` holds
 
-* ``skeleton_map``: generic roles -> the rig's joints (:mod:`asetransfer.skeleton_map`);
-* ``surface_points``: Tonoli's Table 3.1 body-surface points, each a surface location
+* ``skeleton_map``: generic roles -> the rig's joints (:mod:`asetransfer.humanoid.skeleton_map`);
+* ``surface_points``: Tonoli's Table 3.1 body-surface points, each a :class:`SurfacePoint`
   (triangle + barycentric coordinates) attached to a joint;
 * ``meshes``: the crude torso and head meshes spanned by those points (Tonoli §3.2.1);
-* ``capsules``: upper arms, forearms, thighs and shins, radius measured on the mesh;
+* ``capsules``: upper arms, forearms, thighs and shins (:class:`Capsule`), radius
+  measured on the mesh;
 * ``key_vertices``: ReConForM-style key vertices (41 by default);
 * ``segment_lengths`` (Tonoli Table 3.2), ``root_height`` (§3.1.4), ``units``, ``axes``
   and, when made, the ``tpose`` check.
 
-:func:`propose_calibration` makes one automatically for a humanoid rig;
-:func:`transfer_calibration` carries it through a dense correspondence to a rigged
-target (same points on the target surface, everything measured anew on the
-target); :func:`write_calibration` / :func:`read_calibration` store it as JSON
-(``docs/calibration.md``).
+:func:`asetransfer.handoff.calibration.propose_calibration` makes one automatically
+for a humanoid rig and :func:`~asetransfer.handoff.calibration.transfer_calibration`
+carries it to a rigged target; :mod:`asetransfer.io.calibration` stores it as JSON
+(``docs/calibration.md``).  The numeric helpers here (:func:`quantized_bary`,
+:func:`rounded`) fix the precision both share, so that a calibration read back from
+its file gives the same numbers.
 """
 from __future__ import annotations
 
@@ -99,18 +102,28 @@ def quantized_bary(b) -> np.ndarray:
     return b + 0.0
 
 
-def _surface_point(rig: Rig, name, joint, kind, group, face, bary, vertex=None) -> SurfacePoint:
-    """A point on ``rig``'s mesh with its position and joint-local coordinates."""
+def surface_point_on(rig: Rig, *, name: str, joint: str, kind: str, group: str, face: int, bary,
+                     vertex: int | None = None) -> SurfacePoint:
+    """The point at (``face``, ``bary``) of ``rig``'s mesh as modelled, attached to ``joint``.
+
+    ``bary`` is first quantized (:func:`quantized_bary`) so a written and re-read point is
+    the same; then ``position = sum_i bary_i v_i`` over the triangle's corners and
+    ``local = B^-1 position`` with ``B`` the joint's bind-pose world matrix.
+    """
     bary = quantized_bary(bary)
     pos = interpolate(rig.mesh.vertices, rig.mesh.faces, np.array([face]), bary[None])[0]
     inv = np.linalg.inv(rig.skeleton.bind_world[rig.skeleton.index(joint)])
-    return SurfacePoint(name, joint, kind, group, int(face), bary, pos, inv[:3, :3] @ pos + inv[:3, 3], vertex)
+    return SurfacePoint(name=name, joint=joint, kind=kind, group=group, face=int(face), bary=bary, position=pos,
+                        local=inv[:3, :3] @ pos + inv[:3, 3], vertex=vertex)
 
 
-# ---------------------------------------------------------------------- JSON
-def _r(x) -> float:
+# ---------------------------------------------------------------------- stored numbers
+def rounded(x) -> float:
+    """``x`` as a float rounded to 7 decimals, -0.0 made 0.0: how a calibration stores
+    lengths and coordinates, so that its JSON text is reproducible."""
     return round(float(x), 7) + 0.0
 
 
-def _vec(v) -> list:
-    return [_r(x) for x in v]
+def rounded_vector(v) -> list:
+    """A vector as a list of :func:`rounded` floats."""
+    return [rounded(x) for x in v]

@@ -1,11 +1,9 @@
-"""Marker files: linked source/target surface locations, as JSON.
+"""The :class:`Markers` type: named markers linking a point of the source surface to a
+point of the target surface, the user's hint that drives the correspondence.
 
-Format (UTF-8)::
-
-    {"markers": [{"name": "elbow.L", "source": LOC, "target": LOC}, ...]}
-
-where ``LOC`` is ``{"point": [x, y, z]}`` (snapped to the closest surface point),
-``{"vertex": i}`` or ``{"face": f, "bary": [a, b, c]}``.
+Both sides are :class:`~asetransfer.model.surface.SurfacePoints` (triangle +
+barycentric coordinates) on their mesh.  Marker files are read and written by
+:mod:`asetransfer.io.markers`.
 """
 from __future__ import annotations
 
