@@ -63,16 +63,10 @@ def guess_units(height: float) -> dict:
             "source": "body height fits no usual unit"}
 
 
-def _chain(parents, top: int, bottom: int) -> list:
-    """Joints from ``top`` down to ``bottom``, ``top`` included and ``bottom`` excluded."""
-    out = []
-    j = int(parents[bottom])
-    while j >= 0:
-        out.append(j)
-        if j == top:
-            return out[::-1]
-        j = int(parents[j])
-    return [top]
+def _limb_joints(rig: Rig, start: int, end: int) -> list:
+    """Joints from ``start`` down to ``end``, ``start`` included and ``end`` excluded
+    (just ``[start]`` when ``end`` is not below it)."""
+    return [start] + rig.skeleton.hierarchy.path(start, end).tolist()[:-1]
 
 
 def capsule_radius(rig: Rig, start: int, end: int) -> float | None:
@@ -88,7 +82,7 @@ def capsule_radius(rig: Rig, start: int, end: int) -> float | None:
     length2 = float(bone @ bone)
     if not length2 > 0:
         return None
-    joints = _chain(rig.skeleton.parents, start, end)
+    joints = _limb_joints(rig, start, end)
     w = np.asarray(rig.skin.to_sparse()[:, joints].sum(axis=1)).ravel()
     v = rig.mesh.vertices
     t = (v - a) @ bone / length2

@@ -28,7 +28,7 @@ from ..model.animation import Animation
 from ..errors import InputError
 from ..model.skeleton import Skeleton
 from ..model.transforms import closest_rotation
-from ..model.bvh import POSITION_CHANNELS, ROTATION_ORDER, Bvh, _dfs, euler_from_matrix
+from ..model.bvh import POSITION_CHANNELS, ROTATION_ORDER, Bvh, euler_from_matrix
 
 log = logging.getLogger("asetransfer")
 
@@ -113,16 +113,6 @@ def bvh_name(name: str) -> str:
     return re.sub(r"\s+", "_", name.strip()) or "joint"
 
 
-def _depth_first(parents) -> list:
-    children = [[] for _ in parents]
-    for j, p in enumerate(parents):
-        if p >= 0:
-            children[p].append(j)
-    order = []
-    _dfs(parents, children, order)
-    return order
-
-
 def animation_to_bvh(skeleton: Skeleton, animation: Animation) -> Bvh:
     """A BVH whose zero pose is ``skeleton``'s rest pose, playing ``animation``.
 
@@ -133,7 +123,7 @@ def animation_to_bvh(skeleton: Skeleton, animation: Animation) -> Bvh:
     an End Site half their incoming bone further on.  Forward kinematics of the BVH
     gives the rig's posed joint positions (exactly, for unscaled skeletons).
     """
-    order = _depth_first(skeleton.parents)
+    order = skeleton.hierarchy.depth_first().tolist()  # BVH lists joints depth first
     new = {old: k for k, old in enumerate(order)}
     parents = skeleton.parents
     P0 = skeleton.rest_world()[:, :3, 3]

@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 
-from ..model.transforms import hierarchy_depth
+from ..model.hierarchy import Hierarchy
 
 # (left pattern, right replacement) pairs; each regex matches a left-side token
 _SIDE_RULES = [
@@ -44,18 +44,15 @@ def spine_chain(names, parents, head: str | None = None) -> np.ndarray:
     The head is ``head`` if given, else the shallowest joint named like a head
     (``head``, ``Head``, ``mixamorig:Head``, ``head_jnt``) that has no side.
     """
-    parents = np.asarray(parents)
+    tree = Hierarchy(parents)
     if head is None:
         sided = {i for p in lr_pairs(names) for i in p}
         cands = [i for i, n in enumerate(names) if re.search(r"(^|[^a-z])head($|[^a-z])", n.lower())
                  and not re.search(r"end|top|tip|nub", n.lower()) and i not in sided]
         if not cands:
             return np.zeros(0, dtype=np.int64)
-        depth = hierarchy_depth(parents)[cands]
+        depth = tree.depth()[cands]
         h = cands[int(np.argmin(depth))]
     else:
         h = list(names).index(head)
-    chain = [h]
-    while parents[chain[-1]] >= 0:
-        chain.append(int(parents[chain[-1]]))
-    return np.array(chain[::-1], dtype=np.int64)
+    return np.concatenate([tree.ancestors(h)[::-1], [h]]).astype(np.int64)

@@ -79,27 +79,6 @@ def split_side(name: str):
     return side, re.sub(r"[\s_.\-]+", "", n).lower()
 
 
-def _lca(parents, a: int, b: int) -> int:
-    anc = set()
-    while a >= 0:
-        anc.add(a)
-        a = parents[a]
-    while b >= 0 and b not in anc:
-        b = parents[b]
-    return int(b)
-
-
-def _path(parents, top: int, bottom: int) -> list:
-    """Joints from ``top`` (excluded) down to ``bottom`` (included); [] if not a descendant."""
-    out = [bottom]
-    while out[-1] != top:
-        p = parents[out[-1]]
-        if p < 0:
-            return []
-        out.append(int(p))
-    return out[-2::-1]
-
-
 def _match(role, joints, bases, depth):
     """The joint among ``joints`` matching ``role``'s patterns: best pattern, then shallowest."""
     for pat in _PATTERNS[role]:
@@ -118,8 +97,8 @@ def propose_skeleton_map(skeleton: Skeleton):
     mapping : dict role -> joint name for every role found (in :data:`ROLES` order).
     missing : list of required roles that could not be found.
     """
-    names, parents = skeleton.names, skeleton.parents
-    depth = skeleton.depth()
+    names, parents, tree = skeleton.names, skeleton.parents, skeleton.hierarchy
+    depth = tree.depth()
     split = [split_side(n) for n in names]
     sides = [s for s, _ in split]
     bases = [b for _, b in split]
@@ -136,9 +115,9 @@ def propose_skeleton_map(skeleton: Skeleton):
             if j is not None:
                 found[f"{role}_{s}"] = j
     if "ankle_l" in found and "ankle_r" in found:
-        found["hips"] = _lca(parents, found["ankle_l"], found["ankle_r"])
+        found["hips"] = tree.common_ancestor(found["ankle_l"], found["ankle_r"])
     if "wrist_l" in found and "wrist_r" in found:
-        found["upper_spine"] = _lca(parents, found["wrist_l"], found["wrist_r"])
+        found["upper_spine"] = tree.common_ancestor(found["wrist_l"], found["wrist_r"])
     chain = [int(j) for j in spine_chain(names, parents)]
     if not chain:  # Rigify names the head spine.006
         rigify = [j for j in range(len(names)) if sides[j] is None and bases[j] == "spine006"]
@@ -158,25 +137,25 @@ def propose_skeleton_map(skeleton: Skeleton):
                 found["neck"] = (named or above)[0]
     for s in SIDES:
         if "upper_spine" in found and f"wrist_{s}" in found:
-            arm = _path(parents, found["upper_spine"], found[f"wrist_{s}"])[:-1]
+            arm = tree.path(found["upper_spine"], found[f"wrist_{s}"]).tolist()[:-1]
             for role in ("clavicle", "shoulder", "elbow"):
                 j = _match(role, [k for k in arm if k not in found.values()], bases, depth)
                 if j is not None:
                     found[f"{role}_{s}"] = j
                     arm = arm[arm.index(j) + 1:]  # the next role lies further down the arm
-            hand = _descendants(parents, found[f"wrist_{s}"])
+            hand = tree.descendants(found[f"wrist_{s}"]).tolist()
             for role in ("mid_hand", "thumb", "index", "pinky"):
                 j = _match(role, hand, bases, depth)
                 if j is not None:
                     found[f"{role}_{s}"] = j
         if "hips" in found and f"ankle_{s}" in found:
-            leg = _path(parents, found["hips"], found[f"ankle_{s}"])[:-1]
+            leg = tree.path(found["hips"], found[f"ankle_{s}"]).tolist()[:-1]
             for role in ("upper_leg", "knee"):
                 j = _match(role, leg, bases, depth)
                 if j is not None:
                     found[f"{role}_{s}"] = j
                     leg = leg[leg.index(j) + 1:]
-            toes = [j for j in _descendants(parents, found[f"ankle_{s}"])]
+            toes = tree.descendants(found[f"ankle_{s}"]).tolist()
             hits = [j for j in toes if any(re.fullmatch(p, bases[j]) for p in _PATTERNS["toe"])]
             if hits:
                 d = min(depth[j] for j in hits)
@@ -186,16 +165,6 @@ def propose_skeleton_map(skeleton: Skeleton):
     mapping = {r: names[found[r]] for r in ROLES if r in found}
     missing = [r for r in REQUIRED if r not in mapping]
     return mapping, missing
-
-
-def _descendants(parents, j: int) -> list:
-    out, todo = [], [j]
-    while todo:
-        k = todo.pop()
-        kids = [int(c) for c in np.flatnonzero(parents == k)]
-        out += kids
-        todo += kids
-    return sorted(out)
 
 
 def validate_skeleton_map(mapping: dict, names) -> list:

@@ -12,50 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-
-def topological_order(parents: np.ndarray) -> np.ndarray:
-    """Order in which every joint comes after its parent.
-
-    Parameters
-    ----------
-    parents : (J,) int array, ``-1`` for roots.
-
-    Returns
-    -------
-    (J,) int array of joint indices, parents first, stable for already sorted input.
-
-    Raises
-    ------
-    ValueError if a parent index is out of range or the hierarchy has a cycle.
-    """
-    parents = np.asarray(parents, dtype=np.int64)
-    n = len(parents)
-    if n and (parents.min() < -1 or parents.max() >= n):
-        raise ValueError("parent index out of range")
-    depth = np.full(n, -1, dtype=np.int64)
-    depth[parents < 0] = 0
-    # relax depths level by level: at most n levels in a tree
-    for _ in range(n):
-        todo = depth < 0
-        if not todo.any():
-            break
-        ready = todo & (depth[np.where(parents >= 0, parents, 0)] >= 0) & (parents >= 0)
-        if not ready.any():
-            break
-        depth[ready] = depth[parents[ready]] + 1
-    if (depth < 0).any():
-        raise ValueError("the joint hierarchy has a cycle")
-    return np.argsort(depth, kind="stable")
-
-
-def hierarchy_depth(parents: np.ndarray) -> np.ndarray:
-    """Depth of every joint (roots are 0)."""
-    parents = np.asarray(parents, dtype=np.int64)
-    depth = np.zeros(len(parents), dtype=np.int64)
-    for j in topological_order(parents):
-        if parents[j] >= 0:
-            depth[j] = depth[parents[j]] + 1
-    return depth
+from .hierarchy import hierarchy_depth, topological_order  # noqa: F401  (re-exported: long-standing home)
 
 
 def global_from_local(local: np.ndarray, parents: np.ndarray) -> np.ndarray:
@@ -73,11 +30,12 @@ def global_from_local(local: np.ndarray, parents: np.ndarray) -> np.ndarray:
     local = np.asarray(local, dtype=np.float64)
     parents = np.asarray(parents, dtype=np.int64)
     world = np.empty_like(local)
-    order = topological_order(parents)
     depth = hierarchy_depth(parents)
-    # one batched matmul per hierarchy level
-    for d in range(int(depth.max(initial=0)) + 1):
-        level = order[depth[order] == d]
+    order = np.argsort(depth, kind="stable")  # topological_order: by depth, then index
+    # one batched matmul per hierarchy level; level d is order[start[d]:start[d + 1]]
+    start = np.searchsorted(depth[order], np.arange(int(depth.max(initial=0)) + 2))
+    for d in range(len(start) - 1):
+        level = order[start[d]:start[d + 1]]
         p = parents[level]
         if d == 0:
             world[level] = local[level]

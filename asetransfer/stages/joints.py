@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..geometry.alignment import umeyama
+from ..model.hierarchy import Hierarchy
 from ..model.transforms import closest_rotation, topological_order
 
 
@@ -68,14 +69,6 @@ def procrustes_transforms(source: np.ndarray, target: np.ndarray, weights: sp.sp
     return scale, rot, mu_s, mu_t, valid
 
 
-def _ancestor_with(parents: np.ndarray, ok: np.ndarray) -> np.ndarray:
-    """For each joint, itself if ``ok``, else its nearest ``ok`` ancestor (-1 if none)."""
-    out = np.full(len(parents), -1, dtype=np.int64)
-    for j in topological_order(parents):
-        out[j] = j if ok[j] else (out[parents[j]] if parents[j] >= 0 else -1)
-    return out
-
-
 def joint_positions_pa(source: np.ndarray, target: np.ndarray, weights: sp.spmatrix, joints: np.ndarray,
                        parents: np.ndarray, threshold: float = 0.01):
     """Joint positions by per-joint Procrustes analysis (spec §3.1.2).
@@ -90,7 +83,7 @@ def joint_positions_pa(source: np.ndarray, target: np.ndarray, weights: sp.spmat
     positions (J, 3), fallback (J,) bool: placed by an ancestor's (or the global) transform.
     """
     scale, rot, mu_s, mu_t, valid = procrustes_transforms(source, target, weights, threshold)
-    owner = _ancestor_with(parents, valid)
+    owner = Hierarchy(parents).nearest_where(valid)
     out = np.empty_like(joints, dtype=np.float64)
     has = owner >= 0
     o = owner[has]
