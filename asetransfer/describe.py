@@ -1,16 +1,13 @@
 """Summary of a character file: counts, hierarchy, influences, extent, up axis."""
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
+from .humanoid.naming import is_head_name
 from .model.mesh import Mesh
 from .model.rig import Rig
 
 _AXES = ("X", "Y", "Z")
-_HEAD = re.compile(r"(^|[^a-z])head($|[^a-z])", re.IGNORECASE)
-_NOT_HEAD = re.compile(r"end|top|tip|nub", re.IGNORECASE)
 
 
 def _axis_name(v: np.ndarray) -> str:
@@ -32,7 +29,7 @@ def guess_up_axis(mesh: Mesh, rig: Rig | None = None):
     """
     if rig is not None:
         sk = rig.skeleton
-        heads = [j for j, n in enumerate(sk.names) if _HEAD.search(n) and not _NOT_HEAD.search(n)]
+        heads = [j for j, n in enumerate(sk.names) if is_head_name(n)]
         if heads:
             pos = sk.bind_world[:, :3, 3]
             root = int(sk.roots()[0])

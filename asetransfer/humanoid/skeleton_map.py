@@ -19,7 +19,7 @@ import re
 import numpy as np
 
 from ..model.skeleton import Skeleton
-from .naming import spine_chain
+from .naming import spine_chain, split_side
 
 SIDES = ("l", "r")
 CENTRE_ROLES = ("hips", "spine", "upper_spine", "neck", "head")
@@ -48,36 +48,6 @@ _PATTERNS = {
     "toe": [r"(toebase|toes?|ball)\d*"],
 }
 _NECK = re.compile(r"neck\d*")
-
-_PREFIX = re.compile(r"^(?:def|org|mch|drv)[-_.]|^bip\d*[\s_]|^character\d*_|^mixamorig\d*_", re.IGNORECASE)
-_SIDE_RULES = [  # (regex, group holding the side letter or word)
-    (re.compile(r"^(left|right)(?=[\s_.\-]|[A-Z0-9]|$)", re.IGNORECASE), 1),
-    (re.compile(r"[\s_.\-](left|right)$", re.IGNORECASE), 1),
-    (re.compile(r"(?:^|(?<=[\s_.\-]))([LRlr])(?=$|[\s_.\-\d])"), 1),
-    (re.compile(r"(Left|Right)"), 1),
-]
-
-
-def split_side(name: str):
-    """``(side, base)``: side ``"l"``, ``"r"`` or ``None``; base lower case without
-    side, namespace, ``DEF-``-like prefixes and separators.
-
-    >>> split_side("mixamorig:LeftForeArm")
-    ('l', 'forearm')
-    >>> split_side("DEF-upper_arm.R.001")
-    ('r', 'upperarm001')
-    """
-    n = re.split(r"[:|]", name)[-1]
-    n = _PREFIX.sub("", n)
-    side = None
-    for rx, g in _SIDE_RULES:
-        m = rx.search(n)
-        if m:
-            side = m.group(g)[0].lower()
-            n = n[:m.start(g)] + n[m.end(g):]
-            break
-    return side, re.sub(r"[\s_.\-]+", "", n).lower()
-
 
 def _match(role, joints, bases, depth):
     """The joint among ``joints`` matching ``role``'s patterns: best pattern, then shallowest."""
