@@ -28,7 +28,8 @@ import numpy as np
 from ..humanoid.body_points import CALIBRATION_MESHES, KEY_VERTICES, SURFACE_POINTS, finger_chains, locate
 from ..stages.correspondence import Correspondence
 from ..model.rig import Rig
-from ..humanoid.skeleton_map import CENTRE_ROLES, SIDES, body_axes, propose_skeleton_map, validate_skeleton_map
+from ..humanoid.body import body_axes, height_above_ground
+from ..humanoid.skeleton_map import CENTRE_ROLES, SIDES, propose_skeleton_map, validate_skeleton_map
 from ..model.surface import SurfacePoints, interpolate
 from ..geometry.surface import closest_points
 from ..humanoid.tpose import tpose
@@ -101,9 +102,7 @@ def measure(rig: Rig, mapping: dict) -> dict:
     rest = rig.skeleton.rest_world()[:, :3, 3]
     up, fwd, left = body_axes({r: rest[k] for r, k in j.items()})
     rest_mesh = rig.posed_vertices()
-    heights = rest_mesh @ up
-    height = float(np.ptp(heights))
-    ground = float(heights.min())
+    height = float(np.ptp(rest_mesh @ up))
     segments = {}
     for name, a, b in SEGMENTS:
         sided = a not in CENTRE_ROLES or b not in CENTRE_ROLES
@@ -128,7 +127,7 @@ def measure(rig: Rig, mapping: dict) -> dict:
         "height": height,
         "units": guess_units(height),
         "segments": segments,
-        "root_height": _r((rest[j["hips"]] @ up) - ground),
+        "root_height": _r(height_above_ground(rest[j["hips"]], rest_mesh, up)),
         "capsules": capsules,
     }
 
@@ -137,8 +136,7 @@ def _tpose_section(rig: Rig, mapping: dict, up) -> dict:
     anim, report = tpose(rig.skeleton, mapping)
     world = anim.world(rig.skeleton)[0]
     hips = world[rig.skeleton.index(mapping["hips"]), :3, 3]
-    feet = rig.posed_vertices(world) @ np.asarray(up)
-    return {"checks": report["checks"], "root_height": _r(hips @ np.asarray(up) - feet.min()),
+    return {"checks": report["checks"], "root_height": _r(height_above_ground(hips, rig.posed_vertices(world), up)),
             "bvh": None, "glb": None,
             "bvh_channels": "root: Xposition Yposition Zposition Zrotation Xrotation Yrotation; "
                             "joints: Zrotation Xrotation Yrotation (R = Rz Rx Ry, degrees)"}

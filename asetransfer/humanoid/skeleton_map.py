@@ -9,8 +9,8 @@ MakeHuman (``lowerarm01.L``), Unreal (``lowerarm_l``), Blender Rigify
 (``DEF-forearm.L``, head ``spine.006``) -- and from the hierarchy:
 the hips are where the two legs meet, the upper spine where the two arms meet.
 
-:func:`body_axes` gives a character's up, forward and left directions from its
-mapped joints.
+:func:`~asetransfer.humanoid.body.body_axes` gives a character's up, forward and left
+directions from its mapped joints.
 """
 from __future__ import annotations
 
@@ -148,26 +148,3 @@ def validate_skeleton_map(mapping: dict, names) -> list:
             problems.append(f"role {role!r} maps to joint {joint!r}, which the rig does not have")
     problems += [f"required role {r!r} is not mapped" for r in REQUIRED if r not in mapping]
     return problems
-
-
-def body_axes(positions: dict):
-    """Unit ``(up, forward, left)`` of a character from mapped joint positions.
-
-    ``positions`` maps roles to points.  Up is the coordinate axis closest to hips ->
-    head (files store characters upright along an axis); left is the mean left-minus-
-    right direction of shoulders and upper legs, made perpendicular to up; forward =
-    left x up (a right-handed frame: left +X, up +Y gives forward +Z).
-    """
-    up = np.asarray(positions["head"], float) - np.asarray(positions["hips"], float)
-    k = int(np.argmax(np.abs(up)))
-    up = np.sign(up[k]) * np.eye(3)[k]
-    left = np.zeros(3)
-    for role in ("shoulder", "upper_leg", "wrist", "ankle"):
-        if f"{role}_l" in positions and f"{role}_r" in positions:
-            d = np.asarray(positions[f"{role}_l"], float) - np.asarray(positions[f"{role}_r"], float)
-            left += d / max(np.linalg.norm(d), 1e-300)
-    left -= (left @ up) * up
-    if not np.linalg.norm(left) > 1e-9:
-        raise ValueError("cannot tell left from right: the left and right joints coincide")
-    left /= np.linalg.norm(left)
-    return up, np.cross(left, up), left

@@ -24,7 +24,8 @@ from scipy.spatial.transform import Rotation
 from ..model.animation import Animation
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
-from .skeleton_map import SIDES, body_axes
+from .body import body_axes
+from .skeleton_map import SIDES
 from ..model.transforms import closest_rotation
 
 
