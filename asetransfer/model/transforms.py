@@ -95,14 +95,32 @@ def decompose_trs(m: np.ndarray):
     return t, r, s, residual
 
 
+def rotation_svd(a: np.ndarray):
+    """The Kabsch step: the proper rotation closest to each 3x3 matrix, with the SVD it comes from.
+
+    With ``a = U diag(sigma) V^T`` and ``D = diag(1, 1, sign det(U V^T))`` (a zero sign
+    taken as 1), ``R = U D V^T`` maximises ``trace(R^T a)`` over rotations (never
+    reflections).  For a cross-covariance ``a = sum_k w_k y_k x_k^T`` it is the rotation
+    best taking the ``x_k`` onto the ``y_k`` (Kabsch 1976, Umeyama 1991).
+
+    Parameters
+    ----------
+    a : (..., 3, 3) matrices.
+
+    Returns
+    -------
+    rotation (..., 3, 3), sigma (..., 3) singular values, d (..., 3) the diagonal of ``D``.
+    """
+    u, sigma, vt = np.linalg.svd(np.asarray(a, dtype=np.float64))
+    d = np.ones(sigma.shape)
+    d[..., 2] = np.sign(np.linalg.det(u @ vt))
+    d[d == 0] = 1.0
+    return (u * d[..., None, :]) @ vt, sigma, d
+
+
 def closest_rotation(a: np.ndarray) -> np.ndarray:
-    """The proper rotation closest to each 3x3 matrix (Frobenius norm), via SVD."""
-    u, _, vt = np.linalg.svd(np.asarray(a, dtype=np.float64))
-    d = np.sign(np.linalg.det(u @ vt))
-    d = np.where(d == 0, 1.0, d)
-    u = u.copy()
-    u[..., :, 2] *= d[..., None]
-    return u @ vt
+    """The proper rotation closest to each 3x3 matrix (Frobenius norm): :func:`rotation_svd`."""
+    return rotation_svd(a)[0]
 
 
 def quat_to_matrix(q: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 from ..geometry.alignment import umeyama
 from ..model.hierarchy import Hierarchy
-from ..model.transforms import closest_rotation, topological_order
+from ..model.transforms import closest_rotation, rotation_svd, topological_order
 
 
 def _entries(weights: sp.spmatrix, threshold: float):
@@ -58,11 +58,7 @@ def procrustes_transforms(source: np.ndarray, target: np.ndarray, weights: sp.sp
     xt = target[vert] - mu_t[joint]
     cov = _segment_sum(xt[:, :, None] * xs[:, None, :], joint, n_joints) / safe[:, :, None]
     var = _segment_sum(np.einsum("ij,ij->i", xs, xs)[:, None], joint, n_joints)[:, 0] / safe[:, 0]
-    u, sig, vt = np.linalg.svd(cov)
-    d = np.ones((n_joints, 3))
-    d[:, 2] = np.sign(np.linalg.det(u @ vt))
-    d[d == 0] = 1
-    rot = (u * d[:, None, :]) @ vt
+    rot, sig, d = rotation_svd(cov)
     sv = np.linalg.svd(_segment_sum(xs[:, :, None] * xs[:, None, :], joint, n_joints), compute_uv=False)
     valid = (count >= 3) & (sv[:, 1] > 1e-10 * np.maximum(sv[:, 0], 1e-300))
     scale = np.where(var > 0, (sig * d).sum(axis=1) / np.where(var > 0, var, 1), 1.0)
