@@ -45,6 +45,13 @@ SEGMENTS = (("spine", "hips", "upper_spine"), ("neck", "head", "upper_spine"),
 CAPSULES = (("upper_arm", "shoulder", "elbow", "arm"), ("forearm", "elbow", "wrist", "forearm"),
             ("thigh", "upper_leg", "knee", "thigh"), ("shin", "knee", "ankle", "shin"))
 _SUFFIX = {"l": ".L", "r": ".R"}
+#: capsule radius (Tonoli Eq. 3.23; Molla §4.1-4.2 average a few picked surface points, we
+#: average whole limbs, docs/calibration.md "Capsules"): a vertex belongs to a limb when at
+#: least this share of its skin weight is on the limb's joints ...
+CAPSULE_MIN_WEIGHT = 0.5
+#: ... and its projection on the bone falls in this part of it, as fractions of the bone from
+#: its start (the middle half: clear of the bulges at shoulder, elbow, hip and knee)
+CAPSULE_SPAN = (0.25, 0.75)
 
 
 # ---------------------------------------------------------------------- measuring a rig
@@ -73,9 +80,10 @@ def _limb_joints(rig: Rig, start: int, end: int) -> list:
 def capsule_radius(rig: Rig, start: int, end: int) -> float | None:
     """Mean distance from the bone ``start -> end`` to the limb's surface (Molla §4.1).
 
-    Measured on the mesh as modelled: the vertices mostly weighted (>= 0.5) to the
-    joints from ``start`` down to ``end`` (twist joints included) whose projection
-    falls in the middle half of the bone.  ``None`` if no vertex qualifies.
+    Measured on the mesh as modelled: the vertices weighted at least
+    :data:`CAPSULE_MIN_WEIGHT` (0.5) to the joints from ``start`` down to ``end`` (twist
+    joints included) whose projection falls in :data:`CAPSULE_SPAN` of the bone (the
+    middle half).  ``None`` if no vertex qualifies.
     """
     pos = rig.skeleton.bind_world[:, :3, 3]
     a, b = pos[start], pos[end]
@@ -87,7 +95,7 @@ def capsule_radius(rig: Rig, start: int, end: int) -> float | None:
     w = np.asarray(rig.skin.to_sparse()[:, joints].sum(axis=1)).ravel()
     v = rig.mesh.vertices
     t = (v - a) @ bone / length2
-    sel = (w >= 0.5) & (t >= 0.25) & (t <= 0.75)
+    sel = (w >= CAPSULE_MIN_WEIGHT) & (t >= CAPSULE_SPAN[0]) & (t <= CAPSULE_SPAN[1])
     if not sel.any():
         return None
     d = np.linalg.norm((v[sel] - a) - t[sel, None] * bone, axis=1)

@@ -32,6 +32,11 @@ from .calibration import SEGMENTS
 from ..humanoid.body import body_frame, root_height  # noqa: F401  (body_frame: part of this module's API)
 from ..humanoid.skeleton_map import CENTRE_ROLES, SIDES
 
+#: weight of the frame term in the per-joint bone alignment ``K`` (``frame_weight`` of
+#: :func:`~asetransfer.stages.skeleton.bone_alignment`, the value skeleton transfer uses): small,
+#: it only settles the twist about collinear child bones and barely moves the bones themselves
+FRAME_WEIGHT = 1e-3
+
 
 def frame_rotation(source: Rig, target: Rig) -> np.ndarray:
     """Rotation taking source world directions to target world directions: the rotation
@@ -56,7 +61,7 @@ def _bone_alignment(source: Skeleton, target: Skeleton, match: np.ndarray) -> np
     same = (match >= 0) & (tp >= 0)
     same[same] = (match[tp[same]] >= 0) & (source.parents[match[same]] == match[tp[same]])
     src[same] = offsets(source)[match[same]]
-    return bone_alignment(tp, src, offsets(target))
+    return bone_alignment(tp, src, offsets(target), frame_weight=FRAME_WEIGHT)
 
 
 def retarget(source_motion: Animation, source: Rig, target: Rig, rest: str = "source"):
