@@ -1,47 +1,8 @@
 """Summary of a character file: counts, hierarchy, influences, extent, up axis."""
 from __future__ import annotations
 
-import re
-
-import numpy as np
-
-from .model.mesh import Mesh
+from .humanoid.body import guess_up_axis
 from .model.rig import Rig
-
-_AXES = ("X", "Y", "Z")
-_HEAD = re.compile(r"(^|[^a-z])head($|[^a-z])", re.IGNORECASE)
-_NOT_HEAD = re.compile(r"end|top|tip|nub", re.IGNORECASE)
-
-
-def _axis_name(v: np.ndarray) -> str:
-    k = int(np.argmax(np.abs(v)))
-    return ("+" if v[k] >= 0 else "-") + _AXES[k]
-
-
-def guess_up_axis(mesh: Mesh, rig: Rig | None = None):
-    """Best guess of the character's up axis.
-
-    With a skeleton: the axis closest to the direction from the root joint to the
-    head joint (found by name).  Without a head joint: the longest extent of the
-    bounding box, assumed positive (a standing character is taller than deep;
-    T-poses can make this ambiguous, hence ``source`` in the result).
-
-    Returns
-    -------
-    (axis, source): e.g. ``("+Y", "skeleton")`` or ``("+Z", "bounding box")``.
-    """
-    if rig is not None:
-        sk = rig.skeleton
-        heads = [j for j, n in enumerate(sk.names) if _HEAD.search(n) and not _NOT_HEAD.search(n)]
-        if heads:
-            pos = sk.bind_world[:, :3, 3]
-            root = int(sk.roots()[0])
-            up = pos[heads[0]] - pos[root]
-            if np.linalg.norm(up) > 0:
-                return _axis_name(up), "skeleton"
-    lo, hi = mesh.bounds()
-    ext = hi - lo
-    return "+" + _AXES[int(np.argmax(ext))], "bounding box"
 
 
 def describe(obj, path: str | None = None) -> dict:

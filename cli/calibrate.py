@@ -1,7 +1,7 @@
 """``asetransfer calibrate-source RIG.glb -o CAL.json``: propose a calibration for a humanoid rig."""
 from __future__ import annotations
 
-from asetransfer.humanoid.skeleton_map import ROLES, propose_skeleton_map
+from asetransfer.model.roles import ROLES
 
 
 def add_parser(sub):
@@ -20,6 +20,8 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from asetransfer.humanoid.skeleton_map import propose_skeleton_map
+
     from asetransfer.errors import InputError
     from asetransfer.handoff.calibration import propose_calibration
     from asetransfer.io import load_rig

@@ -5,14 +5,7 @@ import json
 import os
 
 from asetransfer.config import CorrespondenceConfig
-from asetransfer.stages.correspondence import correspond
 from asetransfer.errors import InputError
-from asetransfer.io import load_character, load_markers
-from asetransfer.io.atomic import check_output_path
-from asetransfer.io.mapfile import write_map
-from asetransfer.io.ply import write_ply
-from asetransfer.geometry.linsolve import NumericalError
-from asetransfer.model.rig import Rig
 
 
 def add_parser(sub):
@@ -35,11 +28,21 @@ def add_parser(sub):
 
 def mesh_of(path):
     """The mesh of a rig or mesh file."""
+    from asetransfer.io import load_character
+    from asetransfer.model.rig import Rig
+
     item = load_character(path)
     return item.mesh if isinstance(item, Rig) else item
 
 
 def run(args) -> int:
+    from asetransfer.geometry.linsolve import NumericalError
+    from asetransfer.io import load_markers
+    from asetransfer.io.atomic import check_output_path
+    from asetransfer.io.mapfile import write_map
+    from asetransfer.io.ply import write_ply
+    from asetransfer.stages.correspondence import correspond
+
     inputs = (args.source, args.target, args.markers)
     check_output_path(args.output, inputs)
     if args.debug_dir and not os.path.isdir(args.debug_dir):

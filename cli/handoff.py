@@ -10,16 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from asetransfer.model.animation import Animation
-from asetransfer.handoff.motion import animation_to_bvh
-from asetransfer.io.bvh import write_bvh
-from asetransfer.handoff.calibration import propose_calibration, transfer_calibration
-from asetransfer.io.calibration import read_calibration, write_calibration
 from asetransfer.errors import InputError
-from asetransfer.io.atomic import check_output_path
-from asetransfer.io.gltf_write import write_rig
-from asetransfer.humanoid.skeleton_map import propose_skeleton_map
-from asetransfer.humanoid.tpose import tpose, tpose_rig
 
 
 def add_arguments(p) -> None:
@@ -46,6 +37,8 @@ def outputs(args) -> dict:
 
 def check_outputs(args, inputs) -> None:
     """Fail before any work if an extra output cannot be written or would overwrite an input."""
+    from asetransfer.io.atomic import check_output_path
+
     inputs = tuple(inputs) + ((args.calibration,) if args.calibration else ())
     for path in outputs(args).values():
         check_output_path(path, inputs + (args.output,))
@@ -59,6 +52,10 @@ class Plan:
 
 def prepare(args, source) -> Plan:
     """Read and check the source calibration (and the skeleton map the T-pose needs)."""
+    from asetransfer.handoff.calibration import propose_calibration
+    from asetransfer.humanoid.skeleton_map import propose_skeleton_map
+    from asetransfer.io.calibration import read_calibration
+
     plan = Plan()
     if args.calibration:
         plan.calibration = read_calibration(args.calibration, source)
@@ -79,6 +76,14 @@ def prepare(args, source) -> Plan:
 
 def write(args, plan: Plan, source, result, inputs) -> list:
     """Write the extra outputs; returns their paths."""
+    from asetransfer.handoff.calibration import transfer_calibration
+    from asetransfer.handoff.motion import animation_to_bvh
+    from asetransfer.humanoid.tpose import tpose, tpose_rig
+    from asetransfer.io.bvh import write_bvh
+    from asetransfer.io.calibration import write_calibration
+    from asetransfer.io.gltf_write import write_rig
+    from asetransfer.model.animation import Animation
+
     paths = outputs(args)
     inputs = tuple(inputs) + ((args.calibration,) if args.calibration else ()) + (args.output,)
     rig = result.rig

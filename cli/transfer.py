@@ -8,10 +8,6 @@ import time
 
 from asetransfer.config import Config, CorrespondenceConfig, SkeletonConfig, WeightsConfig
 from asetransfer.errors import InputError
-from asetransfer.io import load_markers, load_rig
-from asetransfer.io.atomic import atomic_write, check_output_path
-from asetransfer.io.gltf_write import write_rig
-from asetransfer.geometry.linsolve import NumericalError
 
 from . import handoff
 from .correspond import mesh_of
@@ -105,6 +101,11 @@ class _Progress:
 
 
 def run(args) -> int:
+    from asetransfer.geometry.linsolve import NumericalError
+    from asetransfer.io import load_markers, load_rig
+    from asetransfer.io.atomic import atomic_write, check_output_path
+    from asetransfer.io.gltf_write import write_rig
+
     inputs = (args.source, args.target, args.markers)
     check_output_path(args.output, inputs)
     if args.report:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from asetransfer.io.glb import FLOAT, UBYTE, UINT, USHORT, BufferBuilder, pack_glb
+from asetransfer.io.glb import FLOAT, UINT, USHORT, BufferBuilder, pack_glb
 
 
 def quat_z(deg):

@@ -12,7 +12,9 @@ from asetransfer.handoff.calibration import propose_calibration, transfer_calibr
 from asetransfer.stages.correspondence import Correspondence
 from asetransfer.errors import InputError
 from asetransfer.model.skeleton import Skeleton
-from asetransfer.humanoid.skeleton_map import REQUIRED, propose_skeleton_map, split_side
+from asetransfer.humanoid.naming import split_side
+from asetransfer.humanoid.skeleton_map import propose_skeleton_map
+from asetransfer.model.roles import REQUIRED
 from asetransfer.model.surface import SurfacePoints
 from asetransfer.geometry.surface import closest_points, vertex_faces
 from asetransfer_cli.main import main

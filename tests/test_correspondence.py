@@ -1,7 +1,6 @@
 """Correspondence: Umeyama, Laplacian, exact solves, welding, registration, maps, CLI."""
 from __future__ import annotations
 
-import io
 import json
 
 import numpy as np

@@ -23,7 +23,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import asetransfer as at
 from asetransfer.model.transforms import quat_to_matrix
 from asetransfer import InputError, Mesh, Rig
 from asetransfer.io import load_markers, load_rig, read_gltf

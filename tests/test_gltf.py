@@ -6,8 +6,8 @@ from scipy.spatial.transform import Rotation
 
 import asetransfer as at
 from asetransfer import InputError, Mesh, Rig
-from asetransfer.io import read_gltf, read_gltf_mesh
-from asetransfer.io.glb import FLOAT, UBYTE
+from asetransfer.io import read_gltf
+from asetransfer.io.glb import UBYTE
 from conftest import assert_rigs_equal, tube_rig
 from gltf_builder import Doc, quat_z
 

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..model.transforms import rotation_svd
+
 
 @dataclass(frozen=True)
 class Similarity:
@@ -47,11 +49,7 @@ def umeyama(src: np.ndarray, dst: np.ndarray, weights=None, with_scale: bool = T
     mu_s, mu_d = w @ src, w @ dst
     xs, xd = src - mu_s, dst - mu_d
     cov = (xd * w[:, None]).T @ xs  # (3, 3) = sum w dst src^T
-    u, sig, vt = np.linalg.svd(cov)
-    d = np.ones(3)
-    if np.linalg.det(u) * np.linalg.det(vt) < 0:
-        d[2] = -1.0
-    rot = (u * d) @ vt
+    rot, sig, d = rotation_svd(cov)  # Kabsch: R = U diag(1, 1, sign det(U V^T)) V^T
     var_s = float(w @ np.einsum("ij,ij->i", xs, xs))
     scale = float((sig * d).sum() / var_s) if with_scale and var_s > 0 else 1.0
     return Similarity(scale, rot, mu_d - scale * rot @ mu_s)

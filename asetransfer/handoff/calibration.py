@@ -28,7 +28,9 @@ import numpy as np
 from ..humanoid.body_points import CALIBRATION_MESHES, KEY_VERTICES, SURFACE_POINTS, finger_chains, locate
 from ..stages.correspondence import Correspondence
 from ..model.rig import Rig
-from ..humanoid.skeleton_map import CENTRE_ROLES, SIDES, body_axes, propose_skeleton_map, validate_skeleton_map
+from ..humanoid.body import body_axes, height_above_ground
+from ..humanoid.skeleton_map import propose_skeleton_map
+from ..model.roles import CENTRE_ROLES, SIDES, validate_skeleton_map
 from ..model.surface import SurfacePoints, interpolate
 from ..geometry.surface import closest_points
 from ..humanoid.tpose import tpose
@@ -44,6 +46,13 @@ SEGMENTS = (("spine", "hips", "upper_spine"), ("neck", "head", "upper_spine"),
 CAPSULES = (("upper_arm", "shoulder", "elbow", "arm"), ("forearm", "elbow", "wrist", "forearm"),
             ("thigh", "upper_leg", "knee", "thigh"), ("shin", "knee", "ankle", "shin"))
 _SUFFIX = {"l": ".L", "r": ".R"}
+#: capsule radius (Tonoli Eq. 3.23; Molla §4.1-4.2 average a few picked surface points, we
+#: average whole limbs, docs/calibration.md "Capsules"): a vertex belongs to a limb when at
+#: least this share of its skin weight is on the limb's joints ...
+CAPSULE_MIN_WEIGHT = 0.5
+#: ... and its projection on the bone falls in this part of it, as fractions of the bone from
+#: its start (the middle half: clear of the bulges at shoulder, elbow, hip and knee)
+CAPSULE_SPAN = (0.25, 0.75)
 
 
 # ---------------------------------------------------------------------- measuring a rig
@@ -63,24 +72,19 @@ def guess_units(height: float) -> dict:
             "source": "body height fits no usual unit"}
 
 
-def _chain(parents, top: int, bottom: int) -> list:
-    """Joints from ``top`` down to ``bottom``, ``top`` included and ``bottom`` excluded."""
-    out = []
-    j = int(parents[bottom])
-    while j >= 0:
-        out.append(j)
-        if j == top:
-            return out[::-1]
-        j = int(parents[j])
-    return [top]
+def _limb_joints(rig: Rig, start: int, end: int) -> list:
+    """Joints from ``start`` down to ``end``, ``start`` included and ``end`` excluded
+    (just ``[start]`` when ``end`` is not below it)."""
+    return [start] + rig.skeleton.hierarchy.path(start, end).tolist()[:-1]
 
 
 def capsule_radius(rig: Rig, start: int, end: int) -> float | None:
     """Mean distance from the bone ``start -> end`` to the limb's surface (Molla §4.1).
 
-    Measured on the mesh as modelled: the vertices mostly weighted (>= 0.5) to the
-    joints from ``start`` down to ``end`` (twist joints included) whose projection
-    falls in the middle half of the bone.  ``None`` if no vertex qualifies.
+    Measured on the mesh as modelled: the vertices weighted at least
+    :data:`CAPSULE_MIN_WEIGHT` (0.5) to the joints from ``start`` down to ``end`` (twist
+    joints included) whose projection falls in :data:`CAPSULE_SPAN` of the bone (the
+    middle half).  ``None`` if no vertex qualifies.
     """
     pos = rig.skeleton.bind_world[:, :3, 3]
     a, b = pos[start], pos[end]
@@ -88,11 +92,11 @@ def capsule_radius(rig: Rig, start: int, end: int) -> float | None:
     length2 = float(bone @ bone)
     if not length2 > 0:
         return None
-    joints = _chain(rig.skeleton.parents, start, end)
+    joints = _limb_joints(rig, start, end)
     w = np.asarray(rig.skin.to_sparse()[:, joints].sum(axis=1)).ravel()
     v = rig.mesh.vertices
     t = (v - a) @ bone / length2
-    sel = (w >= 0.5) & (t >= 0.25) & (t <= 0.75)
+    sel = (w >= CAPSULE_MIN_WEIGHT) & (t >= CAPSULE_SPAN[0]) & (t <= CAPSULE_SPAN[1])
     if not sel.any():
         return None
     d = np.linalg.norm((v[sel] - a) - t[sel, None] * bone, axis=1)
@@ -107,9 +111,7 @@ def measure(rig: Rig, mapping: dict) -> dict:
     rest = rig.skeleton.rest_world()[:, :3, 3]
     up, fwd, left = body_axes({r: rest[k] for r, k in j.items()})
     rest_mesh = rig.posed_vertices()
-    heights = rest_mesh @ up
-    height = float(np.ptp(heights))
-    ground = float(heights.min())
+    height = float(np.ptp(rest_mesh @ up))
     segments = {}
     for name, a, b in SEGMENTS:
         sided = a not in CENTRE_ROLES or b not in CENTRE_ROLES
@@ -136,7 +138,7 @@ def measure(rig: Rig, mapping: dict) -> dict:
         "height": height,
         "units": guess_units(height),
         "segments": segments,
-        "root_height": rounded((rest[j["hips"]] @ up) - ground),
+        "root_height": rounded(height_above_ground(rest[j["hips"]], rest_mesh, up)),
         "capsules": capsules,
     }
 
@@ -145,8 +147,7 @@ def _tpose_section(rig: Rig, mapping: dict, up) -> dict:
     anim, report = tpose(rig.skeleton, mapping)
     world = anim.world(rig.skeleton)[0]
     hips = world[rig.skeleton.index(mapping["hips"]), :3, 3]
-    feet = rig.posed_vertices(world) @ np.asarray(up)
-    return {"checks": report["checks"], "root_height": rounded(hips @ np.asarray(up) - feet.min()),
+    return {"checks": report["checks"], "root_height": rounded(height_above_ground(hips, rig.posed_vertices(world), up)),
             "bvh": None, "glb": None,
             "bvh_channels": "root: Xposition Yposition Zposition Zrotation Xrotation Yrotation; "
                             "joints: Zrotation Xrotation Yrotation (R = Rz Rx Ry, degrees)"}

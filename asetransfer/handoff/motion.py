@@ -28,9 +28,16 @@ from ..model.animation import Animation
 from ..errors import InputError
 from ..model.skeleton import Skeleton
 from ..model.transforms import closest_rotation
-from ..model.bvh import POSITION_CHANNELS, ROTATION_ORDER, Bvh, depth_first_order, euler_from_matrix
+from ..model.bvh import POSITION_CHANNELS, ROTATION_ORDER, Bvh, euler_from_matrix
 
 log = logging.getLogger("asetransfer")
+
+#: a guessed BVH-to-rig scale this close to 1 is taken as exactly 1 (units agree; bone
+#: lengths differ by rounding or small modelling changes)
+SCALE_SNAP = 1e-3
+#: warn when a BVH zero-pose bone and the rig's rest bone are further apart than this, in
+#: degrees (the BVH was made for another rest pose: the motion will look off)
+REST_MISMATCH_WARN_DEG = 5.0
 
 
 # ---------------------------------------------------------------------- rig <-> BVH
@@ -74,12 +81,12 @@ def bvh_to_animation(bvh: Bvh, skeleton: Skeleton, scale: float | None = None, p
     lr, lb = np.linalg.norm(rig_bones, axis=1), np.linalg.norm(bvh_bones, axis=1)
     if scale is None:
         scale = float(lr.sum() / lb.sum()) if lb.sum() > 0 else 1.0
-        if abs(scale - 1.0) < 1e-3:
+        if abs(scale - 1.0) < SCALE_SNAP:
             scale = 1.0
     ok = (lr > 1e-9 * max(lr.max(initial=0), 1e-300)) & (lb > 0)
     cos = np.einsum("ij,ij->i", rig_bones[ok], bvh_bones[ok]) / (lr[ok] * lb[ok])
     mismatch = float(np.degrees(np.arccos(np.clip(cos, -1, 1))).max(initial=0.0))
-    if mismatch > 5.0:
+    if mismatch > REST_MISMATCH_WARN_DEG:
         log.warning("%s: the BVH zero pose differs from the rig's rest pose (bones up to %.1f deg apart); "
                     "rotations are applied in the rig's rest frames anyway", path or "BVH", mismatch)
 
@@ -123,7 +130,7 @@ def animation_to_bvh(skeleton: Skeleton, animation: Animation) -> Bvh:
     an End Site half their incoming bone further on.  Forward kinematics of the BVH
     gives the rig's posed joint positions (exactly, for unscaled skeletons).
     """
-    order = depth_first_order(skeleton.parents)
+    order = skeleton.hierarchy.depth_first().tolist()  # BVH lists joints depth first
     new = {old: k for k, old in enumerate(order)}
     parents = skeleton.parents
     P0 = skeleton.rest_world()[:, :3, 3]

@@ -25,34 +25,17 @@ from ..geometry.alignment import umeyama
 from ..model.animation import Animation
 from ..model.bvh import Bvh
 from .motion import bvh_to_animation
-from ..describe import guess_up_axis
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..stages.skeleton import bone_alignment
 from .calibration import SEGMENTS
-from ..humanoid.skeleton_map import CENTRE_ROLES, SIDES, body_axes, propose_skeleton_map
+from ..humanoid.body import body_frame, root_height  # noqa: F401  (body_frame: part of this module's API)
+from ..model.roles import CENTRE_ROLES, SIDES
 
-
-def body_frame(rig: Rig):
-    """``(up, hips)``: unit up direction and the hips joint index of a character, from its
-    mapped joints (:mod:`asetransfer.skeleton_map`); without a usable map, the guessed up
-    axis (:func:`~asetransfer.describe.guess_up_axis`) and the skeleton's root."""
-    mapping, missing = propose_skeleton_map(rig.skeleton)
-    if not missing:
-        rest = rig.skeleton.rest_world()[:, :3, 3]
-        up = body_axes({r: rest[rig.skeleton.index(n)] for r, n in mapping.items()})[0]
-        return up, rig.skeleton.index(mapping["hips"])
-    axis, _ = guess_up_axis(rig.mesh, rig)
-    return (1.0 if axis[0] == "+" else -1.0) * np.eye(3)["XYZ".index(axis[1])], int(rig.skeleton.roots()[0])
-
-
-def root_height(rig: Rig, world: np.ndarray | None = None) -> float:
-    """Height of the hips (root) joint above the lowest point of the mesh, in the rest pose
-    or in the pose of the joint world matrices ``world`` (Tonoli §3.1.4)."""
-    up, hips = body_frame(rig)
-    world = rig.skeleton.rest_world() if world is None else world
-    ground = float((rig.posed_vertices(world) @ up).min())
-    return float(world[hips, :3, 3] @ up) - ground
+#: weight of the frame term in the per-joint bone alignment ``K`` (``frame_weight`` of
+#: :func:`~asetransfer.stages.skeleton.bone_alignment`, the value skeleton transfer uses): small,
+#: it only settles the twist about collinear child bones and barely moves the bones themselves
+FRAME_WEIGHT = 1e-3
 
 
 def frame_rotation(source: Rig, target: Rig) -> np.ndarray:
@@ -78,7 +61,7 @@ def _bone_alignment(source: Skeleton, target: Skeleton, match: np.ndarray) -> np
     same = (match >= 0) & (tp >= 0)
     same[same] = (match[tp[same]] >= 0) & (source.parents[match[same]] == match[tp[same]])
     src[same] = offsets(source)[match[same]]
-    return bone_alignment(tp, src, offsets(target))
+    return bone_alignment(tp, src, offsets(target), frame_weight=FRAME_WEIGHT)
 
 
 def retarget(source_motion: Animation, source: Rig, target: Rig, rest: str = "source"):

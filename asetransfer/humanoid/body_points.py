@@ -30,7 +30,7 @@ import igl
 import numpy as np
 
 from ..model.mesh import Mesh
-from .skeleton_map import body_axes
+from .body import body_axes
 from ..geometry.surface import SurfaceIndex
 from ..model.surface import SurfacePoints
 from ..geometry.topology import face_normals

@@ -1,61 +1,106 @@
-"""Left/right structure of a character: joint pairs, spine chain, symmetry plane (spec §3.1.3-3.1.4)."""
+"""Joint names of a character: sides, left/right pairs, the head and the spine chain
+(spec §3.1.3-3.1.4).
+
+One rule set says which joints are on which side (:func:`split_side`); everything
+else -- the left/right pairs (:func:`lr_pairs`), the skeleton map's side roles, the
+spine chain -- is built on it.  Recognised conventions: Mixamo / HumanIK
+(``mixamorig:LeftArm``, ``Character1_RightHand``), MakeHuman (``upperarm01.L``),
+Unreal (``upperarm_l``), Blender Rigify (``DEF-upper_arm.L``, ``hand.L.001``), prefixes
+(``L_arm``, ``l_arm``), 3ds Max Biped (``Bip01 L Thigh``) and ``_left`` / ``_right`` suffixes.
+"""
 from __future__ import annotations
 
 import re
 
 import numpy as np
 
-from ..model.transforms import hierarchy_depth
+from ..model.hierarchy import Hierarchy
 
-# (left pattern, right replacement) pairs; each regex matches a left-side token
+#: rig prefixes that carry no meaning for the body part (Rigify layers, Biped, Mixamo/HumanIK)
+_PREFIX = re.compile(r"^(?:def|org|mch|drv)[-_.]|^bip\d*[\s_]|^character\d*_|^mixamorig\d*_", re.IGNORECASE)
+#: the side token, tried in this order after the namespace and prefix: (regex, group holding it)
 _SIDE_RULES = [
-    (r"([._\-\s])L$", r"\1R"), (r"([._\-\s])l$", r"\1r"),          # arm.L, arm_l, arm-L
-    (r"^L([._\-])", r"R\1"), (r"^l([._\-])", r"r\1"),              # L_arm, l_arm
-    (r"Left", "Right"), (r"left", "right"), (r"LEFT", "RIGHT"),    # mixamorig:LeftArm, upperarm_left
-    (r"([._\-])L([._\-])", r"\1R\2"),                              # hand.L.001
+    (re.compile(r"^(left|right)(?=[\s_.\-]|[A-Z0-9]|$)", re.IGNORECASE), 1),  # LeftArm, left_arm
+    (re.compile(r"[\s_.\-](left|right)$", re.IGNORECASE), 1),                 # thigh_left
+    (re.compile(r"(?:^|(?<=[\s_.\-]))([LRlr])(?=$|[\s_.\-\d])"), 1),         # arm.L, arm_l, L_arm, hand.L.001
+    (re.compile(r"(Left|Right)"), 1),                                         # HandLeft
 ]
+_SEPARATORS = re.compile(r"[\s_.\-]+")
+_HEAD = re.compile(r"(^|[^a-z])head($|[^a-z])")
+_NOT_HEAD = re.compile(r"end|top|tip|nub")
+
+
+def _side_token(name: str):
+    """``(side, skip, start, end)``: side ``"l"``, ``"r"`` or ``None``; ``name[:skip]`` is the
+    namespace and prefix; ``name[start:end]`` the side token (``start = end = skip`` without one)."""
+    n = _PREFIX.sub("", re.split(r"[:|]", name)[-1])
+    skip = len(name) - len(n)
+    for rx, g in _SIDE_RULES:
+        m = rx.search(n)
+        if m:
+            return m.group(g)[0].lower(), skip, skip + m.start(g), skip + m.end(g)
+    return None, skip, skip, skip
+
+
+def split_side(name: str):
+    """``(side, base)``: side ``"l"``, ``"r"`` or ``None``; base lower case without
+    side, namespace, ``DEF-``-like prefixes and separators.
+
+    >>> split_side("mixamorig:LeftForeArm")
+    ('l', 'forearm')
+    >>> split_side("DEF-upper_arm.R.001")
+    ('r', 'upperarm001')
+    """
+    side, skip, start, end = _side_token(name)
+    return side, _SEPARATORS.sub("", name[skip:start] + name[end:]).lower()
+
+
+def _as_left(token: str) -> str:
+    """The left-side spelling of a side token, in the token's case (``R`` -> ``L``, ``Right`` -> ``Left``)."""
+    word = "l" if len(token) == 1 else "left"
+    if token.isupper():
+        return word.upper()
+    return word.capitalize() if token[0].isupper() else word
 
 
 def lr_pairs(names) -> list:
-    """``[(left, right), ...]`` joint index pairs found from common naming conventions.
+    """``[(left, right), ...]`` joint index pairs, in the order of the left joints.
 
-    Recognised: ``.L/.R``, ``_L/_R``, ``_l/_r``, ``-L/-R`` suffixes, ``L_/R_`` and
-    ``l_/r_`` prefixes, ``Left/Right`` anywhere (Mixamo ``mixamorig:LeftArm``).
+    Two joints pair when :func:`split_side` gives them sides ``l`` and ``r`` and their
+    names agree once the side token is spelled the same (``upperarm01.L`` /
+    ``upperarm01.R``, ``hand_l`` / ``hand_r``, ``mixamorig:LeftArm`` / ``mixamorig:RightArm``,
+    ``L_knee`` / ``R_knee``, ``hand.L.001`` / ``hand.R.001``).
     """
-    index = {n: i for i, n in enumerate(names)}
-    pairs, used = [], set()
+    first = {}  # (side-free key, side) -> the first joint with it
     for i, n in enumerate(names):
-        if i in used:
-            continue
-        for pat, rep in _SIDE_RULES:
-            if re.search(pat, n):
-                other = re.sub(pat, rep, n, count=1)
-                j = index.get(other)
-                if j is not None and j != i and j not in used:
-                    pairs.append((i, j))
-                    used.update((i, j))
-                    break
-    return pairs
+        side, _, start, end = _side_token(n)
+        if side is not None:
+            first.setdefault((n[:start] + _as_left(n[start:end]) + n[end:], side), i)
+    return sorted((i, first[key, "r"]) for (key, side), i in first.items()
+                  if side == "l" and (key, "r") in first)
+
+
+def is_head_name(name: str) -> bool:
+    """Whether a joint is named like a head (``head``, ``Head``, ``mixamorig:Head``,
+    ``head_jnt``) and not like its end (``head_end``, ``HeadTop_End``, ``head_nub``)."""
+    n = name.lower()
+    return bool(_HEAD.search(n)) and not _NOT_HEAD.search(n)
 
 
 def spine_chain(names, parents, head: str | None = None) -> np.ndarray:
     """Joint indices from the root to the head (spec §3.1.3: the spine joints).
 
     The head is ``head`` if given, else the shallowest joint named like a head
-    (``head``, ``Head``, ``mixamorig:Head``, ``head_jnt``) that has no side.
+    (:func:`is_head_name`) that has no side.
     """
-    parents = np.asarray(parents)
+    tree = Hierarchy(parents)
     if head is None:
         sided = {i for p in lr_pairs(names) for i in p}
-        cands = [i for i, n in enumerate(names) if re.search(r"(^|[^a-z])head($|[^a-z])", n.lower())
-                 and not re.search(r"end|top|tip|nub", n.lower()) and i not in sided]
+        cands = [i for i, n in enumerate(names) if is_head_name(n) and i not in sided]
         if not cands:
             return np.zeros(0, dtype=np.int64)
-        depth = hierarchy_depth(parents)[cands]
+        depth = tree.depth()[cands]
         h = cands[int(np.argmin(depth))]
     else:
         h = list(names).index(head)
-    chain = [h]
-    while parents[chain[-1]] >= 0:
-        chain.append(int(parents[chain[-1]]))
-    return np.array(chain[::-1], dtype=np.int64)
+    return np.concatenate([tree.ancestors(h)[::-1], [h]]).astype(np.int64)

@@ -9,8 +9,8 @@ MakeHuman (``lowerarm01.L``), Unreal (``lowerarm_l``), Blender Rigify
 (``DEF-forearm.L``, head ``spine.006``) -- and from the hierarchy:
 the hips are where the two legs meet, the upper spine where the two arms meet.
 
-:func:`body_axes` gives a character's up, forward and left directions from its
-mapped joints.
+:func:`~asetransfer.humanoid.body.body_axes` gives a character's up, forward and left
+directions from its mapped joints.
 """
 from __future__ import annotations
 
@@ -18,18 +18,9 @@ import re
 
 import numpy as np
 
+from ..model.roles import REQUIRED, ROLES, SIDES
 from ..model.skeleton import Skeleton
-from .naming import spine_chain
-
-SIDES = ("l", "r")
-CENTRE_ROLES = ("hips", "spine", "upper_spine", "neck", "head")
-SIDE_ROLES = ("clavicle", "shoulder", "elbow", "wrist", "mid_hand", "thumb", "index", "pinky",
-              "upper_leg", "knee", "ankle", "toe")
-#: every role, in the order the JSON lists them
-ROLES = CENTRE_ROLES + tuple(f"{r}_{s}" for r in SIDE_ROLES for s in SIDES)
-#: roles every calibration needs (Tonoli §3.1.2: the minimal skeleton)
-REQUIRED = ("hips", "upper_spine", "head") + tuple(
-    f"{r}_{s}" for r in ("shoulder", "elbow", "wrist", "upper_leg", "knee", "ankle") for s in SIDES)
+from .naming import spine_chain, split_side
 
 # name patterns per side role, on the side-free, lower-case, separator-free base name;
 # earlier patterns win, then the joint nearest the root
@@ -49,57 +40,6 @@ _PATTERNS = {
 }
 _NECK = re.compile(r"neck\d*")
 
-_PREFIX = re.compile(r"^(?:def|org|mch|drv)[-_.]|^bip\d*[\s_]|^character\d*_|^mixamorig\d*_", re.IGNORECASE)
-_SIDE_RULES = [  # (regex, group holding the side letter or word)
-    (re.compile(r"^(left|right)(?=[\s_.\-]|[A-Z0-9]|$)", re.IGNORECASE), 1),
-    (re.compile(r"[\s_.\-](left|right)$", re.IGNORECASE), 1),
-    (re.compile(r"(?:^|(?<=[\s_.\-]))([LRlr])(?=$|[\s_.\-\d])"), 1),
-    (re.compile(r"(Left|Right)"), 1),
-]
-
-
-def split_side(name: str):
-    """``(side, base)``: side ``"l"``, ``"r"`` or ``None``; base lower case without
-    side, namespace, ``DEF-``-like prefixes and separators.
-
-    >>> split_side("mixamorig:LeftForeArm")
-    ('l', 'forearm')
-    >>> split_side("DEF-upper_arm.R.001")
-    ('r', 'upperarm001')
-    """
-    n = re.split(r"[:|]", name)[-1]
-    n = _PREFIX.sub("", n)
-    side = None
-    for rx, g in _SIDE_RULES:
-        m = rx.search(n)
-        if m:
-            side = m.group(g)[0].lower()
-            n = n[:m.start(g)] + n[m.end(g):]
-            break
-    return side, re.sub(r"[\s_.\-]+", "", n).lower()
-
-
-def _lca(parents, a: int, b: int) -> int:
-    anc = set()
-    while a >= 0:
-        anc.add(a)
-        a = parents[a]
-    while b >= 0 and b not in anc:
-        b = parents[b]
-    return int(b)
-
-
-def _path(parents, top: int, bottom: int) -> list:
-    """Joints from ``top`` (excluded) down to ``bottom`` (included); [] if not a descendant."""
-    out = [bottom]
-    while out[-1] != top:
-        p = parents[out[-1]]
-        if p < 0:
-            return []
-        out.append(int(p))
-    return out[-2::-1]
-
-
 def _match(role, joints, bases, depth):
     """The joint among ``joints`` matching ``role``'s patterns: best pattern, then shallowest."""
     for pat in _PATTERNS[role]:
@@ -118,8 +58,8 @@ def propose_skeleton_map(skeleton: Skeleton):
     mapping : dict role -> joint name for every role found (in :data:`ROLES` order).
     missing : list of required roles that could not be found.
     """
-    names, parents = skeleton.names, skeleton.parents
-    depth = skeleton.depth()
+    names, parents, tree = skeleton.names, skeleton.parents, skeleton.hierarchy
+    depth = tree.depth()
     split = [split_side(n) for n in names]
     sides = [s for s, _ in split]
     bases = [b for _, b in split]
@@ -136,9 +76,9 @@ def propose_skeleton_map(skeleton: Skeleton):
             if j is not None:
                 found[f"{role}_{s}"] = j
     if "ankle_l" in found and "ankle_r" in found:
-        found["hips"] = _lca(parents, found["ankle_l"], found["ankle_r"])
+        found["hips"] = tree.common_ancestor(found["ankle_l"], found["ankle_r"])
     if "wrist_l" in found and "wrist_r" in found:
-        found["upper_spine"] = _lca(parents, found["wrist_l"], found["wrist_r"])
+        found["upper_spine"] = tree.common_ancestor(found["wrist_l"], found["wrist_r"])
     chain = [int(j) for j in spine_chain(names, parents)]
     if not chain:  # Rigify names the head spine.006
         rigify = [j for j in range(len(names)) if sides[j] is None and bases[j] == "spine006"]
@@ -158,25 +98,25 @@ def propose_skeleton_map(skeleton: Skeleton):
                 found["neck"] = (named or above)[0]
     for s in SIDES:
         if "upper_spine" in found and f"wrist_{s}" in found:
-            arm = _path(parents, found["upper_spine"], found[f"wrist_{s}"])[:-1]
+            arm = tree.path(found["upper_spine"], found[f"wrist_{s}"]).tolist()[:-1]
             for role in ("clavicle", "shoulder", "elbow"):
                 j = _match(role, [k for k in arm if k not in found.values()], bases, depth)
                 if j is not None:
                     found[f"{role}_{s}"] = j
                     arm = arm[arm.index(j) + 1:]  # the next role lies further down the arm
-            hand = _descendants(parents, found[f"wrist_{s}"])
+            hand = tree.descendants(found[f"wrist_{s}"]).tolist()
             for role in ("mid_hand", "thumb", "index", "pinky"):
                 j = _match(role, hand, bases, depth)
                 if j is not None:
                     found[f"{role}_{s}"] = j
         if "hips" in found and f"ankle_{s}" in found:
-            leg = _path(parents, found["hips"], found[f"ankle_{s}"])[:-1]
+            leg = tree.path(found["hips"], found[f"ankle_{s}"]).tolist()[:-1]
             for role in ("upper_leg", "knee"):
                 j = _match(role, leg, bases, depth)
                 if j is not None:
                     found[f"{role}_{s}"] = j
                     leg = leg[leg.index(j) + 1:]
-            toes = [j for j in _descendants(parents, found[f"ankle_{s}"])]
+            toes = tree.descendants(found[f"ankle_{s}"]).tolist()
             hits = [j for j in toes if any(re.fullmatch(p, bases[j]) for p in _PATTERNS["toe"])]
             if hits:
                 d = min(depth[j] for j in hits)
@@ -186,49 +126,3 @@ def propose_skeleton_map(skeleton: Skeleton):
     mapping = {r: names[found[r]] for r in ROLES if r in found}
     missing = [r for r in REQUIRED if r not in mapping]
     return mapping, missing
-
-
-def _descendants(parents, j: int) -> list:
-    out, todo = [], [j]
-    while todo:
-        k = todo.pop()
-        kids = [int(c) for c in np.flatnonzero(parents == k)]
-        out += kids
-        todo += kids
-    return sorted(out)
-
-
-def validate_skeleton_map(mapping: dict, names) -> list:
-    """Problems with a role -> joint mapping (empty when it is usable)."""
-    problems = []
-    known = set(names)
-    for role, joint in mapping.items():
-        if role not in ROLES:
-            problems.append(f"unknown role {role!r}")
-        elif joint not in known:
-            problems.append(f"role {role!r} maps to joint {joint!r}, which the rig does not have")
-    problems += [f"required role {r!r} is not mapped" for r in REQUIRED if r not in mapping]
-    return problems
-
-
-def body_axes(positions: dict):
-    """Unit ``(up, forward, left)`` of a character from mapped joint positions.
-
-    ``positions`` maps roles to points.  Up is the coordinate axis closest to hips ->
-    head (files store characters upright along an axis); left is the mean left-minus-
-    right direction of shoulders and upper legs, made perpendicular to up; forward =
-    left x up (a right-handed frame: left +X, up +Y gives forward +Z).
-    """
-    up = np.asarray(positions["head"], float) - np.asarray(positions["hips"], float)
-    k = int(np.argmax(np.abs(up)))
-    up = np.sign(up[k]) * np.eye(3)[k]
-    left = np.zeros(3)
-    for role in ("shoulder", "upper_leg", "wrist", "ankle"):
-        if f"{role}_l" in positions and f"{role}_r" in positions:
-            d = np.asarray(positions[f"{role}_l"], float) - np.asarray(positions[f"{role}_r"], float)
-            left += d / max(np.linalg.norm(d), 1e-300)
-    left -= (left @ up) * up
-    if not np.linalg.norm(left) > 1e-9:
-        raise ValueError("cannot tell left from right: the left and right joints coincide")
-    left /= np.linalg.norm(left)
-    return up, np.cross(left, up), left

@@ -24,12 +24,21 @@ from scipy.spatial.transform import Rotation
 from ..model.animation import Animation
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
-from .skeleton_map import SIDES, body_axes
+from .body import body_axes
+from ..model.roles import SIDES
 from ..model.transforms import closest_rotation
 
 
 def _swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The smallest rotation taking direction ``a`` to direction ``b``."""
+    """The smallest rotation taking direction ``a`` to direction ``b``: ``exp(theta [n])`` with
+    ``n = a x b / |a x b|`` and ``theta = atan2(|a x b|, a . b)``; opposite directions give a half
+    turn about a perpendicular.
+
+    The same rotation as :func:`asetransfer.geometry.rotations.swing`, computed another way
+    (axis-angle instead of ``I + [v] + [v]^2 / (1 + c)``, so the last bits differ, and it
+    handles opposite directions, which an arm hanging straight down can meet); kept so
+    T-poses and the calibrations recording them stay bit for bit as they were.
+    """
     a = a / np.linalg.norm(a)
     b = b / np.linalg.norm(b)
     axis = np.cross(a, b)

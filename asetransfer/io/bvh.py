@@ -39,7 +39,8 @@ import numpy as np
 from ..errors import InputError
 from .atomic import atomic_write
 from .files import read_bytes
-from ..model.bvh import CHANNEL_NAMES, Bvh, depth_first_order
+from ..model.bvh import CHANNEL_NAMES, Bvh
+from ..model.hierarchy import Hierarchy
 
 log = logging.getLogger("asetransfer")
 _DIGITS = 6  # decimals written (angles in degrees, lengths in file units)
@@ -236,7 +237,7 @@ def format_bvh(bvh: Bvh) -> str:
                           f"{pad}    OFFSET {' '.join(_fmt(v) for v in bvh.end_sites[j])}", f"{pad}  }}"])
         lines.append(pad + "}")
 
-    if depth_first_order(bvh.parents) != list(range(bvh.n_joints)):  # the file lists joints depth first
+    if Hierarchy(bvh.parents).depth_first().tolist() != list(range(bvh.n_joints)):  # the file lists joints depth first
         raise ValueError("BVH joints must be in depth-first order (use animation_to_bvh)")
     for j in range(bvh.n_joints):
         if bvh.parents[j] < 0:

@@ -33,7 +33,7 @@ from .atomic import atomic_write
 from .files import parse_json_file
 from .markers import parse_location, resolve_locations
 from ..model.rig import Rig
-from ..humanoid.skeleton_map import ROLES, validate_skeleton_map
+from ..model.roles import ROLES, validate_skeleton_map
 from ..model.calibration import (KINDS, Calibration, Capsule, SurfacePoint, quantized_bary, rounded, rounded_vector,
                                  surface_point_on)
 

@@ -175,30 +175,5 @@ def euler_from_matrix(r: np.ndarray, order: str = "ZXY") -> np.ndarray:
     return e.reshape(r.shape[:-2] + (3,))
 
 
-def depth_first_order(parents) -> list:
-    """Joint indices in depth-first (pre-)order: each root in index order, then its
-    subtree, children visited in index order -- the order a BVH file lists joints.
-
-    Parameters
-    ----------
-    parents : (J,) parent index of each joint, -1 for roots.
-
-    Returns
-    -------
-    list of the J joint indices.
-    """
-    children = [[] for _ in parents]
-    for j, p in enumerate(parents):
-        if p >= 0:
-            children[p].append(j)
-    order = []
-    stack = [j for j in range(len(parents)) if parents[j] < 0][::-1]
-    while stack:  # explicit stack: a long chain of joints cannot exhaust Python's recursion limit
-        j = stack.pop()
-        order.append(j)
-        stack.extend(reversed(children[j]))
-    return order
-
-
 #: every BVH channel name, keyed by its lower-case spelling (files vary in case)
 CHANNEL_NAMES = {c.lower(): c for c in POSITION_CHANNELS + ("Xrotation", "Yrotation", "Zrotation")}

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .rig import Rig
+
 from .surface import interpolate
 
 log = logging.getLogger("asetransfer")

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .transforms import compose_trs, global_from_local, hierarchy_depth, topological_order
+from .hierarchy import Hierarchy
+from .transforms import compose_trs, global_from_local
 
 
 @dataclass(eq=False)
@@ -82,7 +83,7 @@ class Skeleton:
                     break
                 seen.add(n)
             raise ValueError(f"joint name {dup!r} is used twice")
-        topological_order(self.parents)  # raises on cycles / bad indices
+        self._hierarchy, self._hierarchy_of = Hierarchy(self.parents), self.parents  # raises on cycles
         for name in ("translation", "orient", "rotation", "scale", "bind_world"):
             arr = getattr(self, name)
             if not np.isfinite(arr).all():
@@ -106,19 +107,29 @@ class Skeleton:
         except ValueError:
             raise KeyError(name) from None
 
+    @property
+    def hierarchy(self) -> Hierarchy:
+        """The joint hierarchy's :class:`~asetransfer.model.hierarchy.Hierarchy`, built once
+        (again when ``parents`` is replaced by another array; do not edit it in place)."""
+        if self._hierarchy_of is not self.parents:
+            self._hierarchy, self._hierarchy_of = Hierarchy(self.parents), self.parents
+        return self._hierarchy
+
     def children(self, j: int) -> np.ndarray:
-        return np.flatnonzero(self.parents == j)
+        """Joints whose parent is ``j``, in index order."""
+        return self.hierarchy.children(j)
 
     def roots(self) -> np.ndarray:
-        return np.flatnonzero(self.parents < 0)
+        """Joints without a parent, in index order."""
+        return self.hierarchy.roots()
 
     def order(self) -> np.ndarray:
-        """Joint indices with every parent before its children."""
-        return topological_order(self.parents)
+        """Joint indices with every parent before its children (by depth, then index)."""
+        return self.hierarchy.order()
 
     def depth(self) -> np.ndarray:
         """(J,) depth of each joint; roots are 0."""
-        return hierarchy_depth(self.parents)
+        return self.hierarchy.depth()
 
     # ------------------------------------------------------------------ poses
     def rest_rotation_local(self) -> np.ndarray:

@@ -11,50 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def topological_order(parents: np.ndarray) -> np.ndarray:
-    """Order in which every joint comes after its parent.
-
-    Parameters
-    ----------
-    parents : (J,) int array, ``-1`` for roots.
-
-    Returns
-    -------
-    (J,) int array of joint indices, parents first, stable for already sorted input.
-
-    Raises
-    ------
-    ValueError if a parent index is out of range or the hierarchy has a cycle.
-    """
-    parents = np.asarray(parents, dtype=np.int64)
-    n = len(parents)
-    if n and (parents.min() < -1 or parents.max() >= n):
-        raise ValueError("parent index out of range")
-    depth = np.full(n, -1, dtype=np.int64)
-    depth[parents < 0] = 0
-    # relax depths level by level: at most n levels in a tree
-    for _ in range(n):
-        todo = depth < 0
-        if not todo.any():
-            break
-        ready = todo & (depth[np.where(parents >= 0, parents, 0)] >= 0) & (parents >= 0)
-        if not ready.any():
-            break
-        depth[ready] = depth[parents[ready]] + 1
-    if (depth < 0).any():
-        raise ValueError("the joint hierarchy has a cycle")
-    return np.argsort(depth, kind="stable")
-
-
-def hierarchy_depth(parents: np.ndarray) -> np.ndarray:
-    """Depth of every joint (roots are 0)."""
-    parents = np.asarray(parents, dtype=np.int64)
-    depth = np.zeros(len(parents), dtype=np.int64)
-    for j in topological_order(parents):
-        if parents[j] >= 0:
-            depth[j] = depth[parents[j]] + 1
-    return depth
+from .hierarchy import hierarchy_depth, topological_order  # noqa: F401  (re-exported: long-standing home)
 
 
 def global_from_local(local: np.ndarray, parents: np.ndarray) -> np.ndarray:
@@ -72,11 +29,12 @@ def global_from_local(local: np.ndarray, parents: np.ndarray) -> np.ndarray:
     local = np.asarray(local, dtype=np.float64)
     parents = np.asarray(parents, dtype=np.int64)
     world = np.empty_like(local)
-    order = topological_order(parents)
     depth = hierarchy_depth(parents)
-    # one batched matmul per hierarchy level
-    for d in range(int(depth.max(initial=0)) + 1):
-        level = order[depth[order] == d]
+    order = np.argsort(depth, kind="stable")  # topological_order: by depth, then index
+    # one batched matmul per hierarchy level; level d is order[start[d]:start[d + 1]]
+    start = np.searchsorted(depth[order], np.arange(int(depth.max(initial=0)) + 2))
+    for d in range(len(start) - 1):
+        level = order[start[d]:start[d + 1]]
         p = parents[level]
         if d == 0:
             world[level] = local[level]
@@ -136,14 +94,32 @@ def decompose_trs(m: np.ndarray):
     return t, r, s, residual
 
 
+def rotation_svd(a: np.ndarray):
+    """The Kabsch step: the proper rotation closest to each 3x3 matrix, with the SVD it comes from.
+
+    With ``a = U diag(sigma) V^T`` and ``D = diag(1, 1, sign det(U V^T))`` (a zero sign
+    taken as 1), ``R = U D V^T`` maximises ``trace(R^T a)`` over rotations (never
+    reflections).  For a cross-covariance ``a = sum_k w_k y_k x_k^T`` it is the rotation
+    best taking the ``x_k`` onto the ``y_k`` (Kabsch 1976, Umeyama 1991).
+
+    Parameters
+    ----------
+    a : (..., 3, 3) matrices.
+
+    Returns
+    -------
+    rotation (..., 3, 3), sigma (..., 3) singular values, d (..., 3) the diagonal of ``D``.
+    """
+    u, sigma, vt = np.linalg.svd(np.asarray(a, dtype=np.float64))
+    d = np.ones(sigma.shape)
+    d[..., 2] = np.sign(np.linalg.det(u @ vt))
+    d[d == 0] = 1.0
+    return (u * d[..., None, :]) @ vt, sigma, d
+
+
 def closest_rotation(a: np.ndarray) -> np.ndarray:
-    """The proper rotation closest to each 3x3 matrix (Frobenius norm), via SVD."""
-    u, _, vt = np.linalg.svd(np.asarray(a, dtype=np.float64))
-    d = np.sign(np.linalg.det(u @ vt))
-    d = np.where(d == 0, 1.0, d)
-    u = u.copy()
-    u[..., :, 2] *= d[..., None]
-    return u @ vt
+    """The proper rotation closest to each 3x3 matrix (Frobenius norm): :func:`rotation_svd`."""
+    return rotation_svd(a)[0]
 
 
 def quat_to_matrix(q: np.ndarray) -> np.ndarray:

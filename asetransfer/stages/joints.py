@@ -14,7 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..geometry.alignment import umeyama
-from ..model.transforms import closest_rotation, topological_order
+from ..model.hierarchy import Hierarchy
+from ..model.transforms import closest_rotation, rotation_svd, topological_order
 
 
 def _entries(weights: sp.spmatrix, threshold: float):
@@ -59,23 +60,11 @@ def procrustes_transforms(source: np.ndarray, target: np.ndarray, weights: sp.sp
     xt = target[vert] - mu_t[joint]
     cov = _segment_sum(xt[:, :, None] * xs[:, None, :], joint, n_joints) / safe[:, :, None]
     var = _segment_sum(np.einsum("ij,ij->i", xs, xs)[:, None], joint, n_joints)[:, 0] / safe[:, 0]
-    u, sig, vt = np.linalg.svd(cov)
-    d = np.ones((n_joints, 3))
-    d[:, 2] = np.sign(np.linalg.det(u @ vt))
-    d[d == 0] = 1
-    rot = (u * d[:, None, :]) @ vt
+    rot, sig, d = rotation_svd(cov)
     sv = np.linalg.svd(_segment_sum(xs[:, :, None] * xs[:, None, :], joint, n_joints), compute_uv=False)
     valid = (count >= 3) & (sv[:, 1] > 1e-10 * np.maximum(sv[:, 0], 1e-300))
     scale = np.where(var > 0, (sig * d).sum(axis=1) / np.where(var > 0, var, 1), 1.0)
     return scale, rot, mu_s, mu_t, valid
-
-
-def _ancestor_with(parents: np.ndarray, ok: np.ndarray) -> np.ndarray:
-    """For each joint, itself if ``ok``, else its nearest ``ok`` ancestor (-1 if none)."""
-    out = np.full(len(parents), -1, dtype=np.int64)
-    for j in topological_order(parents):
-        out[j] = j if ok[j] else (out[parents[j]] if parents[j] >= 0 else -1)
-    return out
 
 
 def joint_positions_pa(source: np.ndarray, target: np.ndarray, weights: sp.spmatrix, joints: np.ndarray,
@@ -92,7 +81,7 @@ def joint_positions_pa(source: np.ndarray, target: np.ndarray, weights: sp.spmat
     positions (J, 3), fallback (J,) bool: placed by an ancestor's (or the global) transform.
     """
     scale, rot, mu_s, mu_t, valid = procrustes_transforms(source, target, weights, threshold)
-    owner = _ancestor_with(parents, valid)
+    owner = Hierarchy(parents).nearest_where(valid)
     out = np.empty_like(joints, dtype=np.float64)
     has = owner >= 0
     o = owner[has]

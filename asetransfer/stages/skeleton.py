@@ -22,6 +22,7 @@ from .joints import (SurfaceRays, delta_rotations, joint_positions_em, joint_pos
 from ..model.mesh import Mesh
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
+from ..geometry.rotations import swing
 from ..geometry.surface import SurfaceIndex
 from ..geometry.symmetry import estimate_symmetry_plane, normalize_plane, plane_from_pairs, reflect
 from ..humanoid.naming import lr_pairs, spine_chain
@@ -139,19 +140,6 @@ def _asymmetry(positions, pairs, plane):
     return float(np.linalg.norm(positions[left] - reflect(positions[right], plane), axis=1).max())
 
 
-def _swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(K, 3, 3) smallest rotations taking directions ``a`` to ``b`` (K, 3)."""
-    a = a / np.linalg.norm(a, axis=1, keepdims=True)
-    b = b / np.linalg.norm(b, axis=1, keepdims=True)
-    v = np.cross(a, b)
-    c = np.einsum("ij,ij->i", a, b)
-    K = np.zeros((len(a), 3, 3))
-    K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -v[:, 2], v[:, 1], -v[:, 0]
-    K -= np.swapaxes(K, 1, 2)
-    factor = np.where(c > -1 + 1e-9, 1.0 / (1.0 + np.maximum(c, -1 + 1e-9)), 0.0)
-    return np.eye(3) + K + (K @ K) * factor[:, None, None]
-
-
 def aim_single_children(bind_rot, src_rot, src_pos, pos, parents, *, label=None):
     """Turn each joint with exactly one child so its bone points at that child.
 
@@ -179,7 +167,7 @@ def aim_single_children(bind_rot, src_rot, src_pos, pos, parents, *, label=None)
     predicted = np.einsum("jab,jb->ja", bind_rot[only], bone_local)
     actual = pos[c] - pos[only]
     ok = (np.linalg.norm(actual, axis=1) > 0) & (np.linalg.norm(predicted, axis=1) > 0)
-    out[only[ok]] = _swing(predicted[ok], actual[ok]) @ bind_rot[only[ok]]
+    out[only[ok]] = swing(predicted[ok], actual[ok]) @ bind_rot[only[ok]]
     return out
 
 
@@ -218,7 +206,7 @@ def bone_alignment(parents: np.ndarray, source_offsets: np.ndarray, target_offse
     count = np.bincount(parents[c], minlength=len(parents))
     K[count > 1] = closest_rotation(M[count > 1])
     one = c[count[parents[c]] == 1]
-    K[parents[one]] = _swing(a[one], b[one])  # one bone: the smallest turn onto it, exactly
+    K[parents[one]] = swing(a[one], b[one])  # one bone: the smallest turn onto it, exactly
     return K
 
 

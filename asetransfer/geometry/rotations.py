@@ -1,0 +1,33 @@
+"""Rotations between directions.
+
+The Kabsch step (the proper rotation closest to a cross-covariance matrix, via SVD) is
+:func:`asetransfer.model.transforms.rotation_svd` / ``closest_rotation``, in the model
+layer because matrix decomposition needs it too; :func:`~asetransfer.geometry.alignment.umeyama`
+and the per-joint Procrustes fits of :mod:`asetransfer.stages.joints` build on it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(K, 3, 3) the smallest rotations taking directions ``a`` to ``b`` (K, 3) (a *swing*:
+    no twist about the direction).
+
+    With unit ``a``, ``b``, ``v = a x b``, ``c = a . b`` and ``[v]`` the cross-product
+    matrix of ``v`` (Rodrigues' formula without trigonometry)::
+
+        R = I + [v] + [v]^2 / (1 + c)
+
+    Opposite directions (``c <= -1 + 1e-9``) have no unique smallest rotation; the
+    quadratic term is dropped there (``R = I + [v]``), so callers must avoid them.
+    """
+    a = a / np.linalg.norm(a, axis=1, keepdims=True)
+    b = b / np.linalg.norm(b, axis=1, keepdims=True)
+    v = np.cross(a, b)
+    c = np.einsum("ij,ij->i", a, b)
+    K = np.zeros((len(a), 3, 3))
+    K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -v[:, 2], v[:, 1], -v[:, 0]
+    K -= np.swapaxes(K, 1, 2)
+    factor = np.where(c > -1 + 1e-9, 1.0 / (1.0 + np.maximum(c, -1 + 1e-9)), 0.0)
+    return np.eye(3) + K + (K @ K) * factor[:, None, None]

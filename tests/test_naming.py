@@ -1,0 +1,52 @@
+"""One side rule set: split_side, the left/right pairs built on it, and the head predicate."""
+import pytest
+
+from asetransfer.humanoid.naming import is_head_name, lr_pairs, split_side
+
+CONVENTIONS = {  # convention: (left, right, side-free base)
+    "MakeHuman": ("upperarm01.L", "upperarm01.R", "upperarm01"),
+    "MakeHuman breast": ("breast.L", "breast.R", "breast"),
+    "Mixamo": ("mixamorig:LeftArm", "mixamorig:RightArm", "arm"),
+    "HumanIK": ("Character1_LeftHandIndex1", "Character1_RightHandIndex1", "handindex1"),
+    "Unreal": ("upperarm_l", "upperarm_r", "upperarm"),
+    "Rigify": ("DEF-upper_arm.L", "DEF-upper_arm.R", "upperarm"),
+    "Rigify numbered": ("hand.L.001", "hand.R.001", "hand001"),
+    "prefix": ("L_arm", "R_arm", "arm"),
+    "lower-case prefix": ("l_foot", "r_foot", "foot"),
+    "suffix word": ("thigh_left", "thigh_right", "thigh"),
+    "dash": ("arm-L", "arm-R", "arm"),
+    "Biped": ("Bip01 L Thigh", "Bip01 R Thigh", "thigh"),
+}
+
+
+@pytest.mark.parametrize("convention", sorted(CONVENTIONS))
+def test_pairs_and_sides_per_convention(convention):
+    left, right, base = CONVENTIONS[convention]
+    assert split_side(left) == ("l", base)
+    assert split_side(right) == ("r", base)
+    names = ["hips", right, "spine", left]
+    assert lr_pairs(names) == [(3, 1)]  # (left, right), whatever the file order
+
+
+def test_pairs_need_the_same_spelling_of_the_side():
+    assert lr_pairs(["arm.L", "arm.r"]) == []        # case differs
+    assert lr_pairs(["arm.L", "arm_R"]) == []        # separator differs
+    assert lr_pairs(["LeftArm", "RightLeg"]) == []   # body part differs
+    assert lr_pairs(["lonely.L", "head"]) == []
+
+
+def test_pairs_are_in_the_order_of_the_left_joints():
+    names = ["b.R", "a.L", "b.L", "a.R", "c_l", "c_r"]
+    assert lr_pairs(names) == [(1, 3), (2, 0), (4, 5)]
+
+
+def test_no_side_in_centre_names():
+    for n in ("hips", "spine01", "neck", "lowerarm", "root", "levator02", "lowerleg01"):
+        assert split_side(n)[0] is None, n
+
+
+def test_head_predicate():
+    for n in ("head", "Head", "mixamorig:Head", "head_jnt", "DEF-head"):
+        assert is_head_name(n), n
+    for n in ("head_end", "HeadTop_End", "head_nub", "forehead", "headphones", "neck"):
+        assert not is_head_name(n), n
