@@ -143,12 +143,49 @@ class WeightsConfig:
 
 
 @dataclass(frozen=True)
+class MarkersConfig:
+    """Automatic markers: landmarks found by the same geometric rules on both characters
+    (our addition, beyond the spec's hand-placed markers; asetransfer/humanoid/landmarks.py)."""
+
+    # "auto": find markers when none are given and complete a hand marker file of fewer
+    # than `complete_below` markers; "on": always add automatic markers to hand ones;
+    # "off": hand markers only (an error when there are none)
+    automatic: str = "auto"
+    complete_below: int = 12
+    # pieces (eyes, clothing, armour plates) closer than this fraction of the largest
+    # bounding-box side are joined for geodesics: a gap of 2 % bridges joint covers and
+    # layered clothing, not the space between the legs
+    bridge_gap: float = 0.02
+    # a tip (head, hand, foot) is the farthest point from the middle of the body within
+    # this geodesic radius (fraction of the largest side): larger than a hand's spread of
+    # fingers (~0.06), smaller than the head-to-hand distance over the shoulder (~0.45)
+    extremity_radius: float = 0.15
+    # an automatic marker whose target point is this close (fraction of the body height)
+    # to a hand marker's gives way to it: hand markers win
+    hand_radius: float = 0.03
+    # automatic markers below this confidence are named in a warning
+    warn_confidence: float = 0.5
+
+    def __post_init__(self):
+        if self.automatic not in ("auto", "on", "off"):
+            raise ValueError(f"automatic markers must be auto, on or off (got {self.automatic!r})")
+        if self.complete_below < 0:
+            raise ValueError("complete_below must be >= 0")
+        for name in ("bridge_gap", "extremity_radius", "hand_radius"):
+            if not 0 < getattr(self, name) < 1:
+                raise ValueError(f"marker parameter {name} must be in (0, 1)")
+        if not 0 <= self.warn_confidence <= 1:
+            raise ValueError("warn_confidence must be in [0, 1]")
+
+
+@dataclass(frozen=True)
 class Config:
     """Parameters of the whole transfer."""
 
     correspondence: CorrespondenceConfig = field(default_factory=CorrespondenceConfig)
     skeleton: SkeletonConfig = field(default_factory=SkeletonConfig)
     weights: WeightsConfig = field(default_factory=WeightsConfig)
+    markers: MarkersConfig = field(default_factory=MarkersConfig)
 
     def replace(self, **changes) -> "Config":
         return replace(self, **changes)

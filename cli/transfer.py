@@ -6,7 +6,7 @@ import json
 import sys
 import time
 
-from asetransfer.config import Config, CorrespondenceConfig, SkeletonConfig, WeightsConfig
+from asetransfer.config import Config, CorrespondenceConfig, MarkersConfig, SkeletonConfig, WeightsConfig
 from asetransfer.errors import InputError
 
 from . import handoff
@@ -33,10 +33,17 @@ def add_parser(sub):
                     "normalisation) -> skin weights -> OUT.glb: the target mesh as given, skinned.")
     p.add_argument("source", help="rigged source (.glb/.gltf)")
     p.add_argument("target", help="target mesh (.obj .ply .off .stl .glb .gltf)")
-    p.add_argument("--markers", required=True, help="marker file (JSON) linking source and target points")
+    p.add_argument("--markers", help="marker file (JSON) linking source and target points; without it (or with "
+                                     "few markers) markers are found automatically (humanoids)")
     p.add_argument("-o", "--output", required=True, help="output rig (.glb or .gltf)")
     p.add_argument("--report", help="write a JSON report (timings, residuals, fallbacks, warnings)")
-    sk, wc = SkeletonConfig(), WeightsConfig()  # every default below is the library's (Config)
+    sk, wc, mc = SkeletonConfig(), WeightsConfig(), MarkersConfig()  # every default is the library's (Config)
+    p.add_argument("--auto-markers", choices=("auto", "on", "off"), default=mc.automatic,
+                   help=f"auto: find markers when none are given and complete fewer than {mc.complete_below} "
+                        "hand markers; on: always add automatic markers; off: hand markers only "
+                        "(default %(default)s)")
+    p.add_argument("--preview", metavar="PNG", help="also draw both characters with the markers and the "
+                                                    "transferred skeleton (front and side views)")
     p.add_argument("--joints", choices=("em", "pa"), default=sk.joints,
                    help="joint placement: energy minimisation (Eq. 3.1) or Procrustes (default %(default)s)")
     p.add_argument("--em-rays", type=_count_arg, default=sk.em_rays, metavar="N",
@@ -90,10 +97,11 @@ def _plane_arg(text):
 
 
 class _Progress:
-    """Stage names on stderr once a run has taken more than a second."""
+    """Stage names on stderr once a run has taken more than a second -- at a terminal only:
+    a script reading stderr gets the one-line messages and nothing else."""
 
     def __init__(self, quiet):
-        self.quiet, self.t0 = quiet, time.perf_counter()
+        self.quiet, self.t0 = quiet or not sys.stderr.isatty(), time.perf_counter()
 
     def __call__(self, stage):
         if not self.quiet and time.perf_counter() - self.t0 > 1.0:
@@ -105,32 +113,46 @@ def run(args) -> int:
     from asetransfer.io import load_markers, load_rig
     from asetransfer.io.atomic import atomic_write, check_output_path
     from asetransfer.io.gltf_write import write_rig
+    from asetransfer.stages.markers import MarkerError
+    from asetransfer.stages.transfer import transfer
 
-    inputs = (args.source, args.target, args.markers)
+    inputs = tuple(p for p in (args.source, args.target, args.markers) if p)
     check_output_path(args.output, inputs)
     if args.report:
         check_output_path(args.report, inputs + (args.output,))
+    if args.preview:
+        check_output_path(args.preview, inputs + (args.output,) + ((args.report,) if args.report else ()))
     handoff.check_outputs(args, inputs)
     source = load_rig(args.source)
     target = mesh_of(args.target)
-    markers = load_markers(args.markers, source.mesh, target)
+    few = 1 if args.auto_markers != "off" else 3  # automatic markers complete a few hand ones
+    markers = load_markers(args.markers, source.mesh, target, minimum=few) if args.markers else None
     plan = handoff.prepare(args, source)
     config = Config(CorrespondenceConfig(),
                     SkeletonConfig(joints=args.joints, em_rays=args.em_rays, em_ray_share=args.em_ray_share,
                                    spine=args.spine, mirror=args.mirror,
                                    symmetry_plane=args.symmetry_plane, pose_normalize=args.pose_normalize),
-                    WeightsConfig(method=args.weights, max_influences=args.max_influences))
+                    WeightsConfig(method=args.weights, max_influences=args.max_influences),
+                    MarkersConfig(automatic=args.auto_markers))
     quiet = getattr(args, "quiet", False)
     try:
-        from asetransfer.stages.transfer import transfer  # the library's heavy part: loaded for the job only
-
         result = transfer(source, target, markers, config, progress=_Progress(quiet))
     except NumericalError as e:
-        raise InputError(args.markers, f"transfer failed: {e}") from None
+        raise InputError(args.markers or args.target, f"transfer failed: {e}") from None
+    except MarkerError as e:
+        raise InputError({"source": args.source, "markers": args.markers}.get(e.side, args.target), str(e)) from None
     write_rig(args.output, result.rig, max_influences=config.weights.max_influences, inputs=inputs)
     handoff.write(args, plan, source, result, inputs)
     if args.report:
         atomic_write(args.report, (json.dumps(result.report, indent=1) + "\n").encode(), inputs + (args.output,))
+    if args.preview:
+        from asetransfer.io.preview import write_preview
+
+        from .preview import characters
+
+        shown = characters(source, target, result.markers, result.report["marker_origin"], config, result.rig)
+        write_preview(args.preview, shown, title=f"{args.source}  ->  {args.target}",
+                      inputs=inputs + (args.output,))
     if not quiet:
         r = result.report
         print(f"{args.output}: {r['joints']} joints, {r['target_vertices']} vertices, "

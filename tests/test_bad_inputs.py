@@ -1049,6 +1049,9 @@ def test_an_interrupted_run_leaves_no_partial_file_and_keeps_the_inputs(case, ca
         os.kill(os.getpid(), signal.SIGINT)
         raise AssertionError("SIGINT did not interrupt")  # not reached: the handler raises first
 
+    # Python's own Ctrl-C handler, whatever this test process inherited (a background
+    # job started by a non-interactive shell has SIGINT ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     if stage == "correspondence":
         monkeypatch.setattr(asetransfer.stages.correspondence, "fair", interrupt)
     else:
@@ -1056,7 +1059,10 @@ def test_an_interrupted_run_leaves_no_partial_file_and_keeps_the_inputs(case, ca
     with open(case.out, "wb") as f:
         f.write(b"the previous result")
     before = snapshot(case.base.dir, case.out_dir)
-    code, out, err = run(capsys, case.transfer())
+    try:
+        code, out, err = run(capsys, case.transfer())
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert code == 130 and err == "asetransfer: interrupted\n"
     assert snapshot(case.base.dir, case.out_dir) == before  # old output kept, no temporary file
 

@@ -1,9 +1,10 @@
 """Points on a triangle mesh surface: closest points, barycentric coordinates."""
 from __future__ import annotations
 
-
 import igl
 import numpy as np
+
+from ..model.surface import SurfacePoints
 
 
 def barycentric(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray, face: np.ndarray) -> np.ndarray:
@@ -84,3 +85,21 @@ def vertex_faces(n_vertices: int, faces: np.ndarray):
         face[idx[order]] = order
         corner[idx[order]] = k
     return face, corner
+
+
+def vertex_points(vertices: np.ndarray, faces: np.ndarray) -> SurfacePoints:
+    """Vertices as surface locations: the corner of a triangle that uses each (barycentric 1).
+
+    Parameters
+    ----------
+    vertices : (K,) vertex indices, each used by at least one face.
+    faces : (F, 3) triangles.
+    """
+    vertices = np.asarray(vertices, dtype=np.int64)
+    f = np.asarray(faces, dtype=np.int64)
+    face, corner = vertex_faces(int(max(f.max(initial=-1), vertices.max(initial=-1))) + 1, f)
+    if (face[vertices] < 0).any():
+        raise ValueError("a vertex used by no face is not a surface location")
+    bary = np.zeros((len(vertices), 3))
+    bary[np.arange(len(vertices)), corner[vertices]] = 1.0
+    return SurfacePoints(face[vertices], bary)

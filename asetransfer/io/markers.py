@@ -24,6 +24,7 @@ from ..errors import InputError
 from ..model.mesh import Mesh
 from ..model.surface import SurfacePoints
 from ..geometry.surface import closest_points, vertex_faces
+from .atomic import atomic_write
 from .files import parse_json_file
 from ..model.markers import Markers
 
@@ -33,8 +34,8 @@ from ..model.markers import Markers
 MAX_SNAP_DISTANCE = CorrespondenceConfig().marker_snap_distance
 
 
-def parse_markers(path, data: bytes | None = None) -> list:
-    """Parse and check the structure of a marker file.
+def parse_markers(path, data: bytes | None = None, minimum: int = 3) -> list:
+    """Parse and check the structure of a marker file (at least ``minimum`` markers).
 
     Returns
     -------
@@ -63,8 +64,9 @@ def parse_markers(path, data: bytes | None = None) -> list:
                 raise InputError(path, f"{label}: missing '{side}'")
             locs.append(parse_location(path, f"{label}: {side}", m[side]))
         out.append((name, locs[0], locs[1]))
-    if len(out) < 3:
-        raise InputError(path, f"has {len(out)} marker(s); at least 3 are needed to align source and target")
+    if len(out) < minimum:
+        raise InputError(path, f"has {len(out)} marker(s); at least {minimum} are needed to align source and "
+                               "target" + (" (or let automatic markers complete them)" if minimum >= 3 else ""))
     return out
 
 
@@ -182,32 +184,47 @@ def _check_spread(path, side, points: SurfacePoints, mesh: Mesh):
                                f"the alignment needs at least 3 non-collinear markers")
 
 
-def load_markers(path, source: Mesh, target: Mesh) -> Markers:
+def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3) -> Markers:
     """Read a marker file and place every marker on the source and target surfaces.
 
     Parameters
     ----------
     path : the JSON marker file.
     source, target : the meshes the ``source`` and ``target`` locations refer to.
+    minimum : fewest markers accepted: 3 to align the characters with these alone,
+        fewer when automatic markers will complete them.
 
     Raises
     ------
     InputError naming the marker and field at fault.
     """
-    specs = parse_markers(path)
+    specs = parse_markers(path, minimum=minimum)
     labels = [f"marker {i} ({n!r})" for i, (n, _, _) in enumerate(specs)]
     src = resolve_locations(path, [s for _, s, _ in specs], source, side="source", labels=labels)
     tgt = resolve_locations(path, [t for _, _, t in specs], target, side="target", labels=labels)
-    _check_spread(path, "source", src, source)
-    _check_spread(path, "target", tgt, target)
+    if len(specs) >= 3:  # fewer are completed by automatic markers, which bring their own spread
+        _check_spread(path, "source", src, source)
+        _check_spread(path, "target", tgt, target)
     return Markers(tuple(n for n, _, _ in specs), src, tgt)
 
 
-def markers_to_json(markers: Markers, source: Mesh, target: Mesh) -> str:
-    """Marker file text with both sides as ``point`` locations (6 decimals)."""
+def markers_to_json(markers: Markers, source: Mesh, target: Mesh, extras: dict | None = None) -> str:
+    """Marker file text with both sides as ``point`` locations (6 significant decimals).
+
+    ``extras`` maps a marker name to more keys for its entry (``automatic``,
+    ``confidence``); readers ignore keys they do not know, so the file feeds back
+    into ``--markers`` as it is.
+    """
     ps = markers.source.positions(source.vertices, source.faces)
     pt = markers.target.positions(target.vertices, target.faces)
+    extras = extras or {}
     lines = [json.dumps({"name": n, "source": {"point": [round(float(x), 6) for x in a]},
-                         "target": {"point": [round(float(x), 6) for x in b]}})
+                         "target": {"point": [round(float(x), 6) for x in b]}, **extras.get(n, {})})
              for n, a, b in zip(markers.names, ps, pt)]
     return '{"markers": [\n' + ",\n".join(lines) + "\n]}\n"
+
+
+def write_markers(path, markers: Markers, source: Mesh, target: Mesh, extras: dict | None = None,
+                  inputs=()) -> None:
+    """Write a marker file (:func:`markers_to_json`) atomically, never over one of ``inputs``."""
+    atomic_write(path, markers_to_json(markers, source, target, extras).encode("utf-8"), inputs=inputs)

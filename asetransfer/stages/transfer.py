@@ -1,6 +1,7 @@
 """The whole job: correspondence -> skeleton -> weights -> a rigged target (spec Ch. 2-3)."""
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 
@@ -8,23 +9,56 @@ import numpy as np
 
 from ..config import Config
 from .correspondence import Correspondence, correspond
+from .markers import MarkerError, automatic_markers
 from ..model.markers import Markers
 from ..model.mesh import Mesh
 from ..model.rig import Rig
 from .skeleton import transfer_skeleton
 from .weights import transfer_weights, transfer_weights_robust
 
+log = logging.getLogger("asetransfer")
+
 
 @dataclass(eq=False)
 class Result:
-    """A transfer's output: the rigged target, the correspondence used, a JSON-ready report."""
+    """A transfer's output: the rigged target, the correspondence and markers used, a JSON-ready report."""
 
     rig: Rig
     correspondence: Correspondence
     report: dict = field(default_factory=dict)
+    markers: Markers | None = None
 
 
-def transfer(source: Rig, target: Mesh, markers: Markers, config: Config | None = None,
+def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: Config):
+    """The markers a transfer uses: the hand markers, automatic ones, or both (``config.markers.automatic``).
+
+    Returns ``(markers, report)``; the report lists which markers are automatic and how
+    confident each is (:func:`~asetransfer.stages.markers.automatic_markers`).
+    """
+    cfg = config.markers
+    given = markers is not None and len(markers) > 0
+    if not given and cfg.automatic == "off":
+        raise MarkerError("target", "no markers were given and automatic markers are off")
+    if given and not (cfg.automatic == "on" or (cfg.automatic == "auto" and len(markers) < cfg.complete_below)):
+        return markers, {"automatic": [], "hand": list(markers.names)}
+    t = time.perf_counter()
+    try:
+        markers, report = automatic_markers(source, target, config, hand=markers if given else None)
+    except MarkerError as e:
+        if not given or cfg.automatic == "on":
+            raise
+        if len(markers) < 3:
+            raise MarkerError("markers", f"has {len(markers)} marker(s); at least 3 are needed to align source "
+                                         f"and target, and automatic markers could not complete them ({e})") from None
+        # completing a few hand markers is a help, not a requirement: a character
+        # without a humanoid layout (a prop, a creature) keeps its hand markers
+        log.debug("hand markers not completed: %s", e)
+        return markers, {"automatic": [], "hand": list(markers.names), "not_completed": str(e)}
+    report["time"] = time.perf_counter() - t
+    return markers, report
+
+
+def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: Config | None = None,
              progress=None) -> Result:
     """Rig ``target`` with ``source``'s skeleton and skin weights.
 
@@ -32,7 +66,8 @@ def transfer(source: Rig, target: Mesh, markers: Markers, config: Config | None 
     ----------
     source : the rigged source character.
     target : the target mesh (kept exactly: vertex order, units, frame).
-    markers : linked markers between ``source.mesh`` and ``target``.
+    markers : linked markers between ``source.mesh`` and ``target``; None (or few, see
+        :class:`~asetransfer.config.MarkersConfig`) to find them automatically.
     config : parameters (:class:`~asetransfer.config.Config` defaults).
     progress : optional callable ``progress(stage_name)`` called as stages start.
 
@@ -43,6 +78,8 @@ def transfer(source: Rig, target: Mesh, markers: Markers, config: Config | None 
     cfg = config or Config()
     say = progress or (lambda stage: None)
     t0 = time.perf_counter()
+    say("markers")
+    markers, markers_report = resolve_markers(source, target, markers, cfg)
     say("correspondence")
     corr = correspond(source.mesh, target, markers, cfg.correspondence)
     say("skeleton")
@@ -68,11 +105,11 @@ def transfer(source: Rig, target: Mesh, markers: Markers, config: Config | None 
     counts = skin.influence_counts()
     report = {
         "source_vertices": int(len(source.mesh.vertices)), "target_vertices": int(len(target.vertices)),
-        "joints": int(skeleton.n_joints), "markers": len(markers),
+        "joints": int(skeleton.n_joints), "markers": len(markers), "marker_origin": markers_report,
         "correspondence": corr.stats, "skeleton": sk_report,
         "weights": {**weights_report, "max_influences": int(counts.max(initial=0)),
                     "mean_influences": float(np.mean(counts)), "time": t_weights},
-        "timings": {"correspondence": corr.stats["timings"]["total"], "skeleton": sk_report["timings"]["total"],
+        "timings": {"markers": markers_report.get("time", 0.0), "correspondence": corr.stats["timings"]["total"], "skeleton": sk_report["timings"]["total"],
                     "weights": t_weights, "total": time.perf_counter() - t0},
     }
-    return Result(rig, corr, report)
+    return Result(rig, corr, report, markers)

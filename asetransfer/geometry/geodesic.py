@@ -1,0 +1,116 @@
+"""Approximate geodesics on meshes as users have them: several pieces, seams, gaps.
+
+Distances run along the edge graph of the (welded) surface.  Characters come in
+pieces (eyes, teeth, clothing, armour plates, joint covers), so pieces closer
+than a gap are bridged where they come closest, and pieces farther apart are
+joined to the rest by their single closest pair: the graph is always connected
+and a geodesic never jumps across open space except between separate pieces.
+Edge-graph distances overestimate true geodesics by a few per cent on irregular
+meshes; the landmark rules that use them compare distances on one mesh only.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components, dijkstra
+
+
+#: local maxima examined by :func:`extremities`, farthest first (a noisy scan can
+#: have thousands; the tips of a body are among the farthest few)
+MAX_CANDIDATES = 400
+
+
+def unique_edges(faces: np.ndarray) -> np.ndarray:
+    """(E, 2) sorted vertex pairs of the triangles' edges, each once, without self-loops."""
+    f = np.asarray(faces, dtype=np.int64)
+    e = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
+    e = np.unique(e, axis=0)
+    return e[e[:, 0] != e[:, 1]]
+
+
+def _components(n: int, edges: np.ndarray) -> np.ndarray:
+    g = sp.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n, n))
+    return connected_components(g, directed=False)[1]
+
+
+def bridge_edges(vertices: np.ndarray, edges: np.ndarray, gap: float, neighbours: int = 12) -> np.ndarray:
+    """(B, 2) extra edges that connect the pieces of a mesh into one graph.
+
+    Every vertex is linked to those of its ``neighbours`` nearest vertices that lie
+    on another piece within ``gap``; pieces still apart afterwards are joined to the
+    largest piece by their closest vertex pair, one at a time.
+    """
+    from scipy.spatial import cKDTree  # imported on use: ~0.15 s
+
+    n = len(vertices)
+    label = _components(n, edges)
+    if label.max(initial=0) == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    dist, near = cKDTree(vertices).query(vertices, k=min(neighbours, n))
+    i = np.repeat(np.arange(n), near.shape[1])
+    j, d = near.ravel(), dist.ravel()
+    keep = (label[i] != label[j]) & (d <= gap)
+    bridges = [np.stack([i[keep], j[keep]], axis=1)]
+    label = _components(n, np.concatenate([edges] + bridges))
+    while label.max() > 0:
+        main = label == np.argmax(np.bincount(label))
+        inside, outside = np.flatnonzero(main), np.flatnonzero(~main)
+        d, k = cKDTree(vertices[inside]).query(vertices[outside])
+        best = int(np.argmin(d))
+        bridges.append(np.array([[outside[best], inside[k[best]]]]))
+        label = _components(n, np.concatenate([edges] + bridges))
+    return np.concatenate(bridges).astype(np.int64)
+
+
+def surface_graph(vertices: np.ndarray, faces: np.ndarray, gap: float) -> sp.csr_matrix:
+    """Symmetric (N, N) graph of edge lengths: the triangles' edges plus bridges between pieces.
+
+    Parameters
+    ----------
+    vertices : (N, 3) welded vertices.
+    faces : (F, 3) triangles.
+    gap : pieces closer than this are bridged where they are close (see :func:`bridge_edges`).
+    """
+    v = np.asarray(vertices, dtype=np.float64)
+    e = unique_edges(faces)
+    e = np.concatenate([e, bridge_edges(v, e, gap)])
+    # a floor keeps coincident vertices connected (csgraph drops zero weights)
+    w = np.maximum(np.linalg.norm(v[e[:, 0]] - v[e[:, 1]], axis=1), 1e-12 * max(gap, 1e-300))
+    rows, cols = np.concatenate([e[:, 0], e[:, 1]]), np.concatenate([e[:, 1], e[:, 0]])
+    return sp.csr_matrix((np.concatenate([w, w]), (rows, cols)), shape=(len(v), len(v)))
+
+
+def distances(graph: sp.csr_matrix, source: int, limit: float = np.inf) -> np.ndarray:
+    """(N,) graph distance of every vertex from ``source`` (``inf`` beyond ``limit``)."""
+    return dijkstra(graph, indices=int(source), limit=limit)
+
+
+def shortest_path(graph: sp.csr_matrix, start: int, end: int) -> np.ndarray:
+    """Vertex indices of a shortest path from ``start`` to ``end`` (both included)."""
+    _, previous = dijkstra(graph, indices=int(start), return_predecessors=True)
+    path = [int(end)]
+    while path[-1] != start:
+        path.append(int(previous[path[-1]]))
+    return np.array(path[::-1], dtype=np.int64)
+
+
+def extremities(graph: sp.csr_matrix, distance: np.ndarray, radius: float) -> np.ndarray:
+    """Vertices where ``distance`` is largest within a geodesic ball of ``radius``, largest first.
+
+    These are the tips of a shape seen from where ``distance`` is measured (head,
+    hands and feet of a body seen from its middle).  A vertex is a candidate when
+    no edge neighbour is farther; a candidate is kept when no vertex within
+    ``radius`` of it is farther either.  Ties keep the lower index.
+    """
+    g = graph.tocsr()
+    rows = np.repeat(np.arange(len(distance)), np.diff(g.indptr))
+    farthest_neighbour = np.full(len(distance), -np.inf)
+    np.maximum.at(farthest_neighbour, rows, distance[g.indices])
+    candidates = np.flatnonzero(distance >= farthest_neighbour)
+    candidates = candidates[np.lexsort((candidates, -distance[candidates]))][:MAX_CANDIDATES]
+    kept = []
+    for v in candidates:
+        ball = np.isfinite(dijkstra(g, indices=int(v), limit=radius))
+        if distance[ball].max() <= distance[v]:
+            kept.append(int(v))
+    return np.array(kept, dtype=np.int64)

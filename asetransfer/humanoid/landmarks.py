@@ -1,0 +1,316 @@
+"""Landmarks of a two-legged character found from its geometry alone.
+
+The same rules run on the source and on the target, so a landmark links the two
+characters even where its anatomical meaning is approximate: what matters is that
+both meshes answer the rule the same way.  Everything is intrinsic or measured in
+the body's own frame, so the result does not depend on units, up axis, facing
+direction, position, or the pose of the arms (T- to A-pose) and legs.
+
+1. **Extremities.**  On the surface graph (pieces bridged, :mod:`~asetransfer.
+   geometry.geodesic`) the points farthest from the middle of the body within a
+   large geodesic ball are the tips: head, two hands, two feet.
+2. **Which is which, intrinsically.**  The head is the tip with the smallest summed
+   geodesic distance to the others (the neck is short; hands reach the head over the
+   shoulders, feet over the whole body); the feet have the largest sums.
+3. **Body frame.**  Heels are the points of each foot farthest from its toe tip near
+   the ground; up is the normal of the ground plane through heels and toe tips;
+   forward is toe minus heel; left = up x forward (right-handed).  Left and right
+   landmarks are named by their side of the head.
+4. **Rules** in that frame: head top, nose (most forward point of the head on its
+   mid-plane), back of the head and ears (at the nose's height), hand tips (the hand
+   extremities), thumb tips (the fingertip farthest from the hand tip), toe tips,
+   heels, and the crotch (the highest point of the shortest path between the toes).
+
+:func:`find_landmarks` refuses a shape without this layout (a quadruped, a cube, a
+single limb) with :class:`NotHumanoidError`, and rates every landmark with a
+confidence in [0, 1] from the left/right symmetry and frame agreement it shows.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..geometry import geodesic
+from ..geometry.symmetry import estimate_symmetry_plane
+from ..geometry.topology import weld
+from ..model.mesh import Mesh
+
+# Rule proportions, as fractions of the body height H (head top to ground).  They
+# describe where a rule looks, not where a landmark is, and were checked on the
+# MakeHuman dev bodies (female to heavy male, T- to A-pose) and the fixtures.
+FOOT_REACH = 0.2        # a foot: surface within this geodesic distance of its toe tip
+HEEL_BAND = 0.05        # the sole: this close to the foot's lowest point
+HEEL_STRIP = 0.01       # the heel: the middle of the sole's rearmost strip this deep
+# the head: surface within this geodesic distance of the head top -- the whole head of
+# a cartoon (head radius 0.1 H), short of the hands in a T-pose (>= 0.45 H away)
+HEAD_REACH = 0.35
+NOSE_DEPTH = 0.15       # the nose lies within this distance below the head top
+EAR_BAND = 0.02         # ears and back of the head: at the nose's height, +- this
+MIDLINE_BAND = 0.015    # nose and back of the head: this close to the head top's mid-plane
+HAND_REACH = 0.12       # a hand: surface within this geodesic distance of its tip
+THUMB_MIN = 0.03        # a thumb tip lies at least this far from the hand tip
+# confidence exp(-(d / scale)^2): d is how far a left/right pair is from mirror images,
+# or a midline landmark from the mid-plane (fractions of H)
+SYMMETRY_SCALE = 0.03
+MIDLINE_SCALE = 0.02
+
+
+class NotHumanoidError(ValueError):
+    """The mesh does not have a head, two hands and two feet laid out like a standing body."""
+
+
+@dataclass(frozen=True)
+class BodyFrame:
+    """A standing body's own frame: unit ``up``, ``forward``, ``left`` (3,), ``height`` and
+    ``ground`` (3,), a point on the ground plane below the head top."""
+
+    up: np.ndarray
+    forward: np.ndarray
+    left: np.ndarray
+    height: float
+    ground: np.ndarray
+
+    def coordinates(self, points: np.ndarray) -> np.ndarray:
+        """(N, 3) points as (left, up, forward) in units of the height, from the ground point."""
+        d = (np.asarray(points, dtype=np.float64) - self.ground) / self.height
+        return np.stack([d @ self.left, d @ self.up, d @ self.forward], axis=-1)
+
+
+@dataclass(frozen=True)
+class Landmarks:
+    """Named landmarks of one mesh: ``vertex`` maps a name to a vertex of the mesh as
+    given, ``confidence`` maps it to [0, 1]; ``frame`` is the body frame."""
+
+    frame: BodyFrame
+    vertex: dict
+    confidence: dict
+
+    def positions(self, vertices: np.ndarray) -> dict:
+        """name -> (3,) position on the mesh ``vertices`` the landmarks were found on."""
+        return {k: np.asarray(vertices[v], dtype=np.float64) for k, v in self.vertex.items()}
+
+
+class _Surface:
+    """A welded mesh with its surface graph and the geodesic distances the rules share."""
+
+    def __init__(self, mesh: Mesh, bridge_gap: float):
+        self.vertices, self.faces, index = weld(mesh.vertices, mesh.faces)
+        # the first input vertex of each welded vertex: landmarks are reported on the input
+        self.original = np.zeros(len(self.vertices), dtype=np.int64)
+        self.original[index[::-1]] = np.arange(len(index))[::-1]
+        self.size = float(np.ptp(self.vertices, axis=0).max())
+        self.graph = geodesic.surface_graph(self.vertices, self.faces, bridge_gap * self.size)
+        centre = self.vertices.mean(axis=0)
+        self.middle = int(np.argmin(np.linalg.norm(self.vertices - centre, axis=1)))
+        self.from_middle = geodesic.distances(self.graph, self.middle)
+        self._from = {}
+
+    def distance_from(self, v: int) -> np.ndarray:
+        if v not in self._from:
+            self._from[v] = geodesic.distances(self.graph, v)
+        return self._from[v]
+
+
+def _tips(surface: _Surface, radius: float) -> list:
+    """Head, two hands and two feet: the five extremities, classified by summed geodesics."""
+    tips = geodesic.extremities(surface.graph, surface.from_middle, radius * surface.size)[:5].tolist()
+    if len(tips) < 5:
+        raise NotHumanoidError(f"found {len(tips)} extremities where a body has 5 (head, hands, feet)")
+    total = {t: sum(surface.distance_from(t)[u] for u in tips) for t in tips}
+    if not all(np.isfinite(list(total.values()))):
+        raise NotHumanoidError("the extremities are not connected")
+    head, *hands_feet = sorted(tips, key=lambda t: (total[t], t))
+    return [head, hands_feet[:2], hands_feet[2:]]
+
+
+def _sole(surface: _Surface, toe: int, up: np.ndarray, height: float) -> np.ndarray:
+    """The vertices of a foot near its lowest point (along ``up``)."""
+    foot = np.flatnonzero(surface.distance_from(toe) < FOOT_REACH * height)
+    h = surface.vertices[foot] @ up
+    return foot[h < h.min() + HEEL_BAND * height]
+
+
+def _rearmost(v: np.ndarray, sole: np.ndarray, forward: np.ndarray, height: float) -> int:
+    """The heel, once the facing is known: the middle of the sole's rearmost strip (a flat
+    heel has no single rearmost point)."""
+    f = v[sole] @ forward
+    rear = sole[f < f.min() + HEEL_STRIP * height]
+    return int(rear[np.argmin(np.linalg.norm(v[rear] - v[rear].mean(axis=0), axis=1))])
+
+
+def _mirror_normal(surface: _Surface, left: np.ndarray, head_top: np.ndarray, iterations: int) -> np.ndarray:
+    """The body's left, refined as the normal of its mirror plane.
+
+    Toes splay and heels are round, so toe minus heel gives the facing only to a few
+    degrees; the mirror plane fitted to the whole surface (ICP on its own reflection,
+    started through the head top) gives it to a fraction of one.  Kept only when it
+    stays within 20 degrees of the feet's estimate (a body posed far from symmetric).
+    """
+    plane = np.append(left, left @ head_top)
+    fitted = estimate_symmetry_plane(surface.vertices, surface.faces, plane, iterations=iterations)
+    normal = fitted[:3] if fitted[:3] @ left > 0 else -fitted[:3]
+    return normal if normal @ left > np.cos(np.radians(20)) else left
+
+
+def _frame(surface: _Surface, head: int, feet: list, symmetry_iterations: int):
+    """The body frame and the heels (toe -> heel) from the head top and the toe tips."""
+    v = surface.vertices
+    rough_up = v[head] - 0.5 * (v[feet[0]] + v[feet[1]])
+    height = float(np.linalg.norm(rough_up))
+    if not height > 0:
+        raise NotHumanoidError("the head and feet coincide")
+    rough_up /= height
+    soles = {t: _sole(surface, t, rough_up, height) for t in feet}
+    # a first heel, for the facing: the sole point farthest from the toe tip
+    heels = {t: int(soles[t][np.argmax(np.linalg.norm(v[soles[t]] - v[t], axis=1))]) for t in feet}
+    # up: the normal of the plane through both soles (the head-to-feet line leans with
+    # the stance; many sole points average out a rounded or uneven foot)
+    ground = v[np.concatenate([soles[t] for t in feet])]
+    normal = np.linalg.svd(ground - ground.mean(axis=0), full_matrices=False)[2][2]
+    normal = normal if normal @ rough_up > 0 else -normal
+    up = normal if normal @ rough_up > np.cos(np.radians(30)) else rough_up
+    steps = [v[t] - v[heels[t]] for t in feet]
+    steps = [s - (s @ up) * up for s in steps]
+    if min(np.linalg.norm(s) for s in steps) < 0.02 * height:
+        raise NotHumanoidError("the feet have no length: cannot tell front from back")
+    steps = [s / np.linalg.norm(s) for s in steps]
+    forward = steps[0] + steps[1]
+    if not np.linalg.norm(forward) > 0.5:
+        raise NotHumanoidError("the feet point in opposite directions")
+    forward /= np.linalg.norm(forward)
+    left = _mirror_normal(surface, np.cross(up, forward), v[head], symmetry_iterations)
+    forward = np.cross(left, up)
+    forward /= np.linalg.norm(forward)
+    heels = {t: _rearmost(v, soles[t], forward, height) for t in feet}
+    base = ground.mean(axis=0)
+    height = float((v[head] - base) @ up)
+    frame = BodyFrame(up, forward, np.cross(up, forward), height, base)
+    agreement = float(np.clip((steps[0] @ steps[1] - 0.5) / 0.5, 0.0, 1.0))
+    return frame, heels, agreement
+
+
+def _check_layout(frame: BodyFrame, v: np.ndarray, head: int, hands: list, feet: list) -> None:
+    """Refuse shapes whose tips are not laid out like a standing body."""
+    c = {t: frame.coordinates(v[t]) for t in [head, *hands, *feet]}
+    if max(c[h][1] for h in hands) > c[head][1] - 0.05:
+        raise NotHumanoidError("no head above the hands")
+    if min(c[h][1] for h in hands) < max(c[f][1] for f in feet) + 0.15:
+        raise NotHumanoidError("no hands above the feet")
+    middle = c[head][0]
+    for pair, what in ((hands, "hands"), (feet, "feet")):
+        if (c[pair[0]][0] - middle) * (c[pair[1]][0] - middle) >= 0:
+            raise NotHumanoidError(f"the {what} are not on either side of the head")
+
+
+def _head_rules(surface: _Surface, frame: BodyFrame, head: int) -> dict:
+    """Nose tip, back of the head and ears, in the head's geodesic neighbourhood.
+
+    No chin: below the nose the most forward midline point is the chin on a lean
+    body and the neck on a heavy one (2 %H apart on the heavy dev male).
+    """
+    v, h = surface.vertices, frame.height
+    region = np.flatnonzero(surface.distance_from(head) < HEAD_REACH * h)
+    rel = v[region] - v[head]
+    up, fwd, lat = rel @ frame.up, rel @ frame.forward, rel @ frame.left
+    midline = np.abs(lat) < MIDLINE_BAND * h
+    upper = midline & (up > -NOSE_DEPTH * h)
+    if not upper.any():
+        return {}
+    nose = int(np.argmax(np.where(upper, fwd, -np.inf)))
+    out = {"nose_tip": region[nose]}
+    level = np.abs(up - up[nose]) < EAR_BAND * h
+    if (level & midline).any():
+        out["head_back"] = region[np.argmin(np.where(level & midline, fwd, np.inf))]
+    if level.any():
+        out["ear.L"] = region[np.argmax(np.where(level, lat, -np.inf))]
+        out["ear.R"] = region[np.argmin(np.where(level, lat, np.inf))]
+    return out
+
+
+def _thumb(surface: _Surface, tip: int, height: float):
+    """The fingertip of the hand farthest from its tip (the thumb), or None."""
+    v, g = surface.vertices, surface.graph
+    hand = np.flatnonzero(surface.distance_from(tip) < HAND_REACH * height)
+    sub = g[hand][:, hand].tocsr()
+    d = surface.from_middle[hand]
+    rows = np.repeat(np.arange(len(hand)), np.diff(sub.indptr))
+    farthest_neighbour = np.full(len(hand), -np.inf)
+    np.maximum.at(farthest_neighbour, rows, d[sub.indices])
+    tips = hand[d >= farthest_neighbour]
+    spread = np.linalg.norm(v[tips] - v[tip], axis=1)
+    if not (spread > THUMB_MIN * height).any():
+        return None
+    return int(tips[np.argmax(spread)])
+
+
+def _named(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: list, heels: dict) -> dict:
+    """Every landmark's welded vertex, by name."""
+    v = surface.vertices
+    side = {t: "L" if (v[t] - v[head]) @ frame.left > 0 else "R" for t in [*hands, *feet]}
+    out = {"head_top": head}
+    for t in hands:
+        out[f"hand_tip.{side[t]}"] = t
+        thumb = _thumb(surface, t, frame.height)
+        if thumb is not None:
+            out[f"thumb_tip.{side[t]}"] = thumb
+    for t in feet:
+        out[f"toe_tip.{side[t]}"] = t
+        out[f"heel.{side[t]}"] = heels[t]
+    between = geodesic.shortest_path(surface.graph, feet[0], feet[1])
+    out["crotch"] = int(between[np.argmax(v[between] @ frame.up)])
+    out.update(_head_rules(surface, frame, head))
+    return {k: int(x) for k, x in out.items()}
+
+
+def _confidence(v: np.ndarray, frame: BodyFrame, named: dict, agreement: float) -> dict:
+    """Per landmark: left/right pairs by how nearly they mirror each other, midline
+    landmarks by their distance from the mid-plane, all capped by the frame's agreement."""
+    mid = 0.5 * (v[named["head_top"]] + v[named["crotch"]]) @ frame.left
+    out = {}
+    for name, x in named.items():
+        base, _, s = name.partition(".")
+        if s:
+            other = named.get(f"{base}.{'R' if s == 'L' else 'L'}")
+            if other is None:
+                out[name] = 0.5 * agreement
+                continue
+            mirrored = v[other] - 2.0 * (v[other] @ frame.left - mid) * frame.left
+            d = np.linalg.norm(v[x] - mirrored) / frame.height / SYMMETRY_SCALE
+        else:
+            d = abs(v[x] @ frame.left - mid) / frame.height / MIDLINE_SCALE
+        out[name] = round(float(agreement * np.exp(-d * d)), 4)
+    return out
+
+
+def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
+                   symmetry_iterations: int) -> Landmarks:
+    """Landmarks of a standing two-legged character (module docstring: the rules).
+
+    Parameters
+    ----------
+    mesh : the character, in any units, frame and position; several pieces allowed.
+    bridge_gap : pieces closer than this fraction of the bounding box's largest side
+        are joined where they come closest (``MarkersConfig.bridge_gap``).
+    extremity_radius : a tip is farthest from the middle within this geodesic radius,
+        as a fraction of the bounding box's largest side (``MarkersConfig.extremity_radius``).
+    symmetry_iterations : steps of the mirror-plane fit that sets left and right
+        (``SkeletonConfig.symmetry_iterations``, the same fit as mirroring's).
+
+    Returns
+    -------
+    :class:`Landmarks` on the mesh's own vertices.
+
+    Raises
+    ------
+    NotHumanoidError when the shape has no head, hands and feet laid out like a body.
+    """
+    if mesh.n_faces == 0:
+        raise NotHumanoidError("the mesh has no faces")
+    surface = _Surface(mesh, bridge_gap)
+    head, hands, feet = _tips(surface, extremity_radius)
+    frame, heels, agreement = _frame(surface, head, feet, symmetry_iterations)
+    _check_layout(frame, surface.vertices, head, hands, feet)
+    named = _named(surface, frame, head, hands, feet, heels)
+    confidence = _confidence(surface.vertices, frame, named, agreement)
+    return Landmarks(frame, {k: int(surface.original[x]) for k, x in named.items()}, confidence)

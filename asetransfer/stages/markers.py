@@ -1,0 +1,136 @@
+"""Automatic markers: landmarks found on both characters, linked by name.
+
+The spec (Ch. 2) starts from hand-placed markers; a TD has none for a new
+character and a batch over a cast cannot click.  :func:`automatic_markers` runs
+the landmark rules of :mod:`asetransfer.humanoid.landmarks` on the source mesh and
+on the target, and links the landmarks both have.  Hand markers, when given, win:
+an automatic marker gives way to a hand marker of the same name or one placed
+near it on the target.  The source's landmark frame is checked against its
+skeleton (left/right joint names), so a geometric rule that read the source the
+wrong way round is reported rather than silently mirrored.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from ..config import Config
+from ..geometry.surface import vertex_points
+from ..humanoid.body import body_axes
+from ..humanoid.landmarks import Landmarks, NotHumanoidError, find_landmarks
+from ..humanoid.skeleton_map import propose_skeleton_map
+from ..model.markers import Markers
+from ..model.mesh import Mesh
+from ..model.rig import Rig
+from ..model.surface import SurfacePoints
+
+log = logging.getLogger("asetransfer")
+
+
+class MarkerError(ValueError):
+    """Markers could not be found or completed; ``side`` ("source", "target" or "markers")
+    says which input is at fault."""
+
+    def __init__(self, side: str, message: str):
+        super().__init__(message)
+        self.side = side
+
+
+def landmarks_of(mesh: Mesh, side: str, config: Config) -> Landmarks:
+    """The landmarks of one character; :class:`MarkerError` naming the side if it has no body layout."""
+    cfg = config.markers
+    try:
+        return find_landmarks(mesh, bridge_gap=cfg.bridge_gap, extremity_radius=cfg.extremity_radius,
+                              symmetry_iterations=config.skeleton.symmetry_iterations)
+    except NotHumanoidError as e:
+        raise MarkerError(side, f"no humanoid layout found for automatic markers: {e}") from None
+
+
+def frame_agreement(source: Rig, landmarks: Landmarks) -> float | None:
+    """Cosine between the source's geometric left and its skeleton's left (None without L/R joints)."""
+    mapping, _ = propose_skeleton_map(source.skeleton)
+    names = {n: i for i, n in enumerate(source.skeleton.names)}
+    positions = {role: source.skeleton.bind_world[names[joint], :3, 3] for role, joint in mapping.items()}
+    if "head" not in positions or "hips" not in positions:
+        return None
+    try:
+        _, _, left = body_axes(positions)
+    except ValueError:
+        return None
+    return float(left @ landmarks.frame.left)
+
+
+def _points(mesh: Mesh, landmarks: Landmarks, names: list) -> SurfacePoints:
+    return vertex_points(np.array([landmarks.vertex[n] for n in names], dtype=np.int64), mesh.faces)
+
+
+def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers | None = None):
+    """Linked markers from landmarks on both characters, completed by (and giving way to) ``hand``.
+
+    Parameters
+    ----------
+    source : the rigged source (its skeleton checks the source's landmark frame).
+    target : the target mesh.
+    config : :class:`~asetransfer.config.Config` (its ``markers`` part, and the mirror-plane fit's steps).
+    hand : hand-placed markers to keep, or None.
+
+    Returns
+    -------
+    markers : :class:`Markers`, the hand markers first, then the automatic ones.
+    report : JSON-ready dict: ``automatic`` (names), ``hand`` (names), ``confidence``
+        (automatic name -> [0, 1]), ``low_confidence``, ``frames`` and ``time``.
+
+    Raises
+    ------
+    MarkerError when either character has no humanoid layout.
+    """
+    cfg = config.markers
+    src, tgt = landmarks_of(source.mesh, "source", config), landmarks_of(target, "target", config)
+    names = [n for n in src.vertex if n in tgt.vertex]
+    confidence = {n: min(src.confidence[n], tgt.confidence[n]) for n in names}
+    agreement = frame_agreement(source, src)
+    if agreement is not None and agreement < 0.5:
+        log.warning("the source's left/right joint names disagree with its shape (feet or face point the other "
+                    "way?): automatic markers may be mirrored; check them or give hand markers")
+        confidence = {n: min(c, 0.25) for n, c in confidence.items()}
+    if hand is not None and len(hand):
+        names = _give_way(names, tgt, target, hand, cfg.hand_radius)
+    auto = Markers(tuple(names), _points(source.mesh, src, names), _points(target, tgt, names))
+    markers = auto if hand is None or not len(hand) else _joined(hand, auto)
+    low = [n for n in names if confidence[n] < cfg.warn_confidence]
+    if low:
+        log.warning("automatic markers with low confidence (check them): %s", ", ".join(low))
+    report = {
+        "automatic": names, "hand": list(hand.names) if hand is not None else [],
+        "confidence": {n: confidence[n] for n in names}, "low_confidence": low,
+        "source_frame_agreement": None if agreement is None else round(agreement, 4),
+        "frames": {side: _frame_json(lm) for side, lm in (("source", src), ("target", tgt))},
+    }
+    return markers, report
+
+
+def _give_way(names: list, tgt: Landmarks, target: Mesh, hand: Markers, radius: float) -> list:
+    """Automatic marker names not taken by a hand marker's name or placed near one on the target."""
+    near = radius * tgt.frame.height
+    taken = hand.target.positions(target.vertices, target.faces)
+    keep = []
+    for n in names:
+        p = target.vertices[tgt.vertex[n]]
+        if n not in hand.names and not (np.linalg.norm(taken - p, axis=1) < near).any():
+            keep.append(n)
+    return keep
+
+
+def _joined(first: Markers, second: Markers) -> Markers:
+    """One marker set: ``first``'s markers, then ``second``'s."""
+    def cat(a: SurfacePoints, b: SurfacePoints) -> SurfacePoints:
+        return SurfacePoints(np.concatenate([a.face, b.face]), np.concatenate([a.bary, b.bary]))
+    return Markers(tuple(first.names) + tuple(second.names), cat(first.source, second.source),
+                   cat(first.target, second.target))
+
+
+def _frame_json(landmarks: Landmarks) -> dict:
+    f = landmarks.frame
+    return {"up": [round(float(x), 6) for x in f.up], "forward": [round(float(x), 6) for x in f.forward],
+            "height": round(float(f.height), 6)}

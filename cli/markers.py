@@ -1,0 +1,66 @@
+"""``asetransfer markers SOURCE TARGET -o MARKERS.json``: find linked markers automatically."""
+from __future__ import annotations
+
+from asetransfer.errors import InputError
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "markers", help="find linked markers on a humanoid source and target automatically",
+        description="Landmarks (head top, nose, ears, back of the head, hand and thumb tips, toe tips, heels, "
+                    "crotch) found by the same geometric rules on both characters, in any units, up axis, "
+                    "facing and position, written as a marker file (the schema 'transfer --markers' reads) with "
+                    "each marker's confidence. Edit it and feed it back, or let 'transfer' find them itself.")
+    p.add_argument("source", help="rigged source (.glb/.gltf)")
+    p.add_argument("target", help="target mesh (.obj .ply .off .stl .glb .gltf)")
+    p.add_argument("-o", "--output", required=True, help="marker file to write (.json)")
+    p.add_argument("--markers", metavar="HAND.json", help="hand markers to keep; automatic ones complete them")
+    p.add_argument("--preview", metavar="PNG", help="also draw both characters with the markers and the "
+                                                    "transferred skeleton (front and side views)")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from asetransfer.config import Config, MarkersConfig
+    from asetransfer.io import load_markers, load_rig
+    from asetransfer.io.atomic import check_output_path
+    from asetransfer.io.markers import write_markers
+    from asetransfer.stages.markers import MarkerError, automatic_markers
+
+    from .correspond import mesh_of
+
+    inputs = tuple(p for p in (args.source, args.target, args.markers) if p)
+    check_output_path(args.output, inputs)
+    if args.preview:
+        check_output_path(args.preview, inputs + (args.output,))
+    source, target = load_rig(args.source), mesh_of(args.target)
+    hand = load_markers(args.markers, source.mesh, target, minimum=1) if args.markers else None
+    config = Config(markers=MarkersConfig(automatic="on"))
+    try:
+        markers, origin = automatic_markers(source, target, config, hand=hand)
+    except MarkerError as e:
+        raise InputError({"source": args.source, "markers": args.markers}.get(e.side, args.target), str(e)) from None
+    extras = {n: {"automatic": n in origin["confidence"], **({"confidence": origin["confidence"][n]}
+                                                            if n in origin["confidence"] else {})}
+              for n in markers.names}
+    write_markers(args.output, markers, source.mesh, target, extras, inputs=inputs)
+    if args.preview:
+        _preview(args, source, target, markers, origin, config, inputs)
+    if not getattr(args, "quiet", False):
+        low = origin["low_confidence"]
+        print(f"{args.output}: {len(markers)} markers ({len(origin['automatic'])} automatic, "
+              f"{len(origin['hand'])} hand)" + (f"; low confidence: {', '.join(low)}" if low else ""))
+    return 0
+
+
+def _preview(args, source, target, markers, origin, config, inputs):
+    """Transfer the skeleton with these markers and draw it (what the TD checks in two seconds)."""
+    from asetransfer.config import MarkersConfig
+    from asetransfer.io.preview import write_preview
+    from asetransfer.stages.transfer import transfer
+
+    from .preview import characters
+
+    result = transfer(source, target, markers, config.replace(markers=MarkersConfig(automatic="off")))
+    write_preview(args.preview, characters(source, target, markers, origin, config, result.rig),
+                  title=f"{args.source}  ->  {args.target}", inputs=inputs + (args.output,))
