@@ -95,10 +95,13 @@ class _Surface:
     """A welded mesh with its surface graph and the geodesic distances the rules share."""
 
     def __init__(self, mesh: Mesh, bridge_gap: float):
-        self.vertices, self.faces, index = weld(mesh.vertices, mesh.faces)
+        # the surface: vertices used by a face, welded across seams
+        used = np.unique(mesh.faces)
+        welded, faces, index = weld(mesh.vertices[used], np.searchsorted(used, mesh.faces))
+        self.vertices, self.faces = welded, faces
         # the first input vertex of each welded vertex: landmarks are reported on the input
-        self.original = np.zeros(len(self.vertices), dtype=np.int64)
-        self.original[index[::-1]] = np.arange(len(index))[::-1]
+        self.original = np.zeros(len(welded), dtype=np.int64)
+        self.original[index[::-1]] = used[::-1]
         self.size = float(np.ptp(self.vertices, axis=0).max())
         self.graph = geodesic.surface_graph(self.vertices, self.faces, bridge_gap * self.size)
         centre = self.vertices.mean(axis=0)
@@ -190,8 +193,19 @@ def _frame(surface: _Surface, head: int, feet: list, symmetry_iterations: int):
     return frame, heels, agreement
 
 
-def _check_layout(frame: BodyFrame, v: np.ndarray, head: int, hands: list, feet: list) -> None:
-    """Refuse shapes whose tips are not laid out like a standing body."""
+def _check_layout(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: list) -> None:
+    """Refuse shapes whose tips are not laid out like a standing body: the head top is the
+    highest point and the feet the lowest; hands sit between them, one on each side, and
+    the geodesics are a body's (feet a leg's length from the crotch, far from the head)."""
+    v, h = surface.vertices, frame.height
+    extent = v @ frame.up
+    if extent.max() - v[head] @ frame.up > 0.03 * h or (v[feet] @ frame.up).max() - extent.min() > 0.1 * h:
+        raise NotHumanoidError("the head is not the top or the feet are not the bottom of the shape")
+    from_head = surface.distance_from(head)
+    if min(from_head[f] for f in feet) < 0.8 * h or min(from_head[t] for t in hands) < 0.25 * h:
+        raise NotHumanoidError("the hands and feet are too close to the head along the surface")
+    if surface.distance_from(feet[0])[feet[1]] < 0.4 * h:
+        raise NotHumanoidError("the feet are too close to each other along the surface: no legs")
     c = {t: frame.coordinates(v[t]) for t in [head, *hands, *feet]}
     if max(c[h][1] for h in hands) > c[head][1] - 0.05:
         raise NotHumanoidError("no head above the hands")
@@ -310,7 +324,7 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
     surface = _Surface(mesh, bridge_gap)
     head, hands, feet = _tips(surface, extremity_radius)
     frame, heels, agreement = _frame(surface, head, feet, symmetry_iterations)
-    _check_layout(frame, surface.vertices, head, hands, feet)
+    _check_layout(surface, frame, head, hands, feet)
     named = _named(surface, frame, head, hands, feet, heels)
     confidence = _confidence(surface.vertices, frame, named, agreement)
     return Landmarks(frame, {k: int(surface.original[x]) for k, x in named.items()}, confidence)
