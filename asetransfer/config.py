@@ -44,6 +44,17 @@ class CorrespondenceConfig:
     # another frame or unit (our addition; the marker loader, io/markers.py, uses this
     # default: markers are loaded before a Config is at hand)
     marker_snap_distance: float = 0.05
+    # pose matching (beyond spec §5.1, which assumes both stand in the same pose): when a
+    # first transfer finds a limb bone more than this many degrees from the source's,
+    # the source is posed by its own rig to match and the correspondence registered
+    # again (stages/pose.py).  Same-pose bodies differ by at most ~7 deg (elbows of the
+    # dev set); the A-pose dev male by 30.
+    pose_match_angle: float = 12.0
+    # at most this many posed registrations, fewer once the pose read from the placed
+    # skeleton moves less than the tolerance (degrees) between passes: on the fixture
+    # with arms lowered 40 deg the joints come within 2.8 / 0.6 / 0.3 mm after 1 / 2 / 3
+    pose_match_passes: int = 3
+    pose_match_tolerance: float = 1.0
 
     def __post_init__(self):
         for name in ("fair_smoothness", "fair_marker_link", "fair_marker_anchor", "register_detail",
@@ -54,6 +65,9 @@ class CorrespondenceConfig:
             raise ValueError("correspondence iteration counts must be at least 1 (stage 2) and 0 (stage 1)")
         if not 0 < self.reject_angle <= 180:
             raise ValueError("correspondence parameter reject_angle must be in (0, 180]")
+        if not 0 < self.pose_match_angle <= 180 or self.pose_match_passes < 1 or not self.pose_match_tolerance > 0:
+            raise ValueError("pose matching needs an angle in (0, 180] degrees (180: never), passes >= 1 "
+                             "and a positive tolerance")
         if not self.marker_snap_distance > 0 or not 0 <= self.unmarked_area_warning <= 1:
             raise ValueError("marker_snap_distance must be positive and unmarked_area_warning in [0, 1]")
 

@@ -226,8 +226,13 @@ def _rest_pose(bind_rot, positions, parents, rest_rot):
     return translation, local_rot
 
 
-def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: SkeletonConfig | None = None):
+def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: SkeletonConfig | None = None, *,
+                      rest_source=None):
     """The source skeleton placed and oriented inside ``target``.
+
+    ``rest_source`` is the skeleton whose bind pose a normalised rest pose aims for
+    (§3.3; default ``source.skeleton``): a source posed to match the target
+    (:mod:`~asetransfer.stages.pose`) is fitted, but the rest pose stays the source's own.
 
     Returns
     -------
@@ -254,8 +259,10 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
                             report=report)
     timings["spine_mirror"] = time.perf_counter() - t
     t = time.perf_counter()
+    rest = (rest_source or sk).bind_world
     skeleton, C = _oriented_skeleton(cloud, pos, sk, alignment_rotation=al.rotation,
-                                     label=label if cfg.keep_coincident else None, pose_normalize=cfg.pose_normalize)
+                                     label=label if cfg.keep_coincident else None, pose_normalize=cfg.pose_normalize,
+                                     rest=(al.rotation @ closest_rotation(rest[:, :3, :3]), al.apply(rest[:, :3, 3])))
     delta = np.degrees(np.arccos(np.clip((np.trace(C, axis1=1, axis2=2) - 1) / 2, -1, 1)))
     report["delta_rotation_deg"] = {"mean": float(delta.mean()), "max": float(delta.max()),
                                     "max_joint": sk.names[int(np.argmax(delta))]}
@@ -340,13 +347,16 @@ def _spine_and_mirror(cloud: SkinnedCloud, pos, label, *, sk: Skeleton, target: 
     return pos
 
 
-def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rotation, label, pose_normalize: bool):
+def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rotation, label, pose_normalize: bool,
+                       rest):
     """Steps 3-4: orientation copy with Delta rotations (§3.2, Alg. 2), bind and rest pose (§3.3).
 
     Parameters
     ----------
     pos : (J, 3) placed joints; alignment_rotation : (3, 3) rotation of the marker similarity;
-    label : coincident labels for :func:`aim_single_children` (None: every joint apart).
+    label : coincident labels for :func:`aim_single_children` (None: every joint apart);
+    rest : ((J, 3, 3) rotations, (J, 3) positions) of the pose a normalised rest pose aims
+        for, aligned like the cloud (the source's bind pose).
 
     Returns
     -------
@@ -359,7 +369,7 @@ def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rota
     bind_world = np.tile(np.eye(4), (len(sk.names), 1, 1))
     bind_world[:, :3, :3], bind_world[:, :3, 3] = bind_rot, pos
     if pose_normalize:
-        rest_rot = _normalised_rest_rotations(bind_rot, src_rot, pos, cloud.joints, parents)
+        rest_rot = _normalised_rest_rotations(bind_rot, rest[0], pos, rest[1], parents)
     else:
         rest_rot = bind_rot
     translation, local_rot = _rest_pose(bind_rot, pos, parents, rest_rot)

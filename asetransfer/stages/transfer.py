@@ -10,6 +10,7 @@ import numpy as np
 from ..config import Config
 from .correspondence import Correspondence, correspond
 from .markers import MarkerError, automatic_markers
+from .pose import in_source_frame, limb_angles, match_pose
 from ..model.markers import Markers
 from ..model.mesh import Mesh
 from ..model.rig import Rig
@@ -58,6 +59,39 @@ def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: 
     return markers, report
 
 
+def _match_pose(source, target, markers, cfg, corr, skeleton, sk_report, say):
+    """Register again from a source posed like the target when their limbs differ (stages/pose.py).
+
+    The pose is read from the skeleton the last pass placed; passes repeat until the
+    pose moves less than ``pose_match_tolerance`` degrees (each pass registers a source
+    closer to the target, so its joints, and the pose read from them, are closer too).
+    Returns the final correspondence, skeleton and skeleton report, and a report: each
+    limb bone's angle to the source's after every pass.
+    """
+    cc = cfg.correspondence
+    t = time.perf_counter()
+    rest = source.skeleton.bind_world[:, :3, 3]
+    placed = in_source_frame(source.skeleton, skeleton.bind_world[:, :3, 3])
+    angles = limb_angles(source.skeleton, rest, placed)
+    report = {"limb_angles_deg": [{k: round(v, 2) for k, v in angles.items()}], "passes": 0}
+    if angles and max(angles.values()) > cc.pose_match_angle:
+        for _ in range(cc.pose_match_passes):
+            say("pose matching")
+            posed = match_pose(source, placed)
+            corr = correspond(posed.mesh, target, markers, cc)
+            # joints are fitted from the posed source (local fits see a near-rigid match);
+            # the rest pose and orientations stay the source's
+            skeleton, sk_report = transfer_skeleton(posed, target, corr, cfg.skeleton, rest_source=source.skeleton)
+            before, placed = placed, in_source_frame(source.skeleton, skeleton.bind_world[:, :3, 3])
+            report["passes"] += 1
+            report["limb_angles_deg"].append({k: round(v, 2) for k, v in limb_angles(source.skeleton, rest,
+                                                                                        placed).items()})
+            if max(limb_angles(source.skeleton, before, placed).values()) < cc.pose_match_tolerance:
+                break
+    report["time"] = time.perf_counter() - t
+    return corr, skeleton, sk_report, report
+
+
 def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: Config | None = None,
              progress=None) -> Result:
     """Rig ``target`` with ``source``'s skeleton and skin weights.
@@ -84,6 +118,8 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     corr = correspond(source.mesh, target, markers, cfg.correspondence)
     say("skeleton")
     skeleton, sk_report = transfer_skeleton(source, target, corr, cfg.skeleton)
+    corr, skeleton, sk_report, pose_report = _match_pose(source, target, markers, cfg, corr, skeleton, sk_report,
+                                                         say)
     say("weights")
     t = time.perf_counter()
     wc = cfg.weights
@@ -106,7 +142,7 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     report = {
         "source_vertices": int(len(source.mesh.vertices)), "target_vertices": int(len(target.vertices)),
         "joints": int(skeleton.n_joints), "markers": len(markers), "marker_origin": markers_report,
-        "correspondence": corr.stats, "skeleton": sk_report,
+        "correspondence": corr.stats, "pose_match": pose_report, "skeleton": sk_report,
         "weights": {**weights_report, "max_influences": int(counts.max(initial=0)),
                     "mean_influences": float(np.mean(counts)), "time": t_weights},
         "timings": {"markers": markers_report.get("time", 0.0), "correspondence": corr.stats["timings"]["total"], "skeleton": sk_report["timings"]["total"],
