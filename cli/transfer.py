@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -31,10 +32,11 @@ def add_parser(sub):
         "transfer", help="rig TARGET with SOURCE's skeleton and skin weights",
         description="Correspondence -> skeleton (positions, spine, mirroring, orientation, pose "
                     "normalisation) -> skin weights -> OUT.glb: the target mesh as given, skinned.")
-    p.add_argument("source", help="rigged source (.glb/.gltf)")
-    p.add_argument("target", help="target mesh (.obj .ply .off .stl .glb .gltf)")
+    p.add_argument("source", help="rigged source (.glb .gltf .fbx)")
+    p.add_argument("target", help="target mesh (.obj .ply .off .stl .glb .gltf .fbx)")
     p.add_argument("--markers", required=True, help="marker file (JSON) linking source and target points")
-    p.add_argument("-o", "--output", required=True, help="output rig (.glb or .gltf)")
+    p.add_argument("-o", "--output", required=True,
+                   help="output rig: .glb or .gltf, or UsdSkel .usda .usdc .usdz (needs asetransfer[usd])")
     p.add_argument("--report", help="write a JSON report (timings, residuals, fallbacks, warnings)")
     sk, wc = SkeletonConfig(), WeightsConfig()  # every default below is the library's (Config)
     p.add_argument("--joints", choices=("em", "pa"), default=sk.joints,
@@ -100,14 +102,35 @@ class _Progress:
             print(f"asetransfer: {stage} ...", file=sys.stderr, flush=True)
 
 
+def _usd_frame(target_path, rig) -> dict:
+    """USD stage metadata of the rigged target: the units and up axis its file declares (FBX,
+    USD), else guesses: the up axis from the skeleton, the unit from the body height."""
+    from asetransfer.io import file_frame
+
+    frame = file_frame(target_path)
+    if frame is not None:
+        return frame
+    from asetransfer.handoff.calibration import guess_units
+    from asetransfer.humanoid.body import guess_up_axis
+
+    up, _ = guess_up_axis(rig.mesh, rig)
+    lo, hi = rig.mesh.bounds()
+    height = float(hi["XYZ".index(up[1])] - lo["XYZ".index(up[1])])
+    return {"metres_per_unit": guess_units(height)["metres_per_unit"] or 1.0, "up_axis": up}
+
+
 def run(args) -> int:
     from asetransfer.geometry.linsolve import NumericalError
-    from asetransfer.io import load_markers, load_rig
+    from asetransfer.io import USD_EXTENSIONS, load_markers, load_rig, save_rig
     from asetransfer.io.atomic import atomic_write, check_output_path
-    from asetransfer.io.gltf_write import write_rig
 
     inputs = (args.source, args.target, args.markers)
     check_output_path(args.output, inputs)
+    usd = os.path.splitext(args.output)[1].lower() in USD_EXTENSIONS
+    if usd:  # before the work: a missing usd-core is one line, not a lost run
+        from asetransfer.io.usd import require_usd
+
+        require_usd(args.output)
     if args.report:
         check_output_path(args.report, inputs + (args.output,))
     handoff.check_outputs(args, inputs)
@@ -127,7 +150,8 @@ def run(args) -> int:
         result = transfer(source, target, markers, config, progress=_Progress(quiet))
     except NumericalError as e:
         raise InputError(args.markers, f"transfer failed: {e}") from None
-    write_rig(args.output, result.rig, max_influences=config.weights.max_influences, inputs=inputs)
+    save_rig(args.output, result.rig, max_influences=config.weights.max_influences, inputs=inputs,
+             **(_usd_frame(args.target, result.rig) if usd else {}))
     handoff.write(args, plan, source, result, inputs)
     if args.report:
         atomic_write(args.report, (json.dumps(result.report, indent=1) + "\n").encode(), inputs + (args.output,))

@@ -1,0 +1,204 @@
+"""FBX input (issue 21): the FBX twins of the fixtures, written by Blender's FBX exporter
+(``fixtures/make_fbx.py``), read back as the rigs and meshes they were made from.
+
+Tolerances: Blender stores bones as float32 head/tail/roll, so the bind rotations it writes
+for the legs differ from the glTF file's by up to 2.5e-5 (measured; the positions by 4e-7):
+rotations are compared within 1e-4, positions and weights within 1e-5 (after units).  Our
+reader was cross-checked against ufbx on these files: TransformLink identical, rest
+matrices within 1e-12.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import numpy as np
+import pytest
+
+import asetransfer as at
+from asetransfer.io import file_frame, load_character, load_mesh, load_rig
+from asetransfer.io.fbx import euler_matrix, node_local_matrix, polygon_triangles
+from asetransfer_cli.main import main
+from conftest import FIXTURES
+
+#: glTF frame (m, Y up, facing +Z) -> the frame Blender writes with axis_up="Z",
+#: axis_forward="-Y" in centimetres: (x, y, z) -> 100 (-x, z, y); the files declare
+#: right -X, up +Z, front +Y
+CM_ZUP = np.diag([1.0, 1.0, 1.0, 1.0])
+CM_ZUP[:3, :3] = 100.0 * np.array([[-1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+
+
+@pytest.fixture(scope="module")
+def gltf_source():
+    return load_rig(FIXTURES / "source.glb")
+
+
+def assert_same_rig(fbx: at.Rig, gltf: at.Rig, to_gltf: np.ndarray = np.eye(4)):
+    """``fbx`` (mapped by ``to_gltf``) is ``gltf``: names, hierarchy, parts, faces, vertices, bind
+    and rest matrices, weights."""
+    sk, ref = fbx.skeleton, gltf.skeleton
+    assert sk.names == ref.names  # depth-first order equals the glTF skin's here
+    assert np.array_equal(sk.parents, ref.parents)
+    assert fbx.mesh.parts == gltf.mesh.parts
+    np.testing.assert_array_equal(fbx.mesh.faces, gltf.mesh.faces)
+    np.testing.assert_allclose(fbx.mesh.vertices @ to_gltf[:3, :3].T + to_gltf[:3, 3], gltf.mesh.vertices,
+                               atol=1e-5)
+    for name, mats in (("bind", (sk.bind_world, ref.bind_world)), ("rest", (sk.rest_world(), ref.rest_world()))):
+        mine = to_gltf @ mats[0]
+        np.testing.assert_allclose(mine[:, :3, 3], mats[1][:, :3, 3], atol=1e-5, err_msg=name)
+        np.testing.assert_allclose(mine[:, :3, :3], mats[1][:, :3, :3], atol=1e-4, err_msg=name)
+    assert abs(fbx.skin.to_sparse() - gltf.skin.to_sparse()).max() <= 1e-6
+
+
+def test_fbx_source_is_its_gltf_twin(gltf_source):
+    rig = load_rig(FIXTURES / "source.fbx")
+    assert file_frame(FIXTURES / "source.fbx") == {"metres_per_unit": 1.0, "up_axis": "+Y"}
+    assert_same_rig(rig, gltf_source)
+
+
+def test_fbx_source_in_centimetres_z_up_is_the_twin_in_its_own_frame(gltf_source):
+    path = FIXTURES / "source_cm_zup.fbx"
+    assert file_frame(path) == {"metres_per_unit": 0.01, "up_axis": "+Z"}
+    rig = load_rig(path)
+    # returned in the file's frame: 1.74 m tall along +Z in centimetres
+    assert 170 < np.ptp(rig.mesh.vertices[:, 2]) < 180
+    assert_same_rig(rig, gltf_source, np.linalg.inv(CM_ZUP))
+
+
+def test_three_meshes_bound_to_one_skeleton_are_merged_as_parts():
+    rig = load_rig(FIXTURES / "source.fbx")
+    assert rig.mesh.parts == ("body", "eye.L", "eye.R")
+    head = rig.skeleton.index("head")
+    eyes = rig.mesh.vertex_part > 0
+    assert (rig.skin.indices[eyes, 0] == head).all() and np.allclose(rig.skin.weights[eyes, 0], 1.0)
+
+
+def test_fbx_target_is_its_ply_twin_in_the_files_frame():
+    fbx = load_mesh(FIXTURES / "target_heavy_cm_zup.fbx")
+    ply = load_mesh(FIXTURES / "target_heavy.ply")
+    np.testing.assert_array_equal(fbx.faces, ply.faces)
+    np.testing.assert_allclose(fbx.vertices, ply.vertices @ CM_ZUP[:3, :3].T, atol=1e-4)  # cm; float32 in Blender
+
+
+def test_a_rigged_fbx_read_as_a_target_is_its_mesh_as_placed(gltf_source):
+    mesh = load_mesh(FIXTURES / "source.fbx")
+    np.testing.assert_allclose(mesh.vertices, gltf_source.mesh.vertices, atol=1e-5)
+    assert isinstance(load_character(FIXTURES / "source.fbx"), at.Rig)
+    assert isinstance(load_character(FIXTURES / "target_heavy_cm_zup.fbx"), at.Mesh)
+
+
+def test_polygons_are_fan_triangulated():
+    # a triangle, a quad and a pentagon; the last corner of each is stored as ~v
+    pvi = np.array([0, 1, ~2, 3, 4, 5, ~6, 7, 8, 9, 10, ~11])
+    np.testing.assert_array_equal(polygon_triangles(pvi), [[0, 1, 2], [3, 4, 5], [3, 5, 6], [7, 8, 9],
+                                                           [7, 9, 10], [7, 10, 11]])
+    assert polygon_triangles(np.array([0, ~1])).shape == (0, 3)  # a line gives none
+
+
+def test_euler_orders_and_the_transform_stack():
+    rx, rz = euler_matrix([90.0, 0.0, 0.0]), euler_matrix([0.0, 0.0, 90.0])
+    np.testing.assert_allclose(rx[:3, :3] @ [0, 1, 0], [0, 0, 1], atol=1e-12)
+    # eXYZ applies X first: R = Rz Rx; eZYX (5) applies Z first: R = Rx Rz
+    np.testing.assert_allclose(euler_matrix([90.0, 0.0, 90.0], 0), rz @ rx, atol=1e-12)
+    np.testing.assert_allclose(euler_matrix([90.0, 0.0, 90.0], 5), rx @ rz, atol=1e-12)
+    # L = T Rpre R S about a rotation pivot: the pivot stays where it is
+    props = {"Lcl Translation": np.array([1.0, 2.0, 3.0]), "PreRotation": np.array([0.0, 0.0, 90.0]),
+             "Lcl Rotation": np.array([90.0, 0.0, 0.0]), "Lcl Scaling": np.array([2.0, 2.0, 2.0]),
+             "RotationPivot": np.array([0.5, 0.0, 0.0]), "ScalingPivot": np.array([0.5, 0.0, 0.0])}
+    m = node_local_matrix(props)
+    np.testing.assert_allclose(m[:3, :3], 2.0 * (rz @ rx)[:3, :3], atol=1e-12)
+    np.testing.assert_allclose(m @ [0.5, 0.0, 0.0, 1.0], [1.5, 2.0, 3.0, 1.0], atol=1e-12)
+
+
+# ---------------------------------------------------------------------- command line
+def run(capsys, argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def transfer(capsys, tmp_path, src, tgt, markers, out):
+    code, _, err = run(capsys, ["transfer", src, tgt, "--markers", markers, "-o", tmp_path / out, "-q"])
+    assert code == 0, err
+    return load_rig(tmp_path / out)
+
+
+def test_fbx_source_gives_the_transfer_of_its_gltf_twin(tmp_path, capsys):
+    args = (FIXTURES / "target_heavy.ply", FIXTURES / "markers_heavy.json")
+    from_gltf = transfer(capsys, tmp_path, FIXTURES / "source.glb", *args, "gltf.glb")
+    from_fbx = transfer(capsys, tmp_path, FIXTURES / "source.fbx", *args, "fbx.glb")
+    assert from_fbx.skeleton.names == from_gltf.skeleton.names
+    joints = lambda r: r.skeleton.bind_world[:, :3, 3]  # noqa: E731
+    assert np.abs(joints(from_fbx) - joints(from_gltf)).max() < 1e-4  # metres; measured 3.4e-6
+    assert abs(from_fbx.skin.to_sparse() - from_gltf.skin.to_sparse()).max() < 5e-3  # measured 5.1e-4
+
+
+def test_fbx_target_in_cm_z_up_gives_the_rig_of_its_ply_twin(tmp_path, capsys):
+    ply = load_mesh(FIXTURES / "target_heavy.ply")
+    twin = tmp_path / "twin.ply"  # the PLY target expressed in the FBX file's frame
+    with open(twin, "w") as f:
+        f.write(f"ply\nformat ascii 1.0\nelement vertex {ply.n_vertices}\nproperty double x\nproperty double y\n"
+                f"property double z\nelement face {ply.n_faces}\nproperty list uchar int vertex_indices\nend_header\n")
+        f.writelines(f"{x!r} {y!r} {z!r}\n" for x, y, z in (ply.vertices @ CM_ZUP[:3, :3].T).tolist())
+        f.writelines(f"3 {a} {b} {c}\n" for a, b, c in ply.faces.tolist())
+    markers = json.loads((FIXTURES / "markers_heavy.json").read_text())
+    for m in markers["markers"]:
+        if "point" in m["target"]:
+            m["target"]["point"] = (CM_ZUP[:3, :3] @ np.array(m["target"]["point"])).tolist()
+    (tmp_path / "markers.json").write_text(json.dumps(markers))
+    src, mk = FIXTURES / "source.glb", tmp_path / "markers.json"
+    from_ply = transfer(capsys, tmp_path, src, twin, mk, "ply.glb")
+    from_fbx = transfer(capsys, tmp_path, src, FIXTURES / "target_heavy_cm_zup.fbx", mk, "fbx.glb")
+    joints = lambda r: r.skeleton.bind_world[:, :3, 3]  # noqa: E731
+    assert np.abs(joints(from_fbx) - joints(from_ply)).max() < 0.01  # centimetres; measured 1.4e-4
+    assert abs(from_fbx.skin.to_sparse() - from_ply.skin.to_sparse()).max() < 5e-3  # measured 3.6e-4
+
+
+def test_info_on_fbx_reports_the_declared_frame(capsys):
+    code, out, err = run(capsys, ["info", FIXTURES / "source_cm_zup.fbx", "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["kind"] == "rig" and d["joint_count"] == 65 and d["parts"] == ["body", "eye.L", "eye.R"]
+    assert d["declared_frame"] == {"metres_per_unit": 0.01, "up_axis": "+Z"}
+
+
+# ---------------------------------------------------------------------- bad FBX files
+def _truncated(tmp_path):
+    data = (FIXTURES / "source.fbx").read_bytes()
+    return data[: len(data) // 3]
+
+
+def _broken_zlib(tmp_path):
+    data = bytearray((FIXTURES / "source.fbx").read_bytes())
+    i = data.index(b"\x78\x9c", 4000)  # a zlib stream of an array
+    data[i + 2:i + 60] = b"\xff" * 58
+    return bytes(data)
+
+
+BAD = {
+    "truncated": (_truncated, "source", r"corrupt or truncated FBX file"),
+    "not_fbx": (lambda _: b"PK\x03\x04 a zip file, not FBX" * 10, "source", r"not a binary FBX file"),
+    "ascii": (lambda _: b"; FBX 7.4.0 project file\nFBXHeaderExtension:  {\n}\n", "source", r"ASCII FBX"),
+    "empty": (lambda _: b"", "source", r"file is empty"),
+    "broken_zlib": (_broken_zlib, "source", r"corrupt or truncated FBX file"),
+    "no_skin": (lambda _: (FIXTURES / "target_heavy_cm_zup.fbx").read_bytes(), "source", r"has no skin"),
+    "target_truncated": (_truncated, "target", r"corrupt or truncated FBX file"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_bad_fbx_exits_2_with_one_line_naming_the_file(name, tmp_path, capsys):
+    make, role, pattern = BAD[name]
+    bad = tmp_path / "bad.fbx"
+    bad.write_bytes(make(tmp_path))
+    src = bad if role == "source" else FIXTURES / "source.glb"
+    tgt = bad if role == "target" else FIXTURES / "target_heavy.ply"
+    out = tmp_path / "out" / "rigged.glb"
+    out.parent.mkdir()
+    code, _, err = run(capsys, ["transfer", src, tgt, "--markers", FIXTURES / "markers_heavy.json", "-o", out])
+    lines = err.splitlines()
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"asetransfer: error: {bad}: "), err
+    assert re.search(pattern, lines[0]), err
+    assert os.listdir(out.parent) == []
