@@ -176,6 +176,30 @@ def _broken_zlib(tmp_path):
     return bytes(data)
 
 
+def _edited_sdk_file(tmp_path, old: bytes, new: bytes):
+    """The SDK-style file with one byte string replaced by another of the same length."""
+    path = tmp_path / "sdk.fbx"
+    _sdk_style_file(path)
+    data = path.read_bytes()
+    assert data.count(old) == 1 and len(old) == len(new)
+    return data.replace(old, new)
+
+
+def _cluster_vertex_out_of_range(tmp_path):
+    import struct
+
+    # the Hips cluster's Indexes [0, 1, 2, 4] -> [0, 1, 2, 9]: the body has 5 vertices
+    return _edited_sdk_file(tmp_path, struct.pack("<4i", 0, 1, 2, 4), struct.pack("<4i", 0, 1, 2, 9))
+
+
+def _hierarchy_cycle(tmp_path):
+    import struct
+
+    # the group node (10) under the scene root becomes a child of the head (13): a cycle
+    old = b"S\x02\x00\x00\x00OOL" + struct.pack("<q", 10) + b"L" + struct.pack("<q", 0)
+    return _edited_sdk_file(tmp_path, old, old[:-8] + struct.pack("<q", 13))
+
+
 BAD = {
     "truncated": (_truncated, "source", r"corrupt or truncated FBX file"),
     "not_fbx": (lambda _: b"PK\x03\x04 a zip file, not FBX" * 10, "source", r"not a binary FBX file"),
@@ -184,6 +208,9 @@ BAD = {
     "broken_zlib": (_broken_zlib, "source", r"corrupt or truncated FBX file"),
     "no_skin": (lambda _: (FIXTURES / "target_heavy_cm_zup.fbx").read_bytes(), "source", r"has no skin"),
     "target_truncated": (_truncated, "target", r"corrupt or truncated FBX file"),
+    "cluster_vertex_out_of_range": (_cluster_vertex_out_of_range, "source",
+                                    r"skin cluster of joint 'mixamorig:Hips' names vertex 9, the mesh has 5"),
+    "hierarchy_cycle": (_hierarchy_cycle, "source", r"the node hierarchy has a cycle"),
 }
 
 
@@ -202,3 +229,83 @@ def test_bad_fbx_exits_2_with_one_line_naming_the_file(name, tmp_path, capsys):
     assert lines[0].startswith(f"asetransfer: error: {bad}: "), err
     assert re.search(pattern, lines[0]), err
     assert os.listdir(out.parent) == []
+
+
+# ---------------------------------------------------------------------- an FBX SDK-style file
+def _sdk_style_file(path):
+    """A Maya/FBX-SDK-style rig the Blender fixtures do not cover: a rotated group node above
+    the joints, namespaced joint names, pre-rotation and a ZXY rotation order, cluster
+    ``Transform`` = the mesh's world matrix at bind time (the SDK's meaning; the node has
+    moved since), a geometric translation, an
+    end joint bound by no cluster but present in the BindPose (in another pose than its
+    rest), a static mesh below a joint, and weights that do not sum to 1.  Returns the
+    expected values computed here, independently of the reader."""
+    from scipy.spatial.transform import Rotation
+
+    from fbx_builder import fbx_bytes, matrix, model, p70
+
+    def trs(t=(0, 0, 0), r=np.eye(3)):
+        m = np.eye(4)
+        m[:3, :3], m[:3, 3] = r, t
+        return m
+
+    rot = lambda axes, deg: Rotation.from_euler(axes, deg, degrees=True).as_matrix()  # noqa: E731
+    group = trs(r=rot("x", [-90.0]))                                # Z-up group node
+    hips = group @ trs((0, 0, 1.0))
+    spine = hips @ trs((0, 0.5, 0), rot("z", [30.0]) @ rot("zxy", [10.0, 20.0, 0.0]))  # Rpre, then ZXY
+    head = spine @ trs((0, 0.4, 0))
+    head_bind = head @ trs((0, 0.05, 0))                            # BindPose differs from rest
+    mesh_world = trs((0.3, 0, 0))  # the mesh node at bind time; it was moved to 0.2 since
+    geom = trs((0.1, 0, 0))                                         # GeometricTranslation
+    verts = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0, 0, 1]], float)
+    objects = [
+        model(10, "Group", "Null", Lcl_Rotation=[-90, 0, 0]),
+        model(11, "mixamorig:Hips", "LimbNode", Lcl_Translation=[0, 0, 1]),
+        ("Model", [12, "mixamorig:Spine\x00\x01Model", "LimbNode"],
+         [p70(Lcl_Translation=[0, 0.5, 0], PreRotation=[0, 0, 30], Lcl_Rotation=[10, 20, 0], RotationOrder=4)]),
+        model(13, "mixamorig:Head", "LimbNode", Lcl_Translation=[0, 0.4, 0]),
+        model(20, "Body", "Mesh", Lcl_Translation=[0.2, 0, 0], GeometricTranslation=[0.1, 0, 0]),
+        ("Geometry", [21, "Body\x00\x01Geometry", "Mesh"],
+         [("Vertices", [verts.ravel()], []), ("PolygonVertexIndex", [np.array([0, 1, 2, ~3, 0, 1, ~4])], [])]),
+        model(30, "Hat", "Mesh"),
+        ("Geometry", [31, "Hat\x00\x01Geometry", "Mesh"],
+         [("Vertices", [verts.ravel() * 0.1], []), ("PolygonVertexIndex", [np.array([0, 1, ~2])], [])]),
+        ("Deformer", [40, "Skin\x00\x01Deformer", "Skin"], []),
+        ("Deformer", [41, "Hips\x00\x01SubDeformer", "Cluster"],
+         [("Indexes", [np.array([0, 1, 2, 4])], []), ("Weights", [np.array([1.0, 0.5, 0.3, 0.2])], []),
+          ("Transform", [matrix(mesh_world)], []), ("TransformLink", [matrix(hips)], [])]),
+        ("Deformer", [42, "Spine\x00\x01SubDeformer", "Cluster"],
+         [("Indexes", [np.array([1, 2, 3, 4])], []), ("Weights", [np.array([0.5, 0.3, 0.6, 0.2])], []),
+          ("Transform", [matrix(mesh_world)], []), ("TransformLink", [matrix(spine)], [])]),
+        ("Pose", [50, "BindPose\x00\x01Pose", "BindPose"],
+         [("PoseNode", [], [("Node", [13], []), ("Matrix", [matrix(head_bind)], [])])]),
+    ]
+    links = [(11, 10), (12, 11), (13, 12), (10, 0), (20, 0), (21, 20), (30, 13), (31, 30), (40, 21),
+             (41, 40), (42, 40), (11, 41), (12, 42)]
+    doc = [("Creator", ["FBX SDK/FBX Plugins version 2020.3"], []),
+           ("GlobalSettings", [], [p70(UpAxis=2, UpAxisSign=1, UnitScaleFactor=2.54)]),
+           ("Objects", [], objects),
+           ("Connections", [], [("C", ["OO", child, parent], []) for child, parent in links])]
+    path.write_bytes(fbx_bytes(doc))
+    body = (mesh_world @ geom @ np.c_[verts, np.ones(5)].T).T[:, :3]  # bound where it was bound
+    hat = (head_bind @ np.c_[verts * 0.1, np.ones(5)].T).T[:, :3]  # rest = its joint's rest: B inv(G) G M
+    return {"rest": np.array([hips, spine, head]), "bind": np.array([hips, spine, head_bind]),
+            "vertices": np.concatenate([body, hat])}
+
+
+def test_an_fbx_sdk_style_rig(tmp_path):
+    path = tmp_path / "maya.fbx"
+    want = _sdk_style_file(path)
+    rig = load_rig(path)
+    sk = rig.skeleton
+    assert sk.names == ("mixamorig:Hips", "mixamorig:Spine", "mixamorig:Head")
+    assert sk.parents.tolist() == [-1, 0, 1]
+    np.testing.assert_allclose(sk.rest_world(), want["rest"], atol=1e-12)
+    np.testing.assert_allclose(sk.bind_world, want["bind"], atol=1e-12)
+    assert rig.mesh.parts == ("Body", "Hat")
+    np.testing.assert_allclose(rig.mesh.vertices, want["vertices"], atol=1e-12)  # unused hat corners kept
+    np.testing.assert_array_equal(rig.mesh.faces, [[0, 1, 2], [0, 2, 3], [0, 1, 4], [5, 6, 7]])
+    w = rig.skin.to_dense()
+    np.testing.assert_allclose(w[:5], [[1, 0, 0], [0.5, 0.5, 0], [0.5, 0.5, 0], [0, 1, 0], [0.5, 0.5, 0]])
+    np.testing.assert_allclose(w[5:], [[0, 0, 1]] * 5)  # the hat follows the head rigidly
+    assert file_frame(path) == {"metres_per_unit": 0.0254, "up_axis": "+Z"}

@@ -88,7 +88,20 @@ class FbxScene:
                 self.parents_of.setdefault(c.props[1], []).append(c.props[2])
         self.parent_model = {m: next((p for p in self.parents_of.get(m, []) if self.is_model(p)), 0)
                              for m in self.objects if self.is_model(m)}
+        self._check_tree()
         self._world = {}
+
+    def _check_tree(self) -> None:
+        """Fail unless every model's chain of parents reaches the scene root (no cycle)."""
+        reaches_root = {0}
+        for m in self.parent_model:
+            chain = []
+            while m not in reaches_root:
+                if m in chain:
+                    self.fail(f"the node hierarchy has a cycle through {self.names[m]!r}")
+                chain.append(m)
+                m = self.parent_model.get(m, 0)
+            reaches_root.update(chain)
 
     def fail(self, msg):
         raise InputError(self.path, msg)
@@ -120,9 +133,7 @@ class FbxScene:
             return np.eye(4)
         if model not in self._world:
             chain, m = [], model
-            while m != 0 and m not in self._world:
-                if m in chain:
-                    self.fail(f"the node hierarchy has a cycle through {self.names[m]!r}")
+            while m != 0 and m not in self._world:  # no cycle: checked in __init__
                 chain.append(m)
                 m = self.parent_model[m]
             for m in reversed(chain):
@@ -193,7 +204,8 @@ def node_local_matrix(props: dict) -> np.ndarray:
     offset and pivot, pre-rotation, the Euler rotation in the node's ``RotationOrder``,
     post-rotation, scaling offset and pivot, scaling.
     """
-    order = int(props.get("RotationOrder", 0) or 0)
+    order = props.get("RotationOrder", 0)
+    order = int(order) if isinstance(order, (int, float)) and np.isfinite(order) else 0
     rp, sp_ = _vec(props, "RotationPivot", 0.0), _vec(props, "ScalingPivot", 0.0)
     return (_translation(_vec(props, "Lcl Translation", 0.0)) @ _translation(_vec(props, "RotationOffset", 0.0))
             @ _translation(rp) @ euler_matrix(_vec(props, "PreRotation", 0.0))
@@ -262,7 +274,8 @@ def geometry_arrays(scene: FbxScene, geometry) -> tuple:
     """A ``Geometry`` object's (V, 3) control points and (T, 3) triangles, checked."""
     node, name = scene.objects[geometry], scene.names[geometry]
     v, pvi = node.child("Vertices"), node.child("PolygonVertexIndex")
-    if v is None or pvi is None or not v.props or not pvi.props or not isinstance(v.props[0], np.ndarray):
+    if v is None or pvi is None or not v.props or not pvi.props or not isinstance(v.props[0], np.ndarray) \
+            or not isinstance(pvi.props[0], np.ndarray) or pvi.props[0].dtype.kind not in "iu":
         scene.fail(f"mesh {name!r} has no vertices or polygons")
     verts = np.asarray(v.props[0], dtype=np.float64)
     if verts.size % 3:
@@ -441,7 +454,9 @@ def cluster_influences(scene: FbxScene, clusters: list, jindex: dict, n: int) ->
         idx, w = node.child("Indexes"), node.child("Weights")
         if idx is None or w is None or not idx.props or not w.props:
             continue
-        idx, w = np.asarray(idx.props[0], dtype=np.int64), np.asarray(w.props[0], dtype=np.float64)
+        if not all(isinstance(x.props[0], np.ndarray) for x in (idx, w)) or idx.props[0].dtype.kind not in "iu":
+            scene.fail(f"skin cluster of joint {scene.names[m]!r} has malformed Indexes or Weights")
+        idx, w = idx.props[0].astype(np.int64), w.props[0].astype(np.float64)
         if idx.shape != w.shape:
             scene.fail(f"skin cluster of joint {scene.names[m]!r} has {len(idx)} vertex indices and {len(w)} weights")
         if len(idx) and (idx.min() < 0 or idx.max() >= n):
