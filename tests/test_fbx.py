@@ -309,3 +309,10 @@ def test_an_fbx_sdk_style_rig(tmp_path):
     np.testing.assert_allclose(w[:5], [[1, 0, 0], [0.5, 0.5, 0], [0.5, 0.5, 0], [0, 1, 0], [0.5, 0.5, 0]])
     np.testing.assert_allclose(w[5:], [[0, 0, 1]] * 5)  # the hat follows the head rigidly
     assert file_frame(path) == {"metres_per_unit": 0.0254, "up_axis": "+Z"}
+
+
+def test_a_joint_name_used_twice_is_renamed_as_for_gltf(tmp_path, caplog):
+    path = tmp_path / "twice.fbx"
+    path.write_bytes(_edited_sdk_file(tmp_path, b"mixamorig:Head\x00\x01Model", b"mixamorig:Hips\x00\x01Model"))
+    assert load_rig(path).skeleton.names == ("mixamorig:Hips", "mixamorig:Spine", "mixamorig:Hips.001")
+    assert "used twice" in caplog.text

@@ -43,7 +43,7 @@ from ..model.skin import SkinWeights
 from ..model.transforms import apply
 from .fbx_binary import parse_fbx
 from .files import read_bytes
-from .gltf_read import normalise_weights
+from .gltf_read import normalise_weights, unique_joint_names
 
 log = logging.getLogger("asetransfer")
 
@@ -541,10 +541,7 @@ def _assemble(scene, joints, parents, rest, bind, pieces, idx_rows, w_rows) -> R
     idx = np.concatenate([np.pad(r, ((0, 0), (0, width - r.shape[1]))) for r in idx_rows])
     w = np.concatenate([np.pad(r, ((0, 0), (0, width - r.shape[1]))) for r in w_rows])
     skin = normalise_weights(scene.path, mesh, idx, w, len(joints))
-    names = [scene.names[m] for m in joints]
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        scene.fail(f"joint name {dup!r} is used twice")
+    names = unique_joint_names(scene.path, [scene.names[m] for m in joints])  # Maya allows repeats
     try:
         return Rig(mesh, Skeleton.from_world(names, parents, rest, bind), skin)
     except ValueError as e:

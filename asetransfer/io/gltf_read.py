@@ -624,6 +624,7 @@ def read_gltf(path):
     return mesh_from_document(d, pieces)
 
 
-#: the weight normalisation (with its warnings and the fill-in of unweighted vertices)
-#: shared with the FBX reader
+#: the weight normalisation (with its warnings and the fill-in of unweighted vertices) and
+#: the renaming of repeated joint names (with a warning), shared with the FBX reader
 normalise_weights = _normalise_weights
+unique_joint_names = _unique_names
