@@ -339,12 +339,11 @@ def mesh_from_scene(scene: FbxScene) -> Mesh:
 
 
 # ---------------------------------------------------------------------- rig
-def skeleton_models(scene: FbxScene, clusters: list) -> tuple:
+def skeleton_models(scene: FbxScene, bound: set) -> tuple:
     """The joint models, depth-first (children in file order), and (J,) parent joint indices.
 
-    Joints: ``LimbNode``/``Limb``/``Root`` models and every model a cluster binds.
+    Joints: ``LimbNode``/``Limb``/``Root`` models and the models skin clusters bind (``bound``).
     """
-    bound = {m for c in clusters for m in scene.linked(c, "Model", up=False)}
     is_joint = {m for m in scene.of_class("Model") if scene.kinds[m] in JOINT_TYPES or m in bound}
     below = {}
     for m in sorted(scene.parent_model, key=scene.order.get):
@@ -475,7 +474,7 @@ def cluster_influences(scene: FbxScene, clusters: list, jindex: dict, n: int) ->
     return raw.indices, raw.weights * total[:, None]
 
 
-def rigid_piece(scene: FbxScene, model, jindex: dict, bind, rest, verts) -> tuple | None:
+def rigid_piece(scene: FbxScene, model, *, jindex: dict, bind, rest, verts) -> tuple | None:
     """A static mesh below a joint, bound to it with weight 1: positions moved into the
     joint's bind pose (``B_j inv(G_j) M``) and its (n, 1) influences.  None if no joint is above."""
     a = scene.parent_model.get(model, 0)
@@ -509,14 +508,13 @@ def rig_from_scene(scene: FbxScene) -> Rig:
     """:func:`read_fbx_rig` of a parsed file."""
     meshes = mesh_models(scene)
     skinned = {g: skin_clusters(scene, g) for _, g in meshes}
-    all_clusters = [c for cl in skinned.values() for c, _ in cl]
+    all_clusters = [cm for cl in skinned.values() for cm in cl]  # (cluster, joint model)
     if not all_clusters:
         scene.fail("has no skin (no skeleton bound to a mesh)" if meshes else "contains no triangle mesh")
-    joints, parents = skeleton_models(scene, all_clusters)
+    joints, parents = skeleton_models(scene, {m for _, m in all_clusters})
     jindex = {m: j for j, m in enumerate(joints)}
     rest = np.array([scene.world(m) for m in joints])
-    bind = joint_bind_matrices(scene, joints, parents, cluster_links(scene, list(
-        (c, m) for cl in skinned.values() for c, m in cl)))
+    bind = joint_bind_matrices(scene, joints, parents, cluster_links(scene, all_clusters))
     pieces, idx_rows, w_rows = [], [], []
     for model, g in meshes:
         verts, tris = geometry_arrays(scene, g)
@@ -524,18 +522,21 @@ def rig_from_scene(scene: FbxScene) -> Rig:
             pos = apply(mesh_bind_matrix(scene, model, skinned[g]), verts)
             ji, w = cluster_influences(scene, skinned[g], jindex, len(verts))
         else:
-            piece = rigid_piece(scene, model, jindex, bind, rest, verts)
+            piece = rigid_piece(scene, model, jindex=jindex, bind=bind, rest=rest, verts=verts)
             if piece is None:
                 continue
             pos, ji, w = piece
         pieces.append((scene.names[model], pos, tris))
         idx_rows.append(ji)
         w_rows.append(w)
-    return _assemble(scene, joints, parents, rest, bind, pieces, idx_rows, w_rows)
+    return _assemble(scene, joints=joints, parents=parents, rest=rest, bind=bind, pieces=pieces,
+                     idx_rows=idx_rows, w_rows=w_rows)
 
 
-def _assemble(scene, joints, parents, rest, bind, pieces, idx_rows, w_rows) -> Rig:
-    """The Rig of the joints (with rest and bind world matrices) and the weighted pieces."""
+def _assemble(scene, *, joints, parents, rest, bind, pieces, idx_rows, w_rows) -> Rig:
+    """The Rig of the joints (with rest and bind world matrices) and the weighted pieces
+    (``pieces``: (name, bind-pose positions, triangles); ``idx_rows``/``w_rows``: their
+    (n, k) joint indices and weights)."""
     mesh = merge_pieces(scene, pieces)
     width = max(r.shape[1] for r in idx_rows)
     idx = np.concatenate([np.pad(r, ((0, 0), (0, width - r.shape[1]))) for r in idx_rows])

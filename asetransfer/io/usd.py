@@ -141,13 +141,14 @@ def rig_to_stage(rig: Rig, *, max_influences: int = 8, metres_per_unit: float = 
     idx, w = _weights(rig, max_influences)
     names = _unique([usd_identifier(n) for n, _, _ in _mesh_parts(rig.mesh)])
     for name, (part, ids, tris) in zip(names, _mesh_parts(rig.mesh)):
-        prim = _define_mesh(stage, f"{ROOT}/{name}", rig.mesh.vertices[ids], tris, idx[ids], w[ids])
+        prim = _define_mesh(stage, f"{ROOT}/{name}", points=rig.mesh.vertices[ids], triangles=tris,
+                            indices=idx[ids], weights=w[ids])
         if name != part:
             prim.SetDisplayName(part)  # the rig's own part name, which a prim name cannot hold
     return stage
 
 
-def _define_mesh(stage, prim_path: str, points, triangles, indices, weights):
+def _define_mesh(stage, prim_path: str, *, points, triangles, indices, weights):
     """One skinned triangle Mesh prim bound to the skeleton (vertex-interpolated skin primvars);
     returns the prim."""
     gf, sdf, usd, usd_geom, usd_skel, vt = _pxr(None)
@@ -168,7 +169,7 @@ def _define_mesh(stage, prim_path: str, points, triangles, indices, weights):
     return mesh.GetPrim()
 
 
-def write_usd(path, rig: Rig, max_influences: int = 8, inputs=(), metres_per_unit: float = 1.0,
+def write_usd(path, rig: Rig, max_influences: int = 8, inputs=(), *, metres_per_unit: float = 1.0,
               up_axis: str = "Y") -> None:
     """Write ``rig`` as .usda (text; same rig -> same bytes), .usdc (binary) or .usdz
     (a package holding one .usdc), atomically; ``inputs`` are never overwritten."""
