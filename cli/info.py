@@ -8,16 +8,17 @@ def add_parser(sub):
     p = sub.add_parser("info", help="summarise a rig or mesh file",
                        description="Print vertex/face counts, joints, hierarchy depth, influences per vertex, "
                                    "bounding box and a guess of the up axis.")
-    p.add_argument("file", help=".glb/.gltf rig or mesh (.obj .ply .off .stl)")
+    p.add_argument("file", help=".glb/.gltf/.fbx/.usda/.usdc/.usdz rig or mesh (.obj .ply .off .stl)")
     p.add_argument("--json", action="store_true", help="print JSON (keys: vertices, faces, joints, max_influences, ...)")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     from asetransfer.describe import describe
-    from asetransfer.io import load_character
+    from asetransfer.io import file_frame, load_character
 
     d = describe(load_character(args.file), args.file)
+    d["declared_frame"] = file_frame(args.file)  # FBX/USD: the units and up axis the file states
     if args.json:
         print(json.dumps(d, indent=1))
         return 0
@@ -32,6 +33,9 @@ def run(args) -> int:
     print(f"  bounding box    [{lo[0]:.4g}, {lo[1]:.4g}, {lo[2]:.4g}] .. [{hi[0]:.4g}, {hi[1]:.4g}, {hi[2]:.4g}]")
     print(f"  size            {d['size'][0]:.4g} x {d['size'][1]:.4g} x {d['size'][2]:.4g}")
     print(f"  up axis         {d['up_axis']} (from {d['up_axis_source']})")
+    if d["declared_frame"]:
+        f = d["declared_frame"]
+        print(f"  declared        {f['metres_per_unit']:g} m per unit, {f['up_axis']} up (from the file)")
     if d["kind"] == "rig":
         print("  joint names     " + " ".join(d["joints"]))
     return 0

@@ -18,7 +18,7 @@ def add_parser(sub):
                     "or the target's skeleton and motion as BVH (.bvh; rest pose = the target's rest pose, "
                     "channels Zrotation Xrotation Yrotation, R = Rz Rx Ry, degrees).")
     p.add_argument("motion", help="BVH motion for the source skeleton (its zero pose = the source's rest pose)")
-    p.add_argument("--source", required=True, help="the source rig the motion was made for (.glb/.gltf)")
+    p.add_argument("--source", required=True, help="the source rig the motion was made for (.glb .gltf .fbx .usd*)")
     p.add_argument("--target", required=True, help="the rigged target (asetransfer transfer output)")
     p.add_argument("-o", "--output", required=True, help="ANIM.glb, ANIM.gltf or ANIM.bvh")
     p.add_argument("--rest", choices=("source", "target"), default="source",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -31,11 +32,12 @@ def add_parser(sub):
         "transfer", help="rig TARGET with SOURCE's skeleton and skin weights",
         description="Correspondence -> skeleton (positions, spine, mirroring, orientation, pose "
                     "normalisation) -> skin weights -> OUT.glb: the target mesh as given, skinned.")
-    p.add_argument("source", help="rigged source (.glb/.gltf)")
-    p.add_argument("target", help="target mesh (.obj .ply .off .stl .glb .gltf)")
+    p.add_argument("source", help="rigged source (.glb .gltf .fbx)")
+    p.add_argument("target", help="target mesh (.obj .ply .off .stl .glb .gltf .fbx)")
     p.add_argument("--markers", help="marker file (JSON) linking source and target points; without it (or with "
                                      "few markers) markers are found automatically (humanoids)")
-    p.add_argument("-o", "--output", required=True, help="output rig (.glb or .gltf)")
+    p.add_argument("-o", "--output", required=True,
+                   help="output rig: .glb or .gltf, or UsdSkel .usda .usdc .usdz (needs asetransfer[usd])")
     p.add_argument("--report", help="write a JSON report (timings, residuals, fallbacks, warnings)")
     sk, wc, mc = SkeletonConfig(), WeightsConfig(), MarkersConfig()  # every default is the library's (Config)
     p.add_argument("--auto-markers", choices=("auto", "on", "off"), default=mc.automatic,
@@ -108,16 +110,37 @@ class _Progress:
             print(f"asetransfer: {stage} ...", file=sys.stderr, flush=True)
 
 
+def _usd_frame(target_path, rig) -> dict:
+    """USD stage metadata of the rigged target: the units and up axis its file declares (FBX,
+    USD), else guesses: the up axis from the skeleton, the unit from the body height."""
+    from asetransfer.io import file_frame
+
+    frame = file_frame(target_path)
+    if frame is not None:
+        return frame
+    from asetransfer.handoff.calibration import guess_units
+    from asetransfer.humanoid.body import guess_up_axis
+
+    up, _ = guess_up_axis(rig.mesh, rig)
+    lo, hi = rig.mesh.bounds()
+    height = float(hi["XYZ".index(up[1])] - lo["XYZ".index(up[1])])
+    return {"metres_per_unit": guess_units(height)["metres_per_unit"] or 1.0, "up_axis": up}
+
+
 def run(args) -> int:
     from asetransfer.geometry.linsolve import NumericalError
-    from asetransfer.io import load_markers, load_rig
+    from asetransfer.io import USD_EXTENSIONS, load_markers, load_rig, save_rig
     from asetransfer.io.atomic import atomic_write, check_output_path
-    from asetransfer.io.gltf_write import write_rig
     from asetransfer.stages.markers import MarkerError
     from asetransfer.stages.transfer import transfer
 
     inputs = tuple(p for p in (args.source, args.target, args.markers) if p)
     check_output_path(args.output, inputs)
+    usd = os.path.splitext(args.output)[1].lower() in USD_EXTENSIONS
+    if usd:  # before the work: a missing usd-core is one line, not a lost run
+        from asetransfer.io.usd import require_usd
+
+        require_usd(args.output)
     if args.report:
         check_output_path(args.report, inputs + (args.output,))
     if args.preview:
@@ -141,7 +164,8 @@ def run(args) -> int:
         raise InputError(args.markers or args.target, f"transfer failed: {e}") from None
     except MarkerError as e:
         raise InputError({"source": args.source, "markers": args.markers}.get(e.side, args.target), str(e)) from None
-    write_rig(args.output, result.rig, max_influences=config.weights.max_influences, inputs=inputs)
+    save_rig(args.output, result.rig, max_influences=config.weights.max_influences, inputs=inputs,
+             **(_usd_frame(args.target, result.rig) if usd else {}))
     handoff.write(args, plan, source, result, inputs)
     if args.report:
         atomic_write(args.report, (json.dumps(result.report, indent=1) + "\n").encode(), inputs + (args.output,))

@@ -578,9 +578,9 @@ def target_gltf_infinite_vertex(c):
     return c.transfer(tgt=p), p
 
 
-@bad("unknown mesh format '.fbx'")
+@bad("unknown mesh format '.blend'")
 def target_unknown_format(c):
-    p = c.bytes_file("target.fbx", b"Kaydara FBX Binary  \x00")
+    p = c.bytes_file("target.blend", b"BLENDER-v405")
     return c.transfer(tgt=p), p
 
 

@@ -38,7 +38,7 @@ def test_trimesh_formats_round_trip(tmp_path, ext):
     ("text.obj", b"v a b c\n", "malformed OBJ line 1"),
     ("nan.obj", b"v nan 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", "NaN"),
     ("junk.ply", b"ply\nformat ascii 1.0\nelement vertex 3\nend_header\n1 2\n", "PLY"),
-    ("x.fbx", b"whatever", "unknown mesh format"),
+    ("x.3ds", b"whatever", "unknown mesh format"),
 ])
 def test_bad_mesh_files(tmp_path, name, content, message):
     p = tmp_path / name

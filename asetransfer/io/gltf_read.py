@@ -622,3 +622,9 @@ def read_gltf(path):
     if d.skins and any(p.skin is not None for p in pieces):
         return rig_from_document(d, pieces)
     return mesh_from_document(d, pieces)
+
+
+#: the weight normalisation (with its warnings and the fill-in of unweighted vertices) and
+#: the renaming of repeated joint names (with a warning), shared with the FBX reader
+normalise_weights = _normalise_weights
+unique_joint_names = _unique_names

@@ -1,4 +1,4 @@
-"""Load target meshes as users have them: .obj .ply .off .stl .glb .gltf.
+"""Load target meshes as users have them: .obj .ply .off .stl .glb .gltf .fbx.
 
 Vertex order is the file's (so per-vertex output lines up with the user's file);
 polygons are fan-triangulated.  OBJ and PLY are read by our own readers (OBJ keeps
@@ -18,7 +18,7 @@ from .files import read_bytes
 from .gltf_read import read_gltf_mesh
 from .ply import read_ply
 
-MESH_EXTENSIONS = (".obj", ".ply", ".off", ".stl", ".glb", ".gltf")
+MESH_EXTENSIONS = (".obj", ".ply", ".off", ".stl", ".glb", ".gltf", ".fbx")
 
 
 def load_mesh(path) -> Mesh:
@@ -34,6 +34,10 @@ def load_mesh(path) -> Mesh:
                                f"supported: {' '.join(MESH_EXTENSIONS)}")
     if ext in (".glb", ".gltf"):
         return read_gltf_mesh(path)
+    if ext == ".fbx":  # in the file's own units and axes; skins ignored
+        from .fbx import read_fbx_mesh
+
+        return read_fbx_mesh(path)
     data = read_bytes(path)
     if ext == ".obj":
         mesh = _read_obj(path, data)

@@ -1,0 +1,334 @@
+"""Write (and read back) skinned characters as UsdSkel: .usda, .usdc, .usdz (``usd-core``).
+
+Layout of a written file (``docs/formats.md``)::
+
+    /Character           SkelRoot (the default prim), skel:skeleton -> Skeleton
+        Skeleton         joints (paths such as "hips/spine_001"), jointNames (the rig's own
+                         names, kept verbatim), bindTransforms (world), restTransforms (local)
+        <part>           one Mesh per mesh part: points (bind pose), triangles,
+                         primvars:skel:jointIndices / jointWeights (vertex, elementSize K),
+                         primvars:skel:geomBindTransform = identity, SkelBindingAPI
+
+Stage metadata ``metersPerUnit`` and ``upAxis`` say the units and up axis of the rig's
+coordinates (which are the input's own: nothing is converted).  USD matrices are
+row-vector (``p' = p M``): our column-vector matrices are written transposed.  The
+joint orientation split (orient / rotation) is not kept: USD has the local rest matrix.
+``usd-core`` is the optional ``usd`` extra, imported on use.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+
+import numpy as np
+
+from ..errors import InputError
+from ..model.mesh import Mesh
+from ..model.rig import Rig
+from ..model.skeleton import Skeleton
+from ..model.skin import SkinWeights
+from ..model.transforms import apply, global_from_local
+from .atomic import atomic_write, check_output_path
+from .files import read_bytes
+
+MISSING = 'writing and reading USD needs usd-core: pip install "asetransfer[usd]"'
+ROOT, SKELETON = "/Character", "/Character/Skeleton"
+
+
+def _pxr(path):
+    """The pxr modules (usd-core), or a one-line InputError naming the extra to install."""
+    try:
+        from pxr import Gf, Sdf, Usd, UsdGeom, UsdSkel, Vt
+    except ImportError:
+        raise InputError(path, MISSING) from None
+    return Gf, Sdf, Usd, UsdGeom, UsdSkel, Vt
+
+
+def require_usd(path) -> None:
+    """Raise a one-line InputError on ``path`` unless usd-core is installed."""
+    _pxr(path)
+
+
+def usd_identifier(name: str) -> str:
+    """A valid USD prim name from any string: characters other than ``[A-Za-z0-9_]`` become
+    ``_`` and a leading digit gets a ``_`` in front (``spine.001`` -> ``spine_001``)."""
+    out = re.sub(r"[^A-Za-z0-9_]", "_", name) or "_"
+    return "_" + out if out[0].isdigit() else out
+
+
+def _unique(names) -> list:
+    """``names`` made unique by suffixes ``_1``, ``_2``... (first come keeps its name)."""
+    seen, out = set(), []
+    for n in names:
+        m, k = n, 1
+        while m in seen:
+            m, k = f"{n}_{k}", k + 1
+        seen.add(m)
+        out.append(m)
+    return out
+
+
+def joint_paths(skeleton: Skeleton) -> list:
+    """UsdSkel joint paths: each joint's identifier below its parent's path (siblings unique)."""
+    paths = [None] * skeleton.n_joints
+    taken = {}
+    for j in skeleton.order():
+        p = skeleton.parents[j]
+        prefix = paths[p] + "/" if p >= 0 else ""
+        base = usd_identifier(skeleton.names[j])
+        name, k = base, 1
+        while (prefix, name) in taken:
+            name, k = f"{base}_{k}", k + 1
+        taken[(prefix, name)] = j
+        paths[j] = prefix + name
+    return paths
+
+
+def _matrices(gf, vt, m: np.ndarray):
+    """(J, 4, 4) column-vector matrices as a Vt.Matrix4dArray (row-vector, transposed)."""
+    return vt.Matrix4dArray([gf.Matrix4d(x.T.tolist()) for x in np.asarray(m, dtype=np.float64)])
+
+
+def _mesh_parts(mesh: Mesh) -> list:
+    """``[(name, vertex ids, triangles in local ids)]``: one entry per part, or a single one when a
+    triangle spans parts."""
+    part_of_face = mesh.vertex_part[mesh.faces]
+    if len(mesh.parts) == 1 or (part_of_face != part_of_face[:, :1]).any():
+        return [(mesh.parts[0] if len(mesh.parts) == 1 else "mesh", np.arange(mesh.n_vertices), mesh.faces)]
+    out = []
+    for p, name in enumerate(mesh.parts):
+        ids = np.flatnonzero(mesh.vertex_part == p)
+        local = np.full(mesh.n_vertices, -1, np.int64)
+        local[ids] = np.arange(len(ids))
+        out.append((name, ids, local[mesh.faces[part_of_face[:, 0] == p]]))
+    return out
+
+
+def _weights(rig: Rig, max_influences: int) -> tuple:
+    """(V, K) joint indices and float32 weights (rows sum to 1 in float32), at most ``max_influences``."""
+    skin = rig.skin
+    if skin.indices.shape[1] > max_influences:
+        skin = SkinWeights.from_influences(skin.indices, skin.weights, skin.n_joints, max_influences)
+    w32 = skin.weights.astype(np.float32)
+    w32[:, 0] = np.float32(1.0) - w32[:, 1:].sum(axis=1, dtype=np.float32)  # largest absorbs rounding
+    return skin.indices.astype(np.int32), w32
+
+
+def rig_to_stage(rig: Rig, *, max_influences: int = 8, metres_per_unit: float = 1.0, up_axis: str = "Y",
+                 path=None):
+    """An in-memory Usd.Stage holding ``rig`` (layout in the module docstring).
+
+    Parameters
+    ----------
+    rig : the character; its skin pruned to ``max_influences`` per vertex.
+    metres_per_unit, up_axis : stage metadata (``up_axis`` "Y" or "Z", a sign is dropped).
+    path : the output file, named in errors.
+    """
+    gf, sdf, usd, usd_geom, usd_skel, vt = _pxr(path)
+    stage = usd.Stage.CreateInMemory()
+    usd_geom.SetStageMetersPerUnit(stage, float(metres_per_unit))
+    usd_geom.SetStageUpAxis(stage, usd_geom.Tokens.z if up_axis.strip("+-").upper() == "Z" else usd_geom.Tokens.y)
+    root = usd_skel.Root.Define(stage, ROOT)
+    stage.SetDefaultPrim(root.GetPrim())
+    sk = rig.skeleton
+    skel = usd_skel.Skeleton.Define(stage, SKELETON)
+    skel.CreateJointsAttr(vt.TokenArray(joint_paths(sk)))
+    skel.CreateJointNamesAttr(vt.TokenArray(list(sk.names)))
+    skel.CreateBindTransformsAttr(_matrices(gf, vt, sk.bind_world))
+    skel.CreateRestTransformsAttr(_matrices(gf, vt, sk.rest_local()))
+    usd_skel.BindingAPI.Apply(root.GetPrim()).CreateSkeletonRel().SetTargets([sdf.Path(SKELETON)])
+    idx, w = _weights(rig, max_influences)
+    names = _unique([usd_identifier(n) for n, _, _ in _mesh_parts(rig.mesh)])
+    for name, (part, ids, tris) in zip(names, _mesh_parts(rig.mesh)):
+        prim = _define_mesh(stage, f"{ROOT}/{name}", points=rig.mesh.vertices[ids], triangles=tris,
+                            indices=idx[ids], weights=w[ids])
+        if name != part:
+            prim.SetDisplayName(part)  # the rig's own part name, which a prim name cannot hold
+    return stage
+
+
+def _define_mesh(stage, prim_path: str, *, points, triangles, indices, weights):
+    """One skinned triangle Mesh prim bound to the skeleton (vertex-interpolated skin primvars);
+    returns the prim."""
+    gf, sdf, usd, usd_geom, usd_skel, vt = _pxr(None)
+    mesh = usd_geom.Mesh.Define(stage, prim_path)
+    pts = np.asarray(points, dtype=np.float32)
+    mesh.CreatePointsAttr(vt.Vec3fArray.FromNumpy(pts))
+    mesh.CreateFaceVertexCountsAttr(vt.IntArray.FromNumpy(np.full(len(triangles), 3, np.int32)))
+    mesh.CreateFaceVertexIndicesAttr(vt.IntArray.FromNumpy(np.ascontiguousarray(triangles, dtype=np.int32).ravel()))
+    mesh.CreateSubdivisionSchemeAttr(usd_geom.Tokens.none)  # triangles as modelled, not a cage
+    lo, hi = (pts.min(axis=0), pts.max(axis=0)) if len(pts) else (np.zeros(3), np.zeros(3))
+    mesh.CreateExtentAttr(vt.Vec3fArray([gf.Vec3f(*map(float, lo)), gf.Vec3f(*map(float, hi))]))
+    binding = usd_skel.BindingAPI.Apply(mesh.GetPrim())
+    k = indices.shape[1]
+    binding.CreateJointIndicesPrimvar(False, k).Set(vt.IntArray.FromNumpy(np.ascontiguousarray(indices).ravel()))
+    binding.CreateJointWeightsPrimvar(False, k).Set(vt.FloatArray.FromNumpy(np.ascontiguousarray(weights).ravel()))
+    binding.CreateGeomBindTransformAttr(gf.Matrix4d(1.0))
+    binding.CreateSkeletonRel().SetTargets([sdf.Path(SKELETON)])
+    return mesh.GetPrim()
+
+
+def write_usd(path, rig: Rig, max_influences: int = 8, inputs=(), *, metres_per_unit: float = 1.0,
+              up_axis: str = "Y") -> None:
+    """Write ``rig`` as .usda (text; same rig -> same bytes), .usdc (binary) or .usdz
+    (a package holding one .usdc), atomically; ``inputs`` are never overwritten."""
+    from .gltf_write import check_writable
+
+    check_output_path(path, inputs)
+    check_writable(rig)
+    stage = rig_to_stage(rig, max_influences=max_influences, metres_per_unit=metres_per_unit,
+                         up_axis=up_axis, path=path)
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    if ext == ".usda":
+        data = stage.GetRootLayer().ExportToString().encode("utf-8")
+    else:
+        data = _binary_usd(path, stage, ext)
+    atomic_write(path, data, inputs=inputs)
+
+
+def _binary_usd(path, stage, ext: str) -> bytes:
+    """The bytes of ``stage`` as .usdc, or as a .usdz package of one .usdc (made in a
+    temporary folder, since usd-core writes those formats to files only)."""
+    from pxr import UsdUtils
+
+    with tempfile.TemporaryDirectory(prefix="asetransfer-usd-") as tmp:
+        usdc = os.path.join(tmp, "character.usdc")
+        stage.GetRootLayer().Export(usdc)
+        out = usdc
+        if ext == ".usdz":
+            out = os.path.join(tmp, "character.usdz")
+            if not UsdUtils.CreateNewUsdzPackage(usdc, out):
+                raise InputError(path, "usd-core could not make the .usdz package")
+        with open(out, "rb") as f:
+            return f.read()
+
+
+# ---------------------------------------------------------------------- reading
+def _open_stage(path):
+    """The stage of a USD file, errors as one-line InputError."""
+    _, _, usd, _, _, _ = _pxr(path)
+    read_bytes(path)  # missing, unreadable, empty: the usual messages
+    try:
+        stage = usd.Stage.Open(os.fspath(path))
+    except Exception as e:  # usd-core raises Tf.ErrorException with multi-line text
+        raise InputError(path, f"cannot open USD file ({str(e).strip().splitlines()[-1][:200]})") from None
+    if stage is None:
+        raise InputError(path, "cannot open USD file")
+    return stage
+
+
+def _skel_and_meshes(stage):
+    """The first Skeleton of the stage and the Mesh prims bound to it (stage order)."""
+    _, _, usd, usd_geom, usd_skel, _ = _pxr(None)
+    skel, meshes = None, []
+    for prim in stage.Traverse():
+        if skel is None and prim.IsA(usd_skel.Skeleton):
+            skel = usd_skel.Skeleton(prim)
+        elif prim.IsA(usd_geom.Mesh):
+            meshes.append(prim)
+    return skel, meshes
+
+
+def _mesh_arrays(path, prim) -> tuple:
+    """A Mesh prim's (V, 3) points as authored, fan-triangulated (T, 3) faces and (4, 4)
+    local-to-world matrix (default time)."""
+    _, _, usd, usd_geom, _, _ = _pxr(path)
+    m = usd_geom.Mesh(prim)
+    pts = np.asarray(m.GetPointsAttr().Get() or [], dtype=np.float64).reshape(-1, 3)
+    counts = np.asarray(m.GetFaceVertexCountsAttr().Get() or [], dtype=np.int64)
+    idx = np.asarray(m.GetFaceVertexIndicesAttr().Get() or [], dtype=np.int64)
+    if counts.sum() != len(idx) or (counts < 0).any():
+        raise InputError(path, f"mesh {prim.GetPath()} has {len(idx)} face vertex indices for {counts.sum()} corners")
+    starts = np.cumsum(counts) - counts
+    n_tris = np.maximum(counts - 2, 0)
+    face = np.repeat(np.arange(len(counts)), n_tris)
+    k = np.arange(len(face)) - np.repeat(np.cumsum(n_tris) - n_tris, n_tris) + 1
+    tris = np.stack([idx[starts[face]], idx[starts[face] + k], idx[starts[face] + k + 1]], axis=1)
+    world = np.array(usd_geom.Xformable(prim).ComputeLocalToWorldTransform(usd.TimeCode.Default())).T
+    return pts, tris, world
+
+
+def read_usd(path):
+    """A USD file as a :class:`Rig` (a Skeleton and Mesh prims bound to it) or a static
+    :class:`Mesh` (its Mesh prims in world space, parts named after the prims)."""
+    stage = _open_stage(path)
+    skel, meshes = _skel_and_meshes(stage)
+    if not meshes:
+        raise InputError(path, "contains no mesh")
+    if skel is not None:
+        return _usd_rig(path, skel, meshes)
+    pieces = []
+    for prim in meshes:
+        pts, tris, world = _mesh_arrays(path, prim)
+        pieces.append((_part_name(prim), apply(world, pts), tris))
+    return _merged(path, pieces)
+
+
+def _part_name(prim) -> str:
+    """The part name of a Mesh prim: its display name (the rig's own part name), else its name."""
+    return prim.GetDisplayName() or prim.GetName()
+
+
+def read_usd_rig(path) -> Rig:
+    """A skinned character from a USD file (as written by :func:`write_usd`)."""
+    rig = read_usd(path)
+    if not isinstance(rig, Rig):
+        raise InputError(path, "has no skeleton (no UsdSkel Skeleton bound to a mesh)")
+    return rig
+
+
+def _merged(path, pieces) -> Mesh:
+    offsets = np.cumsum([0] + [len(p) for _, p, _ in pieces])
+    try:
+        return Mesh(np.concatenate([p for _, p, _ in pieces]),
+                    np.concatenate([t + o for (_, _, t), o in zip(pieces, offsets)]),
+                    tuple(n for n, _, _ in pieces),
+                    np.concatenate([np.full(len(p), i, np.int32) for i, (_, p, _) in enumerate(pieces)]))
+    except ValueError as e:
+        raise InputError(path, str(e)) from None
+
+
+def _usd_rig(path, skel, meshes) -> Rig:
+    """The Rig of a UsdSkel Skeleton and the meshes bound to it (``jointNames`` as names when present)."""
+    _, _, _, _, usd_skel, _ = _pxr(path)
+    joints = [str(j) for j in skel.GetJointsAttr().Get() or []]
+    names = [str(n) for n in (skel.GetJointNamesAttr().Get() or [])] or [j.split("/")[-1] for j in joints]
+    parents = np.asarray(usd_skel.Topology(joints).GetParentIndices(), dtype=np.int64)
+    bind = np.array([np.array(m).T for m in skel.GetBindTransformsAttr().Get() or []]).reshape(-1, 4, 4)
+    rest = np.array([np.array(m).T for m in skel.GetRestTransformsAttr().Get() or []]).reshape(-1, 4, 4)
+    if not (len(names) == len(joints) == len(bind) == len(rest)) or not joints:
+        raise InputError(path, f"skeleton {skel.GetPath()} has {len(joints)} joints, {len(names)} names, "
+                               f"{len(bind)} bind and {len(rest)} rest transforms")
+    pieces, idx_rows, w_rows = [], [], []
+    for prim in meshes:
+        binding = usd_skel.BindingAPI(prim)
+        ji, jw = binding.GetJointIndicesPrimvar(), binding.GetJointWeightsPrimvar()
+        if not ji or not ji.HasValue():
+            continue
+        pts, tris, world = _mesh_arrays(path, prim)
+        k = ji.GetElementSize()
+        geom_bind = binding.GetGeomBindTransformAttr().Get()  # the mesh in skeleton space (UsdSkel)
+        pieces.append((_part_name(prim), apply(world if geom_bind is None else np.array(geom_bind).T, pts), tris))
+        idx_rows.append(np.asarray(ji.Get(), dtype=np.int64).reshape(-1, k))
+        w_rows.append(np.asarray(jw.Get(), dtype=np.float64).reshape(-1, k))
+    if not pieces:
+        raise InputError(path, "has a skeleton but no mesh bound to it")
+    mesh = _merged(path, pieces)
+    width = max(r.shape[1] for r in idx_rows)
+    idx = np.concatenate([np.pad(r, ((0, 0), (0, width - r.shape[1]))) for r in idx_rows])
+    w = np.concatenate([np.pad(r, ((0, 0), (0, width - r.shape[1]))) for r in w_rows])
+    try:
+        skeleton = Skeleton.from_world(names, parents, global_from_local(rest, parents), bind)
+        return Rig(mesh, skeleton, SkinWeights.from_influences(idx, w, len(names)))
+    except ValueError as e:
+        raise InputError(path, str(e)) from None
+
+
+
+def usd_frame(path) -> dict:
+    """The units and up axis a USD file declares: ``metres_per_unit`` and ``up_axis`` ("+Y"/"+Z")."""
+    _, _, _, usd_geom, _, _ = _pxr(path)
+    stage = _open_stage(path)
+    return {"metres_per_unit": float(usd_geom.GetStageMetersPerUnit(stage)),
+            "up_axis": "+" + str(usd_geom.GetStageUpAxis(stage))}
