@@ -30,7 +30,7 @@ import asetransfer as at  # noqa: E402
 from asetransfer.model.mesh import Mesh  # noqa: E402
 
 
-def _similarity(seed: int = 7):
+def _similarity():
     """A fixed rotation (about a tilted axis), scale and translation."""
     from scipy.spatial.transform import Rotation
     rot = Rotation.from_rotvec(np.radians(113.0) * np.array([0.3, 0.8, -0.52]) / np.linalg.norm([0.3, 0.8, -0.52]))
