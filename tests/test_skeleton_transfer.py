@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import trimesh
-from conftest import tube_rig
+import asetransfer as at
+from conftest import FIXTURES, tube_rig
 from scipy.spatial.transform import Rotation
 
 from asetransfer.geometry.alignment import Similarity
@@ -314,3 +315,43 @@ def test_joints_sharing_a_position_in_the_source_share_it_in_the_target():
     assert cos > np.cos(np.radians(1e-4))
     apart, _ = transfer_skeleton(src, target, corr, SkeletonConfig(keep_coincident=False))
     assert np.linalg.norm(apart.bind_world[3, :3, 3] - apart.bind_world[1, :3, 3]) > 1e-3
+
+
+# ---------------------------------------------------------------------------- asymmetric bodies
+def _one_shoulder_raised(rig, lift):
+    """The rig's mesh and joints with the left arm (clavicle down) raised by ``lift`` along +Y,
+    its vertices moved by their left-arm weight: a body with one shoulder higher."""
+    from asetransfer.humanoid.skeleton_map import propose_skeleton_map
+    from asetransfer.model.mesh import Mesh
+    sk = rig.skeleton
+    mapping, _ = propose_skeleton_map(sk)
+    top = sk.index(mapping["clavicle_l"])
+    arm = np.concatenate([[top], sk.hierarchy.descendants(top)])
+    share = np.asarray(rig.skin.to_sparse()[:, arm].sum(axis=1)).ravel()
+    moved = rig.mesh.vertices + lift * share[:, None] * np.array([0.0, 1.0, 0.0])
+    return Mesh(moved, rig.mesh.faces), arm
+
+
+def test_an_asymmetric_shoulder_keeps_its_joints_where_the_surface_puts_them(fixture_source):
+    from asetransfer.config import Config, SkeletonConfig
+    from asetransfer.model.markers import Markers
+    target, arm = _one_shoulder_raised(fixture_source, 0.03)
+    m = at.load_markers(FIXTURES / "markers_heavy.json", fixture_source.mesh,
+                        at.load_mesh(FIXTURES / "target_heavy.ply"))
+    markers = Markers(m.names, m.source, m.source)  # same triangles: the same surface points
+    auto = at.transfer(fixture_source, target, markers)
+    free = at.transfer(fixture_source, target, markers, Config(skeleton=SkeletonConfig(mirror="off")))
+    rep = auto.report["skeleton"]
+    assert rep["mirrored"] and "clavicle.L" in rep["pairs_not_mirrored"]
+    a, b = auto.rig.skeleton.bind_world[:, :3, 3], free.rig.skeleton.bind_world[:, :3, 3]
+    assert np.linalg.norm(a[arm] - b[arm], axis=1).max() < 0.003
+    # the legs are still mirror images
+    legs = [fixture_source.skeleton.index(n) for n in ("thigh.L", "shin.L", "foot.L")]
+    assert not set(fixture_source.skeleton.names[j] for j in legs) & set(rep["pairs_not_mirrored"])
+
+
+def test_a_symmetric_body_keeps_exact_mirror_symmetry(fixture_source):
+    target = at.load_mesh(FIXTURES / "target_tall.obj")
+    markers = at.load_markers(FIXTURES / "markers_tall.json", fixture_source.mesh, target)
+    rep = at.transfer(fixture_source, target, markers).report["skeleton"]
+    assert rep["mirrored"] and rep["pairs_not_mirrored"] == [] and rep["asymmetry"] < 1e-9 * 200

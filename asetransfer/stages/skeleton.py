@@ -114,6 +114,33 @@ def align_spine(cloud: SkinnedCloud, positions, spine, normal, *, method: str, o
     return out
 
 
+def asymmetric_pairs(cloud: SkinnedCloud, pairs, plane, tolerance: float, skeleton: Skeleton) -> np.ndarray:
+    """(P,) True for the L/R pairs whose surface is not a mirror image (beyond spec §3.1.4).
+
+    A pair's surface is where its joints' weights carry it in the target: the
+    weight-averaged target points of the left joint are compared with the mirror of the
+    right joint's.  Farther apart than ``tolerance``, the body itself is asymmetric
+    there (one shoulder higher, a raised arm) and mirroring would push the joints off
+    the surface that placed them.  A pair without weights follows its parent pair.
+    """
+    out = np.zeros(len(pairs), dtype=bool)
+    if not pairs:
+        return out
+    w = cloud.weights
+    mass = np.asarray(w.sum(axis=0)).ravel()
+    centre = np.asarray((w.T @ cloud.target)) / np.where(mass > 0, mass, 1.0)[:, None]
+    parents, depth = skeleton.parents, skeleton.hierarchy.depth()
+    pair_of = {j: k for k, pair in enumerate(pairs) for j in pair}
+    order = sorted(range(len(pairs)), key=lambda k: depth[pairs[k][0]])  # parent pairs first
+    for k in order:
+        left, right = pairs[k]
+        if mass[left] > 0 and mass[right] > 0:
+            out[k] = np.linalg.norm(centre[left] - reflect(centre[right][None], plane)[0]) > tolerance
+        elif parents[left] in pair_of:
+            out[k] = out[pair_of[parents[left]]]
+    return out
+
+
 def mirror_joints(positions, pairs, midline, plane):
     """Spec §3.1.4: each pair becomes the average of one side and the mirror of the other;
     midline (spine) joints are projected onto the plane."""
@@ -334,13 +361,17 @@ def _spine_and_mirror(cloud: SkinnedCloud, pos, label, *, sk: Skeleton, target: 
                           threshold=cfg.pa_threshold)
     asym_before = _asymmetry(pos, pairs, plane) if plane is not None else None
     mirrored = plane is not None and (cfg.mirror == "on" or (cfg.mirror == "auto" and symmetric))
+    kept = []
     if mirrored:
-        pos = mirror_joints(pos, pairs, spine, plane)
+        apart = asymmetric_pairs(cloud, pairs, plane, cfg.symmetric_tolerance * height, sk)
+        kept = [names[pairs[k][0]] for k in np.flatnonzero(apart)]
+        pos = mirror_joints(pos, [p for p, a in zip(pairs, apart) if not a], spine, plane)
     if cfg.keep_coincident:  # spine alignment and mirroring move members apart: join them again
         pos = _group_mean(pos, label)
     report.update({
         "symmetry_plane": None if plane is None else [float(x) for x in plane],
         "target_symmetric": symmetric, "mirrored": mirrored, "lr_pairs": len(pairs),
+        "pairs_not_mirrored": kept,
         "spine": [names[j] for j in spine], "spine_alignment": cfg.spine if len(spine) else "off",
         "asymmetry_before_mirroring": asym_before,
         "asymmetry": _asymmetry(pos, pairs, plane) if plane is not None else None})
