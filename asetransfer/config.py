@@ -36,6 +36,11 @@ class CorrespondenceConfig:
     symmetric: bool = False
     # coincident vertices (seams) are merged within this fraction of the diagonal
     weld_tolerance: float = 1e-7
+    # pieces closer than this fraction of the diagonal (armour plates, joint covers,
+    # clothing layers, a body cut at the joints) are solved together, held at their
+    # offsets by glue edges where they come close; pieces farther away (props) and
+    # pieces glued to no marked piece ride along as before (our addition; 0: off)
+    piece_gap: float = 0.01
     # warn when more than this fraction of a surface's area lies in pieces without a
     # marker: those pieces are not fitted, only carried along (our addition)
     unmarked_area_warning: float = 0.1

@@ -355,3 +355,20 @@ def test_a_symmetric_body_keeps_exact_mirror_symmetry(fixture_source):
     markers = at.load_markers(FIXTURES / "markers_tall.json", fixture_source.mesh, target)
     rep = at.transfer(fixture_source, target, markers).report["skeleton"]
     assert rep["mirrored"] and rep["pairs_not_mirrored"] == [] and rep["asymmetry"] < 1e-9 * 200
+
+
+def test_a_body_in_pieces_rigs_like_the_whole_body(fixture_source):
+    # the heavy fixture cut at neck, waist, knees and shoulders (2 cm gaps): the pieces are
+    # solved together, glued where they come close, instead of riding along unfitted
+    from test_landmarks import _cut_into_pieces
+    whole = at.load_mesh(FIXTURES / "target_heavy.ply")
+    height = float(np.ptp(whole.vertices, axis=0).max())
+    pieces = _cut_into_pieces(whole, 0.01 * height / 1.7)
+    a = at.transfer(fixture_source, whole, at.load_markers(FIXTURES / "markers_heavy.json", fixture_source.mesh, whole))
+    b = at.transfer(fixture_source, pieces, at.load_markers(FIXTURES / "markers_heavy.json", fixture_source.mesh,
+                                                            pieces))
+    assert b.report["correspondence"]["unmarked_target_vertices"] == 0
+    names = fixture_source.skeleton.names
+    body = [i for i, n in enumerate(names) if not any(k in n for k in ("thumb", "index", "middle", "ring", "pinky"))]
+    d = np.linalg.norm(a.rig.skeleton.bind_world[body, :3, 3] - b.rig.skeleton.bind_world[body, :3, 3], axis=1)
+    assert d.mean() < 0.001 * height and d.max() < 0.004 * height  # measured 0.04 / 0.22 %H (unglued: 0.17 / 1.3)

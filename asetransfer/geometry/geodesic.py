@@ -33,12 +33,13 @@ def _components(n: int, edges: np.ndarray) -> np.ndarray:
     return connected_components(g, directed=False)[1]
 
 
-def bridge_edges(vertices: np.ndarray, edges: np.ndarray, gap: float, neighbours: int = 12) -> np.ndarray:
+def bridge_edges(vertices: np.ndarray, edges: np.ndarray, gap: float, neighbours: int = 12,
+                 connect_all: bool = True) -> np.ndarray:
     """(B, 2) extra edges that connect the pieces of a mesh into one graph.
 
     Every vertex is linked to those of its ``neighbours`` nearest vertices that lie
-    on another piece within ``gap``; pieces still apart afterwards are joined to the
-    largest piece by their closest vertex pair, one at a time.
+    on another piece within ``gap``; with ``connect_all``, pieces still apart afterwards
+    are joined to the largest piece by their closest vertex pair, one at a time.
     """
     from scipy.spatial import cKDTree  # imported on use: ~0.15 s
 
@@ -51,6 +52,8 @@ def bridge_edges(vertices: np.ndarray, edges: np.ndarray, gap: float, neighbours
     j, d = near.ravel(), dist.ravel()
     keep = (label[i] != label[j]) & (d <= gap)
     bridges = [np.stack([i[keep], j[keep]], axis=1)]
+    if not connect_all:
+        return bridges[0].astype(np.int64)
     label = _components(n, np.concatenate([edges] + bridges))
     while label.max() > 0:
         main = label == np.argmax(np.bincount(label))

@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..geometry.alignment import Similarity, umeyama
+from ..geometry.geodesic import bridge_edges, unique_edges
 from ..config import CorrespondenceConfig
 from ..model.markers import Markers
 from ..geometry.laplacian import bilaplacian, mixed_voronoi_areas
@@ -75,11 +76,20 @@ class _Side:
     active_faces: np.ndarray  # (Fa, 3) triangles of those components, on active numbering
     markers: sp.csr_matrix    # (K, a) barycentric rows of the markers, active numbering
     unmarked: tuple           # (pieces without a marker, all pieces, their fraction of the area)
+    glue: sp.csr_matrix       # (G, a) rows e_i - e_j: vertex pairs holding neighbouring pieces together
+
+
+def _glue(v, f, gap: float):
+    """Vertex pairs on different pieces within ``gap`` (armour plates, joint covers, clothing
+    layers), and the piece labels with those pieces joined."""
+    bridges = bridge_edges(v, unique_edges(f), gap, connect_all=False) if gap > 0 else np.zeros((0, 2), int)
+    labels = vertex_components(len(v), np.concatenate([f, bridges[:, [0, 1, 1]]]) if len(bridges) else f)
+    return bridges, labels
 
 
 def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     v, f, index = weld(vertices, faces, cfg.weld_tolerance)
-    labels = vertex_components(len(v), f)
+    bridges, labels = _glue(v, f, cfg.piece_gap)
     marked = np.unique(labels[f[points.face].ravel()])
     active = np.flatnonzero(np.isin(labels, marked))
     renumber = np.full(len(v), -1, dtype=np.int64)
@@ -92,7 +102,11 @@ def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     area = np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1)
     pieces = len(np.unique(labels[f[:, 0]]))
     unmarked = (pieces - len(marked), pieces, float(area[~face_active].sum() / max(area.sum(), 1e-300)))
-    return _Side(v, f, index, active, active_faces, B, unmarked)
+    held = bridges[np.isin(labels[bridges[:, 0]], marked)] if len(bridges) else bridges
+    rows = np.repeat(np.arange(len(held)), 2)
+    G = sp.csr_matrix((np.tile([1.0, -1.0], len(held)), (rows, renumber[held].ravel())),
+                      shape=(len(held), len(active)))
+    return _Side(v, f, index, active, active_faces, B, unmarked, G)
 
 
 def _normalising(points: np.ndarray) -> Similarity:
@@ -124,10 +138,14 @@ def fair(source: _Side, target: _Side, cfg: CorrespondenceConfig):
     link = sp.hstack([source.markers, -target.markers]).tocsr()       # r^s - r^t
     mid = 0.5 * sp.hstack([source.markers, target.markers]).tocsr()   # (r^s + r^t) / 2
     goal = mid @ np.vstack([xs, xt])                                   # input midpoints
+    glue = sp.block_diag([source.glue, target.glue]).tocsr()            # pieces keep their offsets
     A = (cfg.fair_smoothness / area * sp.block_diag([Hs, Ht])
          + cfg.fair_marker_link / K * (link.T @ link)
          + cfg.fair_marker_anchor / K * (mid.T @ mid))
     b = cfg.fair_marker_anchor / K * (mid.T @ goal)
+    if glue.shape[0]:
+        A = A + cfg.fair_marker_link / K * (glue.T @ glue)
+        b = b + cfg.fair_marker_link / K * (glue.T @ (glue @ np.vstack([xs, xt])))
     x = Factorization(A, "fairing system (Eq. A I-1)").solve(b)
     return x[: len(xs)], x[len(xs):]
 
@@ -144,7 +162,8 @@ class _Registration:
     weights fixed, only the right-hand side changes between iterations and stages.
     """
 
-    def __init__(self, geometry: np.ndarray, faces: np.ndarray, markers: sp.csr_matrix, cfg):
+    def __init__(self, geometry: np.ndarray, faces: np.ndarray, markers: sp.csr_matrix, cfg,
+                 glue: sp.csr_matrix | None = None):
         n, K = len(geometry), markers.shape[0]
         self.H = bilaplacian(geometry, faces)
         area = mixed_voronoi_areas(geometry, faces).sum()
@@ -153,6 +172,8 @@ class _Registration:
         self.w_markers = cfg.register_markers / K
         self.B = markers
         A = self.w_detail * self.H + self.w_fit * sp.identity(n) + self.w_markers * (markers.T @ markers)
+        if glue is not None and glue.shape[0]:  # glued pieces move together (on the displacement)
+            A = A + self.w_markers * (glue.T @ glue)
         self.factor = Factorization(A, "registration system (Eq. A I-2)")
 
     def solve(self, rest: np.ndarray, fit: np.ndarray, marker_goal: np.ndarray) -> np.ndarray:
@@ -336,7 +357,7 @@ def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, cfg: Correspon
     iterations : [stage 1, stage 2].  Adds the stage times to ``timings``.
     """
     t = time.perf_counter()
-    system = _Registration(src.vertices[src.active], src.active_faces, src.markers, cfg)
+    system = _Registration(src.vertices[src.active], src.active_faces, src.markers, cfg, glue=src.glue)
     timings["factor"] = time.perf_counter() - t
     t = time.perf_counter()
     faired_index = SurfaceIndex(faired_t, tgt.active_faces)
