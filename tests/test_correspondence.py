@@ -162,19 +162,22 @@ def test_registration_recovers_a_nonrigid_deformation():
     assert c.stats["fit_distance_p95"] < 0.005 * np.linalg.norm(np.ptp(tgt.vertices, axis=0))
 
 
-def test_unmarked_pieces_ride_along_without_nans():
+@pytest.mark.parametrize("src_x, tgt_x, glued", [(1.12, 1.32, True), (1.5, 1.8, False)])
+def test_unmarked_pieces_are_glued_or_ride_along_without_nans(src_x, tgt_x, glued):
+    # a small unmarked piece next to the body (an eye) is solved with it, glued where it
+    # comes within piece_gap; one farther away rides along with the closest body point
     src = blob(3, (1, 1.5, 0.8))
     tgt = blob(3, (1.2, 1.4, 0.9))
     eye = blob(1, (0.1, 0.1, 0.1))
     n = len(tgt.vertices)
-    tgt2 = Mesh(np.vstack([tgt.vertices, eye.vertices + [1.32, 0, 0]]), np.vstack([tgt.faces, eye.faces + n]))
-    src2 = Mesh(np.vstack([src.vertices, eye.vertices + [1.12, 0, 0]]),
+    tgt2 = Mesh(np.vstack([tgt.vertices, eye.vertices + [tgt_x, 0, 0]]), np.vstack([tgt.faces, eye.faces + n]))
+    src2 = Mesh(np.vstack([src.vertices, eye.vertices + [src_x, 0, 0]]),
                 np.vstack([src.faces, eye.faces + len(src.vertices)]))
     ids = spread(src.vertices, 12)
     c = correspond(src2, tgt2, vertex_markers(ids, ids, src2, tgt2))
     for sp_ in (c.source_to_target, c.target_to_source):
         assert np.isfinite(sp_.bary).all()
-    assert c.stats["unmarked_source_vertices"] == len(eye.vertices)
+    assert c.stats["unmarked_source_vertices"] == (0 if glued else len(eye.vertices))
     # the source eye lands on the target eye, the target eye maps to the source eye
     assert (c.source_to_target.face[len(src.vertices):] >= len(tgt.faces)).all()
     assert (c.target_to_source.face[n:] >= len(src.faces)).all()

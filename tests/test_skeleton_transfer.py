@@ -210,7 +210,8 @@ def test_identity_transfer_through_the_whole_pipeline(fixture_source):
                       # mirroring off: it would symmetrise the source's own 3e-5 asymmetry
                       Config(skeleton=SkeletonConfig(joints=joints, mirror="off", pose_normalize=False))
                       ).rig.skeleton
-        np.testing.assert_allclose(sk.bind_world[:, :3, 3], src.skeleton.bind_world[:, :3, 3], atol=1e-6)
+        # the body is exact; the eyes, glued pieces, converge by closest-point iterations (2 um)
+        np.testing.assert_allclose(sk.bind_world[:, :3, 3], src.skeleton.bind_world[:, :3, 3], atol=1e-5)
         np.testing.assert_allclose(sk.bind_world[:, :3, :3], src.skeleton.bind_world[:, :3, :3], atol=1e-4)
 
 
