@@ -15,9 +15,9 @@ import sys
 from asetransfer._version import __version__
 from asetransfer.errors import InputError
 
-from . import calibrate, correspond, info, retarget, transfer
+from . import batch, calibrate, correspond, info, retarget, transfer
 
-COMMANDS = (info, correspond, transfer, calibrate, retarget)
+COMMANDS = (info, correspond, transfer, batch, calibrate, retarget)
 
 
 class _Parser(argparse.ArgumentParser):

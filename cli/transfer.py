@@ -36,6 +36,13 @@ def add_parser(sub):
     p.add_argument("--markers", required=True, help="marker file (JSON) linking source and target points")
     p.add_argument("-o", "--output", required=True, help="output rig (.glb or .gltf)")
     p.add_argument("--report", help="write a JSON report (timings, residuals, fallbacks, warnings)")
+    add_options(p)
+    handoff.add_arguments(p)  # --calibration, --tpose (retargeting hand-off)
+    p.set_defaults(run=run)
+
+
+def add_options(p):
+    """The transfer's options (``asetransfer transfer`` and ``batch``); :func:`config_of` reads them."""
     sk, wc = SkeletonConfig(), WeightsConfig()  # every default below is the library's (Config)
     p.add_argument("--joints", choices=("em", "pa"), default=sk.joints,
                    help="joint placement: energy minimisation (Eq. 3.1) or Procrustes (default %(default)s)")
@@ -62,8 +69,15 @@ def add_parser(sub):
                    help="interp: source weights interpolated at each vertex's source point; "
                         "robust: keep them only where the match is close and the normals agree, "
                         "inpaint the rest (targets with props, clothing, extra parts); default %(default)s")
-    handoff.add_arguments(p)  # --calibration, --tpose (retargeting hand-off)
-    p.set_defaults(run=run)
+
+
+def config_of(args) -> Config:
+    """The :class:`Config` of the options added by :func:`add_options`."""
+    return Config(CorrespondenceConfig(),
+                  SkeletonConfig(joints=args.joints, em_rays=args.em_rays, em_ray_share=args.em_ray_share,
+                                 spine=args.spine, mirror=args.mirror,
+                                 symmetry_plane=args.symmetry_plane, pose_normalize=args.pose_normalize),
+                  WeightsConfig(method=args.weights, max_influences=args.max_influences))
 
 
 def _count_arg(text):
@@ -115,11 +129,7 @@ def run(args) -> int:
     target = mesh_of(args.target)
     markers = load_markers(args.markers, source.mesh, target)
     plan = handoff.prepare(args, source)
-    config = Config(CorrespondenceConfig(),
-                    SkeletonConfig(joints=args.joints, em_rays=args.em_rays, em_ray_share=args.em_ray_share,
-                                   spine=args.spine, mirror=args.mirror,
-                                   symmetry_plane=args.symmetry_plane, pose_normalize=args.pose_normalize),
-                    WeightsConfig(method=args.weights, max_influences=args.max_influences))
+    config = config_of(args)
     quiet = getattr(args, "quiet", False)
     try:
         from asetransfer.stages.transfer import transfer  # the library's heavy part: loaded for the job only
