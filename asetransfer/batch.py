@@ -213,6 +213,21 @@ def finished_report(job: Job, record: dict) -> dict | None:
     return report if report.get("output_sha256") == file_digest(job.output) else None
 
 
+def result_on_disk(source: PreparedSource, job: Job, config: Config) -> TargetResult | None:
+    """A job's result read back from its outputs when they are finished and match its
+    inputs, else None (after an interruption: what finished before the results came in)."""
+    if job.markers is None:
+        return None
+    try:
+        report = finished_report(job, inputs_record(source.digest, job, config))
+    except OSError:
+        return None
+    if report is None:
+        return None
+    return TargetResult(job.target, job.stem, "ok", output=job.output, report=job.report,
+                        quality=quality_figures(report))
+
+
 def _transfer_and_write(source: PreparedSource, job: Job, config: Config, record: dict) -> dict:
     """The transfer of one target, written as ``job.output`` then ``job.report``."""
     from .io import load_character, load_markers
@@ -386,9 +401,9 @@ def _dask_client(address: str):
 def _run_on_dask(source: PreparedSource, jobs: list, config: Config, *, address: str, resume: bool):
     """:func:`run_jobs` on a Dask cluster: one task per target; the workers read and write
     the same paths, so inputs and outputs must be on storage they all see (docs/batch.md)."""
+    client, cluster = _dask_client(address)  # first: it says what to install if Dask is missing
     from distributed import as_completed
 
-    client, cluster = _dask_client(address)
     futures = {}
     try:
         futures = {client.submit(run_job, source.path, source.digest, job, config, resume, pure=False): job

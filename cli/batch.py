@@ -79,6 +79,10 @@ def run(args) -> int:
     except KeyboardInterrupt:
         running.close()  # stops the workers before the summary is written
         progress.close()
+        for job in jobs:  # finished in a worker before its result came back
+            found = None if job.stem in results else batch.result_on_disk(source, job, config)
+            if found is not None:
+                results[job.stem] = found
         write_summary(args, jobs, results, seconds=time.perf_counter() - t0, interrupted=True)
         raise
     finally:
