@@ -110,11 +110,18 @@ def plan_jobs(targets, outdir, markers_dir=None) -> list:
 
 
 def file_digest(path) -> str:
-    """SHA-256 of a file's bytes (hex)."""
+    """SHA-256 of a file's bytes (hex); InputError when it cannot be read."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except FileNotFoundError:
+        raise InputError(path, "file not found") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory, not a file") from None
+    except OSError as e:
+        raise InputError(path, f"cannot read file ({e.strerror or e})") from None
     return h.hexdigest()
 
 
@@ -151,8 +158,6 @@ def prepare_source(path, digest: str | None = None) -> PreparedSource:
     from .io import load_rig
 
     path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise InputError(path, "file not found")
     actual = file_digest(path)
     if digest is not None and actual != digest:
         raise InputError(path, "the source changed while the batch was running")
@@ -220,7 +225,7 @@ def result_on_disk(source: PreparedSource, job: Job, config: Config) -> TargetRe
         return None
     try:
         report = finished_report(job, inputs_record(source.digest, job, config))
-    except OSError:
+    except InputError:  # an input that cannot be read now
         return None
     if report is None:
         return None
