@@ -10,13 +10,16 @@ without batch; ``--no-loop`` leaves it out), ``batch --jobs 1``, ``batch --jobs 
 ``batch --dask local:2`` and a rerun of the ``--jobs 2`` batch (everything already
 done).  Printed: wall time, the batch process's peak memory (VmHWM, Linux), the
 largest worker peak (the summary's ``peak_rss_mb``, getrusage in the process that
-ran the target) and whether the rigs are byte-identical to ``--jobs 1``'s.
+ran the target), the CPU time of the run and its workers, the load average when it
+started (the machine is shared) and whether the rigs are byte-identical to
+``--jobs 1``'s.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -61,36 +64,41 @@ def make_cast(which: str, folder: Path):
     return source, targets
 
 
-def run_cli(args: list) -> tuple:
-    """One command line in a child process: (wall seconds, its peak RSS in MB)."""
+def run_cli(args: list) -> dict:
+    """One command line in a child process: wall seconds, CPU seconds (it and every
+    process it waited for: pool workers, Dask workers), its peak RSS in MB, the load
+    average (1 min) when it started."""
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", _RUN_AND_REPORT_PEAK, *map(str, args)], cwd=ROOT,
                           capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(map(str, args[:2]))} failed ({proc.returncode}): {proc.stderr.strip()}")
-    return wall, float(proc.stderr.strip().splitlines()[-1].split()[-1]) / 1024.0
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    peak = float(proc.stderr.strip().splitlines()[-1].split()[-1]) / 1024.0
+    return {"wall": wall, "cpu": cpu, "main_peak": peak, "worker_peak": peak, "load": load}
 
 
-def run_loop(source, targets, out: Path) -> tuple:
-    """``asetransfer transfer`` once per target, one after the other: (wall, largest peak MB)."""
+def run_loop(source, targets, out: Path) -> dict:
+    """``asetransfer transfer`` once per target, one after the other (a shell loop)."""
     out.mkdir()
-    wall, peak = 0.0, 0.0
-    for target in targets:
-        markers = target.with_name(target.stem + ".markers.json")
-        w, p = run_cli(["transfer", source, target, "--markers", markers, "-o", out / (target.stem + ".glb"), "-q"])
-        wall, peak = wall + w, max(peak, p)
-    return wall, peak
+    runs = [run_cli(["transfer", source, target, "--markers", target.with_name(target.stem + ".markers.json"),
+                     "-o", out / (target.stem + ".glb"), "-q"]) for target in targets]
+    return {"wall": sum(r["wall"] for r in runs), "cpu": sum(r["cpu"] for r in runs),
+            "main_peak": max(r["main_peak"] for r in runs), "worker_peak": max(r["main_peak"] for r in runs),
+            "load": runs[0]["load"]}
 
 
 def run_batch(source, targets, out: Path, flags: list) -> dict:
     out.mkdir(exist_ok=True)
-    wall, peak = run_cli(["batch", source, *targets, "-o", out, "-q", *flags])
-    summary = json.loads((out / "summary.json").read_text())
-    rows = summary["targets"]
+    run = run_cli(["batch", source, *targets, "-o", out, "-q", *flags])
+    rows = json.loads((out / "summary.json").read_text())["targets"]
     assert all(r["status"] in ("ok", "skipped") for r in rows), [r["error"] for r in rows]
-    return {"wall": wall, "main_peak": peak, "worker_peak": max(r["peak_rss_mb"] for r in rows),
-            "per_target": sum(r["seconds"] for r in rows) / len(rows), "counts": summary["counts"]}
+    return {**run, "worker_peak": max(r["peak_rss_mb"] for r in rows),
+            "per_target": sum(r["seconds"] for r in rows) / len(rows)}
 
 
 def rigs(out: Path) -> dict:
@@ -108,20 +116,21 @@ def main(argv=None):
     print(f"{N_TARGETS} targets ({args.set}), {os.cpu_count()} cores; outputs in {work}")
     rows = []
     if not args.no_loop:
-        wall, peak = run_loop(source, targets, work / "loop")
-        rows.append(("transfer loop", {"wall": wall, "main_peak": peak, "worker_peak": peak}, work / "loop"))
+        rows.append(("transfer loop", run_loop(source, targets, work / "loop"), work / "loop"))
     for name, flags, folder in (("batch --jobs 1", ["--jobs", "1"], "jobs1"),
                                 ("batch --jobs 2", ["--jobs", "2"], "jobs2"),
                                 ("batch --dask local:2", ["--dask", "local:2"], "dask2"),
                                 ("rerun of --jobs 2 (all done)", ["--jobs", "2"], "jobs2")):
         rows.append((name, run_batch(source, targets, work / folder, flags), work / folder))
     reference = rigs(work / "jobs1")
-    print("| run | wall (s) | per target (s) | batch process peak (MB) | worker peak (MB) | rigs = --jobs 1 |")
-    print("|---|---|---|---|---|---|")
+    print("| run | wall (s) | CPU (s) | per target (s) | batch process peak (MB) | worker peak (MB) "
+          "| load at start | rigs = --jobs 1 |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, r, out in rows:
         same = "yes" if rigs(out) == reference and len(reference) == N_TARGETS else "NO"
         per = f"{r['per_target']:.2f}" if "per_target" in r else f"{r['wall'] / N_TARGETS:.2f}"
-        print(f"| {name} | {r['wall']:.1f} | {per} | {r['main_peak']:.0f} | {r['worker_peak']:.0f} | {same} |")
+        print(f"| {name} | {r['wall']:.1f} | {r['cpu']:.1f} | {per} | {r['main_peak']:.0f} | "
+              f"{r['worker_peak']:.0f} | {r['load']:.1f} | {same} |")
 
 
 if __name__ == "__main__":

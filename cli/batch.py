@@ -36,7 +36,8 @@ def add_parser(sub):
     p.add_argument("--markers-dir", metavar="DIR", help="where <target name>.markers.json files are "
                                                         "(looked up first; then beside each target)")
     p.add_argument("--jobs", type=_jobs_arg, default=1, metavar="N",
-                   help="targets rigged at once, each in its own process (default %(default)s)")
+                   help="targets rigged at once, each in its own process (default %(default)s; "
+                        "with --dask the cluster's workers decide)")
     p.add_argument("--dask", type=_dask_arg, metavar="ADDRESS|local:N",
                    help="run the targets on a Dask cluster: a scheduler address (tcp://host:8786) or local:N "
                         "for N local worker processes (needs pip install 'asetransfer[dask]')")
