@@ -110,19 +110,10 @@ def plan_jobs(targets, outdir, markers_dir=None) -> list:
 
 
 def file_digest(path) -> str:
-    """SHA-256 of a file's bytes (hex); InputError when it cannot be read."""
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-    except FileNotFoundError:
-        raise InputError(path, "file not found") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, not a file") from None
-    except OSError as e:
-        raise InputError(path, f"cannot read file ({e.strerror or e})") from None
-    return h.hexdigest()
+    """SHA-256 of a file's bytes (hex); InputError when it cannot be read or is empty."""
+    from .io.files import read_bytes
+
+    return hashlib.sha256(read_bytes(path)).hexdigest()
 
 
 def config_digest(config: Config) -> str:
@@ -324,27 +315,72 @@ def check_outdir(outdir) -> None:
         raise InputError(outdir, "output directory is not writable")
 
 
+#: a job that was running when a pool worker died this many times fails (out of memory, a
+#: crash in native code); the other unfinished jobs are retried
+WORKER_DEATHS_ALLOWED = 2
+
+
 def _run_in_processes(source: PreparedSource, jobs: list, config: Config, *, workers: int, resume: bool):
-    """:func:`run_jobs` on a pool of spawned processes."""
+    """:func:`run_jobs` on a pool of spawned processes.  A worker that dies breaks the
+    pool: the unfinished jobs go to a new one, so one bad target never sinks the rest.
+    A job that was running when a worker died is retried alone first, so that a second
+    death names the target that causes it."""
+    pending, strikes = list(jobs), {}
+    while pending:
+        suspects = [job for job in pending if strikes.get(job.stem)]
+        now = suspects[:1] or pending
+        running, unfinished = yield from _pool_round(source, now, config, workers=workers, resume=resume)
+        pending = [job for job in pending if job not in now]
+        for job in unfinished:
+            found = result_on_disk(source, job, config) if job.stem in running else None
+            strikes[job.stem] = strikes.get(job.stem, 0) + (job.stem in running)
+            if found is not None:  # it finished; its result was lost with the pool
+                yield found
+            elif strikes[job.stem] < WORKER_DEATHS_ALLOWED:
+                pending.append(job)
+            else:
+                yield TargetResult(job.target, job.stem, "failed",
+                                   error=f"the worker process died while rigging it, {strikes[job.stem]} times "
+                                         "(out of memory? killed?)")
+
+
+def _pool_round(source: PreparedSource, jobs: list, config: Config, *, workers: int, resume: bool):
+    """One pool over ``jobs``, yielding results.  Returns ``(stems that were running,
+    unfinished jobs)`` when a worker died, else two empty collections."""
     import concurrent.futures as cf
     import multiprocessing as mp
+    from concurrent.futures.process import BrokenProcessPool
 
+    context = mp.get_context("spawn")
+    started = context.SimpleQueue()  # the workers say which job they start
     before = set(mp.active_children())
-    pool = cf.ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context("spawn"),
-                                  initializer=_start_worker, initargs=(source.path, source.digest))
-    futures = {pool.submit(run_job, source.path, source.digest, job, config, resume): job for job in jobs}
+    pool = cf.ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
+                                  initializer=_start_worker, initargs=(source.path, source.digest, started))
+    futures = {pool.submit(_pool_job, source.path, source.digest, job, config, resume): job for job in jobs}
     ours = set(mp.active_children()) - before  # the pool's processes (all started by the submits)
+    done = set()
     try:
         for future in cf.as_completed(futures):
+            if isinstance(future.exception(), BrokenProcessPool):
+                break
+            done.add(futures[future].stem)
             yield _result_of(future, futures[future])
     except BaseException:  # interrupted, or the consumer stopped early: stop the workers cleanly
         for future in futures:
             future.cancel()
         for process in ours:
-            process.terminate()  # SIGTERM: the worker raises KeyboardInterrupt, atomic writes clean up
+            process.terminate()  # SIGTERM: the worker unwinds its job (atomic writes clean up) and exits
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+    for future, job in futures.items():  # finished before the pool broke, not collected yet
+        if job.stem not in done and future.done() and not future.cancelled() and future.exception() is None:
+            done.add(job.stem)
+            yield future.result()
+    running = set()
+    while not started.empty():
+        running.add(started.get())
+    return running - done, [job for job in jobs if job.stem not in done]
 
 
 def _result_of(future, job: Job) -> TargetResult:
@@ -356,20 +392,52 @@ def _result_of(future, job: Job) -> TargetResult:
                             error=" ".join(f"worker failed: {type(e).__name__}: {e}".split()))
 
 
-def _start_worker(source_path: str, source_digest: str) -> None:
-    """Pool initializer: SIGTERM interrupts like Ctrl-C (so atomic writes clean up), and
-    the source is parsed once, before the first job."""
+_STARTED = None   # in a pool worker: the queue on which it says which job it starts
+_IN_JOB = False   # in a pool worker: whether a job is running (see _stop_worker)
+
+
+def _pool_job(source_path: str, source_digest: str, job: Job, config: Config, resume: bool) -> TargetResult:
+    """:func:`run_job` in a pool worker, announced on the pool's queue first.  Stopped by
+    a signal, the worker exits once the job has unwound (the pool would otherwise catch
+    the interruption and go on with its next job)."""
+    global _IN_JOB
+    if _STARTED is not None:
+        _STARTED.put(job.stem)
+    _IN_JOB = True
+    try:
+        return run_job(source_path, source_digest, job, config, resume)
+    except KeyboardInterrupt:
+        os._exit(130)  # the atomic writes have removed their temporary files
+    finally:
+        _IN_JOB = False
+
+
+def _stop_worker(signum, frame):
+    """SIGTERM / SIGINT in a pool worker: inside a job, unwind it (atomic writes clean
+    up, then :func:`_pool_job` exits); between jobs, exit at once."""
+    if _IN_JOB:
+        raise KeyboardInterrupt(f"signal {signum}")
+    os._exit(128 + signum)
+
+
+def _start_worker(source_path: str, source_digest: str, started) -> None:
+    """Pool initializer: the queue for :func:`_pool_job`, the source parsed once before
+    the first job, then the signal handlers of :func:`_stop_worker`.
+
+    While it starts, a worker has nothing to clean up: Ctrl-C is left to the batch
+    process (which stops the pool) and SIGTERM just ends it, without a traceback.
+    """
     import signal
 
-    signal.signal(signal.SIGTERM, _interrupt)
+    global _STARTED
+    _STARTED = started
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         prepare_source(source_path, source_digest)
     except Exception:  # noqa: BLE001 -- each job reports the problem as its own failure
         pass
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGINT, _stop_worker)
+    signal.signal(signal.SIGTERM, _stop_worker)
 
 
 def local_cluster_size(address: str) -> int | None:
