@@ -101,9 +101,10 @@ def plan_jobs(targets, outdir, markers_dir=None) -> list:
     jobs = []
     for target in map(os.fspath, targets):
         stem = target_stem(target)
-        if stem in seen:
-            raise InputError(target, f"same name as {seen[stem]}: both would write {stem}.glb; rename one")
-        seen[stem] = target
+        if stem.casefold() in seen:  # casefolded: one file on case-insensitive file systems
+            raise InputError(target, f"same name as {seen[stem.casefold()]}: both would write {stem}.glb; "
+                                     "rename one")
+        seen[stem.casefold()] = target
         jobs.append(Job(target, markers_for(target, markers_dir), os.path.join(outdir, stem + ".glb"),
                         os.path.join(outdir, stem + ".report.json")))
     return jobs

@@ -160,6 +160,8 @@ def test_what_stops_a_batch_before_it_starts(tmp_path):
     out.mkdir()
     code, err = run_batch(SOURCE, *a, *b, "-o", out)
     assert code == 2 and "both would write heavy.glb" in err
+    with pytest.raises(at.InputError, match="both would write X.glb"):  # one file where case is ignored
+        batch.plan_jobs([tmp_path / "a" / "x.ply", tmp_path / "b" / "X.obj"], out)
     code, err = run_batch(tmp_path / "a" / "heavy.ply", *a, "-o", out)  # a mesh is no rigged source
     assert code == 2 and "heavy.ply" in err
     code, err = run_batch(SOURCE, *a, "-o", tmp_path / "missing")
