@@ -298,8 +298,9 @@ def transfer_many(source, targets, outdir, *, markers_dir=None, config: Config |
     outdir : an existing directory; each target gets ``<stem>.glb`` and ``<stem>.report.json``.
     workers, dask, resume : see :func:`run_jobs`.
 
-    Raises InputError before any work for a bad source, duplicate stems or a missing
-    ``outdir``; a bad target only makes its own result ``"failed"``.
+    Raises InputError on the first iteration, before any work, for a bad source,
+    duplicate stems or a missing ``outdir``; a bad target only makes its own result
+    ``"failed"``.
     """
     jobs = plan_jobs(targets, outdir, markers_dir)
     check_outdir(outdir)
