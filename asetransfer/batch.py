@@ -475,14 +475,16 @@ def _dask_client(address: str):
 
 def _run_on_dask(source: PreparedSource, jobs: list, config: Config, *, address: str, resume: bool):
     """:func:`run_jobs` on a Dask cluster: one task per target; the workers read and write
-    the same paths, so inputs and outputs must be on storage they all see (docs/batch.md)."""
+    the same paths (made absolute: a worker's current directory is its own), so inputs and
+    outputs must be on storage they all see at the same place (docs/batch.md)."""
     client, cluster = _dask_client(address)  # first: it says what to install if Dask is missing
     from distributed import as_completed
 
+    source_path = os.path.abspath(source.path)
     futures = {}
     try:
-        futures = {client.submit(run_job, source.path, source.digest, job, config, resume, pure=False): job
-                   for job in jobs}
+        futures = {client.submit(run_job, source_path, source.digest, _absolute(job), config, resume,
+                                 pure=False): job for job in jobs}
         for future in as_completed(futures):
             yield _result_of(future, futures[future])
     except BaseException:
@@ -492,3 +494,9 @@ def _run_on_dask(source: PreparedSource, jobs: list, config: Config, *, address:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _absolute(job: Job) -> Job:
+    """``job`` with absolute paths."""
+    return Job(*(None if path is None else os.path.abspath(path)
+                 for path in (job.target, job.markers, job.output, job.report)))
