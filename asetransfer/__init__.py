@@ -3,6 +3,7 @@
 The library is layered; each layer imports only the ones below it
 (``docs/architecture.md``)::
 
+    batch        many targets from one source: parallel, resumable, Dask  (reads and writes files)
     handoff      calibration, motion conversion, retargeting   (Tonoli, Molla, ReConForM)
     stages       correspondence -> joints -> skeleton -> weights; transfer()  (spec Ch. 2-3)
     humanoid     left/right naming, skeleton map, body points, T-pose
@@ -11,7 +12,7 @@ The library is layered; each layer imports only the ones below it
     errors, config, _version
 
 ``io`` reads and writes every file format and imports only ``model`` and
-``geometry``; the command line (``asetransfer_cli``) sits on top.
+``geometry``; only ``batch`` (it orchestrates files) imports it; the command line (``asetransfer_cli``) sits on top.
 
 The names below are loaded on first use, so ``import asetransfer`` is cheap and a
 program pays only for the parts it touches.
@@ -34,6 +35,7 @@ _EXPORTS = {
     "Result": "stages.transfer", "transfer": "stages.transfer",
     "propose_calibration": "handoff.calibration", "transfer_calibration": "handoff.calibration",
     "retarget": "handoff.retarget", "retarget_bvh": "handoff.retarget",
+    "transfer_many": "batch",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -15,9 +15,9 @@ import sys
 from asetransfer._version import __version__
 from asetransfer.errors import InputError
 
-from . import calibrate, correspond, info, markers, retarget, transfer
+from . import batch, calibrate, correspond, info, markers, retarget, transfer
 
-COMMANDS = (info, markers, correspond, transfer, calibrate, retarget)
+COMMANDS = (info, markers, correspond, transfer, batch, calibrate, retarget)
 
 
 class _Parser(argparse.ArgumentParser):

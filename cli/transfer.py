@@ -39,13 +39,20 @@ def add_parser(sub):
     p.add_argument("-o", "--output", required=True,
                    help="output rig: .glb or .gltf, or UsdSkel .usda .usdc .usdz (needs asetransfer[usd])")
     p.add_argument("--report", help="write a JSON report (timings, residuals, fallbacks, warnings)")
+    p.add_argument("--preview", metavar="PNG", help="also draw both characters with the markers and the "
+                                                    "transferred skeleton (front and side views)")
+    add_options(p)
+    handoff.add_arguments(p)  # --calibration, --tpose (retargeting hand-off)
+    p.set_defaults(run=run)
+
+
+def add_options(p):
+    """The transfer's options (``asetransfer transfer`` and ``batch``); :func:`config_of` reads them."""
     sk, wc, mc = SkeletonConfig(), WeightsConfig(), MarkersConfig()  # every default is the library's (Config)
     p.add_argument("--auto-markers", choices=("auto", "on", "off"), default=mc.automatic,
                    help=f"auto: find markers when none are given and complete fewer than {mc.complete_below} "
                         "hand markers; on: always add automatic markers; off: hand markers only "
                         "(default %(default)s)")
-    p.add_argument("--preview", metavar="PNG", help="also draw both characters with the markers and the "
-                                                    "transferred skeleton (front and side views)")
     p.add_argument("--joints", choices=("em", "pa"), default=sk.joints,
                    help="joint placement: energy minimisation (Eq. 3.1) or Procrustes (default %(default)s)")
     p.add_argument("--em-rays", type=_count_arg, default=sk.em_rays, metavar="N",
@@ -71,8 +78,16 @@ def add_parser(sub):
                    help="interp: source weights interpolated at each vertex's source point; "
                         "robust: keep them only where the match is close and the normals agree, "
                         "inpaint the rest (targets with props, clothing, extra parts); default %(default)s")
-    handoff.add_arguments(p)  # --calibration, --tpose (retargeting hand-off)
-    p.set_defaults(run=run)
+
+
+def config_of(args) -> Config:
+    """The :class:`Config` of the options added by :func:`add_options`."""
+    return Config(CorrespondenceConfig(),
+                  SkeletonConfig(joints=args.joints, em_rays=args.em_rays, em_ray_share=args.em_ray_share,
+                                 spine=args.spine, mirror=args.mirror,
+                                 symmetry_plane=args.symmetry_plane, pose_normalize=args.pose_normalize),
+                  WeightsConfig(method=args.weights, max_influences=args.max_influences),
+                  MarkersConfig(automatic=args.auto_markers))
 
 
 def _count_arg(text):
@@ -151,12 +166,7 @@ def run(args) -> int:
     few = 1 if args.auto_markers != "off" else 3  # automatic markers complete a few hand ones
     markers = load_markers(args.markers, source.mesh, target, minimum=few) if args.markers else None
     plan = handoff.prepare(args, source)
-    config = Config(CorrespondenceConfig(),
-                    SkeletonConfig(joints=args.joints, em_rays=args.em_rays, em_ray_share=args.em_ray_share,
-                                   spine=args.spine, mirror=args.mirror,
-                                   symmetry_plane=args.symmetry_plane, pose_normalize=args.pose_normalize),
-                    WeightsConfig(method=args.weights, max_influences=args.max_influences),
-                    MarkersConfig(automatic=args.auto_markers))
+    config = config_of(args)
     quiet = getattr(args, "quiet", False)
     try:
         result = transfer(source, target, markers, config, progress=_Progress(quiet))
