@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from ..geometry.alignment import Similarity, umeyama
 from ..config import CorrespondenceConfig
 from ..model.markers import Markers
+from ..geometry.decimate import proxy_mesh
 from ..geometry.laplacian import bilaplacian, mixed_voronoi_areas
 from ..geometry.linsolve import Factorization
 from ..model.mesh import Mesh
@@ -272,9 +273,13 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
     alignment, norm, src, tgt = _aligned_sides(source, target, markers, cfg)  # 1. align, normalise
     timings["align"] = time.perf_counter() - t0
     t = time.perf_counter()
-    faired_s, faired_t = fair(src, tgt, cfg)                                    # 2. fair (Eq. A I-1)
+    fit_t = _proxy_side(tgt, cfg) if cfg.proxy_vertices and len(tgt.active) > cfg.proxy_above else tgt
+    timings["proxy"] = time.perf_counter() - t
+    t = time.perf_counter()
+    faired_s, faired_t = fair(src, fit_t, cfg)                                  # 2. fair (Eq. A I-1)
     timings["fair"] = time.perf_counter() - t
-    system, x2, iterations = _register_both(src, tgt, faired_s, faired_t, cfg=cfg, timings=timings)  # 3. Eq. A I-2
+    system, x2, iterations = _register_both(src, tgt, faired_s, faired_t, proxy=fit_t, cfg=cfg,
+                                            timings=timings)                    # 3. Eq. A I-2
     t = time.perf_counter()
     registered = _carry(x2, src)                                                # 4. maps
     s2t, t2s, d_st, d_ts = _maps(registered, src, tgt, markers.names, cfg)
@@ -286,11 +291,12 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
              "iterations": iterations, "solver": system.factor.backend,
              "unmarked_source_vertices": int(len(src.vertices) - len(src.active)),
              "unmarked_target_vertices": int(len(tgt.vertices) - len(tgt.active)),
+             "proxy_vertices": int(len(fit_t.active)) if fit_t is not tgt else 0,
              "timings": timings}
     back = norm.inverse()
     faired_full_s = _carry(faired_s, src)
     faired_full_t = tgt.vertices.copy()
-    faired_full_t[tgt.active] = faired_t
+    faired_full_t[tgt.active] = faired_t if fit_t is tgt else _through_proxy(faired_t, fit_t, tgt)
     return Correspondence(
         source_to_target=s2t, target_to_source=t2s, alignment=alignment,
         faired_source=back.apply(faired_full_s)[src.index],
@@ -322,13 +328,15 @@ def _aligned_sides(source: Mesh, target: Mesh, markers: Markers, cfg: Correspond
     return alignment, norm, src, tgt
 
 
-def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, cfg: CorrespondenceConfig, timings: dict):
+def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, proxy: _Side, cfg: CorrespondenceConfig,
+                   timings: dict):
     """Step 3, registration (Eq. A I-2) in two stages on one factorisation.
 
-    Stage 1: the faired source onto the faired target.  Stage 2: the source as modelled
-    (its details are the Laplacian rest, Eq. A I-2a) deformed onto the original target,
-    starting from the faired pairs carried over to the original target (same triangles,
-    same barycentric coordinates).
+    Stage 1: the faired source onto the faired target (``proxy``: the target's side
+    that was faired, the target itself or its decimated proxy).  Stage 2: the source as
+    modelled (its details are the Laplacian rest, Eq. A I-2a) deformed onto the original
+    target, starting from the faired pairs carried over to the original ``proxy`` (same
+    triangles, same barycentric coordinates).
 
     Returns
     -------
@@ -339,9 +347,9 @@ def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, cfg: Correspon
     system = _Registration(src.vertices[src.active], src.active_faces, src.markers, cfg)
     timings["factor"] = time.perf_counter() - t
     t = time.perf_counter()
-    faired_index = SurfaceIndex(faired_t, tgt.active_faces)
+    faired_index = SurfaceIndex(faired_t, proxy.active_faces)
     x1, it1 = register(system, faired_s, faces=src.active_faces, surface=faired_index,
-                       marker_goal=tgt.markers @ faired_t, cfg=cfg, max_iterations=cfg.faired_iterations)
+                       marker_goal=proxy.markers @ faired_t, cfg=cfg, max_iterations=cfg.faired_iterations)
     timings["register_faired"] = time.perf_counter() - t
     t = time.perf_counter()
     original_t = tgt.vertices[tgt.active]
@@ -349,9 +357,26 @@ def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, cfg: Correspon
     x2, it2 = register(system, src.vertices[src.active], faces=src.active_faces,
                        surface=SurfaceIndex(original_t, tgt.active_faces), marker_goal=tgt.markers @ original_t,
                        cfg=cfg, max_iterations=cfg.max_iterations,
-                       first_fit=interpolate(original_t, tgt.active_faces, face, bary))
+                       first_fit=interpolate(proxy.vertices[proxy.active], proxy.active_faces, face, bary))
     timings["register_original"] = time.perf_counter() - t
     return system, x2, [it1, it2]
+
+
+def _proxy_side(tgt: _Side, cfg: CorrespondenceConfig) -> _Side:
+    """The target's marked part decimated to about ``cfg.proxy_vertices`` vertices, prepared
+    like a target (its markers at their closest points on the proxy)."""
+    full = tgt.vertices[tgt.active]
+    vertices, faces = proxy_mesh(full, tgt.active_faces, cfg.proxy_vertices)
+    face, bary, _, _ = SurfaceIndex(vertices, faces).closest(tgt.markers @ full)
+    return _prepare(vertices, faces, SurfacePoints(face, bary), cfg)
+
+
+def _through_proxy(moved: np.ndarray, proxy: _Side, tgt: _Side) -> np.ndarray:
+    """(a_t, 3) the target's marked vertices moved with the proxy: each follows its closest
+    point on the proxy (same triangle, same barycentric coordinates on ``moved``)."""
+    face, bary, _, _ = SurfaceIndex(proxy.vertices[proxy.active], proxy.active_faces).closest(
+        tgt.vertices[tgt.active])
+    return interpolate(moved, proxy.active_faces, face, bary)
 
 
 def _maps(registered, src: _Side, tgt: _Side, names, cfg: CorrespondenceConfig):
