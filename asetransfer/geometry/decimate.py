@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .topology import weld
+
 #: vertex clustering first brings a mesh down to about this many times the proxy's
 #: size, then quadric decimation does the rest
 CLUSTER_FACTOR = 3
@@ -65,11 +67,12 @@ def triangle_quality(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     return 4.0 * np.sqrt(3.0) * area / np.maximum(np.einsum("fkd,fkd->f", e, e), 1e-300)
 
 
-def proxy_mesh(vertices: np.ndarray, faces: np.ndarray, n_vertices: int):
+def proxy_mesh(vertices: np.ndarray, faces: np.ndarray, n_vertices: int, weld_tolerance: float = 1e-7):
     """A mesh of about ``n_vertices`` vertices with the shape of ``(vertices, faces)``.
 
     Vertex clustering down to ``CLUSTER_FACTOR * n_vertices`` when the mesh is larger
-    than that, then quadric edge collapse to ``n_vertices``; slivers (quality below
+    than that, then quadric edge collapse to ``n_vertices``; coincident vertices are
+    welded (``weld_tolerance``, a fraction of the diagonal), slivers (quality below
     ``MIN_QUALITY``) and the vertices they leave unused are dropped.
 
     Returns
@@ -84,7 +87,10 @@ def proxy_mesh(vertices: np.ndarray, faces: np.ndarray, n_vertices: int):
         v, f, _ = cluster_vertices(v, f, CLUSTER_FACTOR * n_vertices)
     if len(v) > n_vertices:
         v, f = fast_simplification.simplify(v.astype(np.float32), f.astype(np.int32), target_count=2 * n_vertices)
-    v, f = np.asarray(v, dtype=np.float64), np.asarray(f, dtype=np.int64)
+    # collapses can leave distinct vertices at one position: merged, as the target's
+    # own preparation would (their triangles would otherwise degenerate there)
+    v, f, _ = weld(np.asarray(v, dtype=np.float64), np.asarray(f, dtype=np.int64), weld_tolerance)
+    f = f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])]
     f = f[triangle_quality(v, f) > MIN_QUALITY]
     used = np.unique(f)
     renumber = np.full(len(v), -1, dtype=np.int64)

@@ -52,7 +52,8 @@ class Correspondence:
     target_to_source : per target vertex, a point on the source (source triangles).
     alignment : the similarity taking source coordinates to the target's frame.
     faired_source, faired_target, registered_source : (n, 3) vertex positions in the
-        target's frame, for inspection (``--debug-dir``).
+        target's frame, for inspection (``--debug-dir``); a large target's faired shape
+        (carried from its proxy) is computed on first access.
     stats : residuals, iteration counts and timings (JSON-ready).
     """
 
@@ -63,6 +64,22 @@ class Correspondence:
     faired_target: np.ndarray
     registered_source: np.ndarray
     stats: dict = field(default_factory=dict)
+
+
+def _faired_target(self) -> np.ndarray:
+    # a large target's faired shape is carried from its proxy only when asked for (a
+    # closest-point query per target vertex: 1.5 s on 1M vertices, for --debug-dir)
+    if callable(self._faired_target):
+        self._faired_target = self._faired_target()
+    return self._faired_target
+
+
+def _set_faired_target(self, value) -> None:
+    self._faired_target = value
+
+
+# ``faired_target`` may be given as a function that computes it
+Correspondence.faired_target = property(_faired_target, _set_faired_target)
 
 
 @dataclass(eq=False)
@@ -278,8 +295,7 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
     t = time.perf_counter()
     faired_s, faired_t = fair(src, fit_t, cfg)                                  # 2. fair (Eq. A I-1)
     timings["fair"] = time.perf_counter() - t
-    system, x2, iterations = _register_both(src, tgt, faired_s, faired_t, proxy=fit_t, cfg=cfg,
-                                            timings=timings)                    # 3. Eq. A I-2
+    system, x2, iterations = _register_both(src, fit_t, faired_s, faired_t, cfg=cfg, timings=timings)  # 3.
     t = time.perf_counter()
     registered = _carry(x2, src)                                                # 4. maps
     s2t, t2s, d_st, d_ts = _maps(registered, src, tgt, markers.names, cfg)
@@ -295,12 +311,15 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
              "timings": timings}
     back = norm.inverse()
     faired_full_s = _carry(faired_s, src)
-    faired_full_t = tgt.vertices.copy()
-    faired_full_t[tgt.active] = faired_t if fit_t is tgt else _through_proxy(faired_t, fit_t, tgt)
+
+    def faired_full_t():
+        out = tgt.vertices.copy()
+        out[tgt.active] = faired_t if fit_t is tgt else _through_proxy(faired_t, fit_t, tgt)
+        return back.apply(out)[tgt.index]
     return Correspondence(
         source_to_target=s2t, target_to_source=t2s, alignment=alignment,
         faired_source=back.apply(faired_full_s)[src.index],
-        faired_target=back.apply(faired_full_t)[tgt.index],
+        faired_target=faired_full_t() if fit_t is tgt else faired_full_t,
         registered_source=back.apply(registered)[src.index],
         stats=stats)
 
@@ -328,15 +347,14 @@ def _aligned_sides(source: Mesh, target: Mesh, markers: Markers, cfg: Correspond
     return alignment, norm, src, tgt
 
 
-def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, proxy: _Side, cfg: CorrespondenceConfig,
-                   timings: dict):
+def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, cfg: CorrespondenceConfig, timings: dict):
     """Step 3, registration (Eq. A I-2) in two stages on one factorisation.
 
-    Stage 1: the faired source onto the faired target (``proxy``: the target's side
-    that was faired, the target itself or its decimated proxy).  Stage 2: the source as
-    modelled (its details are the Laplacian rest, Eq. A I-2a) deformed onto the original
-    target, starting from the faired pairs carried over to the original ``proxy`` (same
-    triangles, same barycentric coordinates).
+    Stage 1: the faired source onto the faired target.  Stage 2: the source as modelled
+    (its details are the Laplacian rest, Eq. A I-2a) deformed onto the original target,
+    starting from the faired pairs carried over to the original target (same triangles,
+    same barycentric coordinates).  ``tgt`` is the target or, for a large target, its
+    proxy (the maps, step 4, then use the full target).
 
     Returns
     -------
@@ -347,9 +365,9 @@ def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, proxy: _Side, 
     system = _Registration(src.vertices[src.active], src.active_faces, src.markers, cfg)
     timings["factor"] = time.perf_counter() - t
     t = time.perf_counter()
-    faired_index = SurfaceIndex(faired_t, proxy.active_faces)
+    faired_index = SurfaceIndex(faired_t, tgt.active_faces)
     x1, it1 = register(system, faired_s, faces=src.active_faces, surface=faired_index,
-                       marker_goal=proxy.markers @ faired_t, cfg=cfg, max_iterations=cfg.faired_iterations)
+                       marker_goal=tgt.markers @ faired_t, cfg=cfg, max_iterations=cfg.faired_iterations)
     timings["register_faired"] = time.perf_counter() - t
     t = time.perf_counter()
     original_t = tgt.vertices[tgt.active]
@@ -357,7 +375,7 @@ def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, proxy: _Side, 
     x2, it2 = register(system, src.vertices[src.active], faces=src.active_faces,
                        surface=SurfaceIndex(original_t, tgt.active_faces), marker_goal=tgt.markers @ original_t,
                        cfg=cfg, max_iterations=cfg.max_iterations,
-                       first_fit=interpolate(proxy.vertices[proxy.active], proxy.active_faces, face, bary))
+                       first_fit=interpolate(original_t, tgt.active_faces, face, bary))
     timings["register_original"] = time.perf_counter() - t
     return system, x2, [it1, it2]
 
@@ -366,7 +384,7 @@ def _proxy_side(tgt: _Side, cfg: CorrespondenceConfig) -> _Side:
     """The target's marked part decimated to about ``cfg.proxy_vertices`` vertices, prepared
     like a target (its markers at their closest points on the proxy)."""
     full = tgt.vertices[tgt.active]
-    vertices, faces = proxy_mesh(full, tgt.active_faces, cfg.proxy_vertices)
+    vertices, faces = proxy_mesh(full, tgt.active_faces, cfg.proxy_vertices, cfg.weld_tolerance)
     face, bary, _, _ = SurfaceIndex(vertices, faces).closest(tgt.markers @ full)
     return _prepare(vertices, faces, SurfacePoints(face, bary), cfg)
 
