@@ -36,9 +36,10 @@ class CorrespondenceConfig:
     # proxy_above vertices is faired and registered in stage 1 on a decimated proxy of
     # proxy_vertices vertices (geometry/decimate.py); stage 2 and the maps use the
     # full target.  Fairing costs ~n^1.4 (16 s of 21 s on a 200k target), the proxy
-    # makes it a constant; 20k keeps the scores of a 13-20k target (docs/benchmarks.md,
-    # "Scale").  proxy_vertices = 0: never (every target faired as it is).
-    proxy_vertices: int = 20000
+    # makes it a constant; 10k, 15k and 20k proxies all keep the scores of the 13k
+    # target (docs/benchmarks.md, "Scale"), 15k is the middle.  proxy_vertices = 0:
+    # never (every target faired as it is).
+    proxy_vertices: int = 15000
     proxy_above: int = 25000
     # Appendix I, last part: average each map with the mirror of the mirrored map
     symmetric: bool = False

@@ -1,8 +1,6 @@
 """Points on a triangle mesh surface: closest points, barycentric coordinates."""
 from __future__ import annotations
 
-
-import igl
 import numpy as np
 
 
@@ -62,6 +60,7 @@ class SurfaceIndex:
             self._tree, self._kd = None, cKDTree(self.vertices)
             self._around = vertex_triangles(len(self.vertices), self.faces)
         else:
+            import igl  # on use: loading markers for `asetransfer info` or a parse error needs no libigl
             self._tree = igl.AABB()
             self._tree.init(self.vertices, self.faces)
 
