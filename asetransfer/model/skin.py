@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # SciPy is imported where used: reading a mesh needs none
+    import scipy.sparse as sp
 
 
 @dataclass(eq=False)
@@ -46,7 +50,7 @@ class SkinWeights:
     @classmethod
     def from_dense(cls, w: np.ndarray, max_influences: int | None = None, prune: float = 0.0) -> "SkinWeights":
         """From a dense (N, J) matrix (or a scipy sparse one); see :meth:`from_sparse`."""
-        import scipy.sparse as sp  # on use: reading a mesh (`asetransfer info`) needs no SciPy
+        import scipy.sparse as sp
         return cls.from_sparse(sp.csr_matrix(w), max_influences=max_influences, prune=prune)
 
     @classmethod
