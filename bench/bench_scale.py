@@ -120,11 +120,11 @@ def prepare(case: str, markers: str, sizes, out: Path):
     return built
 
 
-def joint_positions(glb: Path) -> dict:
-    """Joint name -> bind-pose world position (metres) of an output rig."""
+def joint_positions(glb: Path, metres_per_unit: float) -> dict:
+    """Joint name -> bind-pose world position (metres) of an output rig in the target's units."""
     import asetransfer as at
     rig = at.load_rig(glb)
-    return dict(zip(rig.skeleton.names, rig.skeleton.bind_world[:, :3, 3]))
+    return dict(zip(rig.skeleton.names, rig.skeleton.bind_world[:, :3, 3] * metres_per_unit))
 
 
 def joints_difference_mm(a: dict, b: dict):
@@ -188,12 +188,13 @@ def main():
           f"{'pipe':>5} {'other':>5}  correspondence (align/fair/factor/reg1/reg2/maps)  joint mm  weight  local %H  "
           f"joints vs 13k mm (mean/max)")
     rows, joints = [], {}
+    metres_per_unit = json.loads((DEV / args.case / "gt.json").read_text()).get("meters_per_unit", 1.0)
     for n in sizes:
         tgt, mk, n_vertices = built[n]
         glb = out / f"{args.case}_{n}.glb"
         wall, peak, report = run_cli(DEV / args.case / "source.glb", tgt, mk, args.flags.split(), glb)
         s = summarise(score(str(DEV / args.case), str(glb)))
-        joints[n] = joint_positions(glb)
+        joints[n] = joint_positions(glb, metres_per_unit)
         rows.append({"size": n, "vertices": n_vertices, "wall_s": wall, "peak_mb": peak,
                      "timings": report["timings"], "correspondence": report["correspondence"]["timings"],
                      "solver": report["correspondence"]["solver"], **s})
