@@ -180,6 +180,8 @@ def test_large_target_fitted_on_a_proxy_keeps_the_map():
         p = corr.source_to_target.positions(tgt.vertices, tgt.faces)
         assert np.linalg.norm(p - tgt.vertices[: len(src.vertices)], axis=1).mean() < 0.01 * diag
     assert c.faired_target.shape == tgt.vertices.shape and np.isfinite(c.faired_target).all()
+    again = correspond(src, tgt, vertex_markers(ids_s, ids_t, src, tgt), cfg)  # deterministic proxy
+    assert np.array_equal(again.target_to_source.bary, c.target_to_source.bary)
     assert c.stats["fit_distance_p95"] < 0.005 * diag
 
 
