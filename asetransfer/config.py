@@ -33,9 +33,8 @@ class CorrespondenceConfig:
     reject_distance: float = 0.05
     reject_angle: float = 60.0
     # Large targets (our addition, for speed): a target whose marked part has more than
-    # proxy_above vertices is faired and registered in stage 1 on a decimated proxy of
-    # proxy_vertices vertices (geometry/decimate.py); stage 2 and the maps use the
-    # full target.  Fairing costs ~n^1.4 (16 s of 21 s on a 200k target), the proxy
+    # proxy_above vertices is faired and registered (both stages) on a decimated proxy
+    # of proxy_vertices vertices (geometry/decimate.py); the maps use the full target.  Fairing costs ~n^1.4 (16 s of 21 s on a 200k target), the proxy
     # makes it a constant; 10k, 15k and 20k proxies all keep the scores of the 13k
     # target (docs/benchmarks.md, "Scale"), 15k is the middle.  proxy_vertices = 0:
     # never (every target faired as it is).
