@@ -32,6 +32,14 @@ class CorrespondenceConfig:
     # normals more than this many degrees apart do not pull (Eq. A I-2b)
     reject_distance: float = 0.05
     reject_angle: float = 60.0
+    # Large targets (our addition, for speed): a target whose marked part has more than
+    # proxy_above vertices is faired and registered (both stages) on a decimated proxy
+    # of proxy_vertices vertices (geometry/decimate.py); the maps use the full target.  Fairing costs ~n^1.4 (16 s of 21 s on a 200k target), the proxy
+    # makes it a constant; 10k, 15k and 20k proxies all keep the scores of the 13k
+    # target (docs/benchmarks.md, "Scale"), 15k is the middle.  proxy_vertices = 0:
+    # never (every target faired as it is).
+    proxy_vertices: int = 15000
+    proxy_above: int = 25000
     # Appendix I, last part: average each map with the mirror of the mirrored map
     symmetric: bool = False
     # coincident vertices (seams) are merged within this fraction of the diagonal
@@ -68,6 +76,8 @@ class CorrespondenceConfig:
                 raise ValueError(f"correspondence parameter {name} must be positive")
         if self.max_iterations < 1 or self.faired_iterations < 0:
             raise ValueError("correspondence iteration counts must be at least 1 (stage 2) and 0 (stage 1)")
+        if self.proxy_vertices < 0 or self.proxy_above < self.proxy_vertices:
+            raise ValueError("proxy_vertices must be >= 0 and proxy_above at least proxy_vertices")
         if not 0 < self.reject_angle <= 180:
             raise ValueError("correspondence parameter reject_angle must be in (0, 180]")
         if not 0 < self.pose_match_angle <= 180 or self.pose_match_passes < 1 or not self.pose_match_tolerance > 0:

@@ -14,9 +14,7 @@ with the largest drift), and the bind-rotation drift in degrees.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
 import numpy as np
 

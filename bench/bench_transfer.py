@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -26,18 +25,23 @@ DEFAULT_VARIANTS = ["em=", "pa=--joints pa"]
 
 
 def run_transfer(case_dir: Path, markers: str, flags: list, out: Path):
-    """Run the CLI once; returns (wall seconds, peak RSS MB, report dict)."""
+    """Run the CLI once on a dev case; returns (wall seconds, peak RSS MB, report dict)."""
+    return run_cli(case_dir / "source.glb", target_path(case_dir.name), case_dir / f"markers_{markers}.json",
+                   flags, out)
+
+
+def run_cli(source: Path, target: Path, markers: Path, flags: list, out: Path):
+    """Run ``asetransfer transfer`` once in a child process; returns (wall seconds, peak RSS MB, report)."""
     report = out.with_suffix(".report.json")
-    cmd = [sys.executable, "-c", _RUN_AND_REPORT_PEAK, "transfer", str(case_dir / "source.glb"),
-           str(target_path(case_dir.name)), "--markers", str(case_dir / f"markers_{markers}.json"),
-           "-o", str(out), "--report", str(report), "-q", *flags]
+    cmd = [sys.executable, "-c", _RUN_AND_REPORT_PEAK, "transfer", str(source), str(target),
+           "--markers", str(markers), "-o", str(out), "--report", str(report), "-q", *flags]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE)
     _, err = proc.communicate()
     wall = time.perf_counter() - t0
     err = err.decode()
     if proc.returncode != 0:
-        raise SystemExit(f"{case_dir.name}: transfer failed ({proc.returncode}): {err.strip()}")
+        raise SystemExit(f"{target}: transfer failed ({proc.returncode}): {err.strip()}")
     peak = float(err.strip().splitlines()[-1].split()[-1]) / 1024.0
     return wall, peak, json.loads(report.read_text())
 

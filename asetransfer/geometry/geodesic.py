@@ -24,7 +24,9 @@ def unique_edges(faces: np.ndarray) -> np.ndarray:
     """(E, 2) sorted vertex pairs of the triangles' edges, each once, without self-loops."""
     f = np.asarray(faces, dtype=np.int64)
     e = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
-    e = np.unique(e, axis=0)
+    n = int(f.max(initial=-1)) + 1
+    keys = np.unique(e[:, 0] * n + e[:, 1])  # one integer per edge: 1-D unique is ~5x faster than rows
+    e = np.stack([keys // max(n, 1), keys % max(n, 1)], axis=1)
     return e[e[:, 0] != e[:, 1]]
 
 

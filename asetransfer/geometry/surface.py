@@ -1,7 +1,6 @@
 """Points on a triangle mesh surface: closest points, barycentric coordinates."""
 from __future__ import annotations
 
-import igl
 import numpy as np
 
 from ..model.surface import SurfacePoints
@@ -34,18 +33,38 @@ def barycentric(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray, fac
     return out
 
 
+#: meshes with more triangles are searched through a k-d tree of their vertices:
+#: libigl's AABB tree takes 11 s to build on 2M triangles (a k-d tree 0.5 s)
+LARGE_MESH_FACES = 60_000
+#: a query point's closest triangle is looked for among the triangles around its
+#: this many nearest vertices.  Measured on a 200k body against the exact AABB search,
+#: points 1 cm off the surface: 2 -> 0.25 % of the points 0.05 um farther on average,
+#: 0.16 mm at most, 0.18 s per 13k points; 4 -> 0.1 mm, 0.31 s; 8 -> exact, 0.58 s
+NEAREST_VERTICES = 2
+
+
 class SurfaceIndex:
-    """An AABB tree over a triangle mesh for repeated closest-point queries.
+    """A search structure over a triangle mesh for repeated closest-point queries.
 
     Build once per surface, query many times (the registration loop queries the
-    same target every iteration).
+    same target every iteration).  Up to ``LARGE_MESH_FACES`` triangles: libigl's
+    AABB tree (exact).  Larger meshes: a k-d tree of the vertices, and each point's
+    closest point on the triangles around its ``NEAREST_VERTICES`` nearest vertices
+    (exact unless the closest triangle has none of them as a corner, which needs a
+    triangle much larger than its neighbours).
     """
 
     def __init__(self, vertices: np.ndarray, faces: np.ndarray):
         self.vertices = np.ascontiguousarray(vertices, dtype=np.float64)
         self.faces = np.ascontiguousarray(faces, dtype=np.int64)
-        self._tree = igl.AABB()
-        self._tree.init(self.vertices, self.faces)
+        if len(self.faces) > LARGE_MESH_FACES:
+            from scipy.spatial import cKDTree
+            self._tree, self._kd = None, cKDTree(self.vertices)
+            self._around = vertex_triangles(len(self.vertices), self.faces)
+        else:
+            import igl  # on use: loading markers for `asetransfer info` or a parse error needs no libigl
+            self._tree = igl.AABB()
+            self._tree.init(self.vertices, self.faces)
 
     def closest(self, points: np.ndarray):
         """Closest surface point of each query point.
@@ -56,11 +75,78 @@ class SurfaceIndex:
         the triangle, dist : (K,) Euclidean distance, point : (K, 3) the closest points.
         """
         points = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
-        sqd, face, cp = self._tree.squared_distance(self.vertices, self.faces, points)
+        if self._tree is None:
+            face, cp = self._closest_near_vertices(points)
+            sqd = np.einsum("ij,ij->i", cp - points, cp - points)
+        else:
+            sqd, face, cp = self._tree.squared_distance(self.vertices, self.faces, points)
         face = face.astype(np.int64)
         bary = np.clip(barycentric(cp, self.vertices, self.faces, face), 0.0, None)
         bary /= bary.sum(axis=1, keepdims=True)
         return face, bary, np.sqrt(np.maximum(sqd, 0.0)), cp
+
+
+    def _closest_near_vertices(self, points: np.ndarray, chunk: int = 8192):
+        """(K,) triangle and (K, 3) closest point among the triangles around the nearest vertices."""
+        face = np.empty(len(points), dtype=np.int64)
+        point = np.empty_like(points)
+        k = min(NEAREST_VERTICES, len(self.vertices))
+        for lo in range(0, len(points), chunk):
+            p = points[lo:lo + chunk]
+            _, near = self._kd.query(p, k=k)
+            candidates = self._around[np.asarray(near).reshape(len(p), -1)].reshape(len(p), -1)  # (m, C), -1 pads
+            tri = self.vertices[self.faces[np.maximum(candidates, 0)]]                            # (m, C, 3, 3)
+            q = closest_on_triangles(p[:, None, :], tri[..., 0, :], tri[..., 1, :], tri[..., 2, :])
+            d = np.einsum("mcd,mcd->mc", q - p[:, None, :], q - p[:, None, :])
+            d[candidates < 0] = np.inf
+            best = np.argmin(d, axis=1)  # first of equals: deterministic
+            rows = np.arange(len(p))
+            face[lo:lo + chunk], point[lo:lo + chunk] = candidates[rows, best], q[rows, best]
+        return face, point
+
+
+def vertex_triangles(n_vertices: int, faces: np.ndarray) -> np.ndarray:
+    """(n, d) the triangles around each vertex in increasing order, padded with -1 (d: the largest valence)."""
+    import scipy.sparse as sp
+    f = np.asarray(faces, dtype=np.int64)
+    corner_vertex = f.ravel()
+    # corners grouped by vertex, in corner order within a vertex: a CSR conversion is a
+    # linear counting sort (a stable argsort took 1 s on 6M corners)
+    corners = np.arange(len(corner_vertex))
+    order = sp.csr_matrix((np.ones(len(corners), dtype=np.int8), (corner_vertex, corners)),
+                          shape=(n_vertices, len(corners))).indices.astype(np.int64)
+    count = np.bincount(corner_vertex, minlength=n_vertices)
+    start = np.concatenate([[0], np.cumsum(count)[:-1]])
+    slot = np.arange(len(order)) - np.repeat(start, count)
+    out = np.full((n_vertices, max(int(count.max(initial=1)), 1)), -1, dtype=np.int64)
+    out[corner_vertex[order], slot] = order // 3
+    return out
+
+
+def closest_on_triangles(p, a, b, c) -> np.ndarray:
+    """Closest point to ``p`` on triangle ``abc``, element-wise over broadcast (..., 3) arrays.
+
+    Ericson, *Real-Time Collision Detection* (2005) §5.1.5: the Voronoi region of
+    ``p`` (a corner, an edge or the face) decides the projection.
+    """
+    ab, ac, ap, bp, cp = b - a, c - a, p - a, p - b, p - c
+    dot = lambda u, v: np.einsum("...d,...d->...", u, v)  # noqa: E731
+    d1, d2, d3, d4, d5, d6 = dot(ab, ap), dot(ac, ap), dot(ab, bp), dot(ac, bp), dot(ab, cp), dot(ac, cp)
+    va, vb, vc = d3 * d6 - d5 * d4, d5 * d2 - d1 * d6, d1 * d4 - d3 * d2
+    ratio = lambda num, den: num / np.where(den != 0, den, 1.0)  # noqa: E731
+    total = va + vb + vc
+    out = a + ab * ratio(vb, total)[..., None] + ac * ratio(vc, total)[..., None]   # inside the face
+    regions = [  # later entries take precedence, as in Ericson's order of tests
+        ((va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0), b + (c - b) * ratio(d4 - d3, (d4 - d3) + (d5 - d6))[..., None]),
+        ((vb <= 0) & (d2 >= 0) & (d6 <= 0), a + ac * ratio(d2, d2 - d6)[..., None]),
+        ((d6 >= 0) & (d5 <= d6), c),
+        ((vc <= 0) & (d1 >= 0) & (d3 <= 0), a + ab * ratio(d1, d1 - d3)[..., None]),
+        ((d3 >= 0) & (d4 <= d3), b),
+        ((d1 <= 0) & (d2 <= 0), a),
+    ]
+    for where, value in regions:
+        out = np.where(where[..., None], np.broadcast_to(value, out.shape), out)
+    return out
 
 
 def closest_points(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray):

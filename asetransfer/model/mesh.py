@@ -88,7 +88,9 @@ class Mesh:
 
     def bounds(self) -> np.ndarray:
         """(2, 3) min and max corners of the vertices used by faces."""
-        used = self.vertices[np.unique(self.faces)]
+        mask = np.zeros(len(self.vertices), dtype=bool)
+        mask[self.faces.ravel()] = True  # linear: np.unique sorted 6M indices on a 1M mesh (2 s)
+        used = self.vertices[mask]
         return np.stack([used.min(axis=0), used.max(axis=0)])
 
     def part_faces(self, part: int) -> np.ndarray:

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # SciPy is imported where used: reading a mesh needs none
+    import scipy.sparse as sp
 
 
 @dataclass(eq=False)
@@ -47,6 +50,7 @@ class SkinWeights:
     @classmethod
     def from_dense(cls, w: np.ndarray, max_influences: int | None = None, prune: float = 0.0) -> "SkinWeights":
         """From a dense (N, J) matrix (or a scipy sparse one); see :meth:`from_sparse`."""
+        import scipy.sparse as sp
         return cls.from_sparse(sp.csr_matrix(w), max_influences=max_influences, prune=prune)
 
     @classmethod
@@ -58,6 +62,7 @@ class SkinWeights:
         Ties are broken by the lower joint index so results are reproducible.
         Rows that sum to zero stay zero (the caller decides what to do with them).
         """
+        import scipy.sparse as sp
         w = sp.csr_matrix(w, dtype=np.float64)
         w.sum_duplicates()
         w.eliminate_zeros()
@@ -80,6 +85,7 @@ class SkinWeights:
         weights = np.asarray(weights, dtype=np.float64)
         n, k = indices.shape
         rows = np.repeat(np.arange(n), k)
+        import scipy.sparse as sp
         m = sp.csr_matrix((weights.ravel(), (rows, indices.ravel())), shape=(n, n_joints))
         return cls.from_sparse(m, max_influences=max_influences, prune=prune)
 
@@ -111,6 +117,7 @@ class SkinWeights:
         """(N, J) CSR matrix of the weights."""
         n, k = self.indices.shape
         rows = np.repeat(np.arange(n), k)
+        import scipy.sparse as sp
         m = sp.csr_matrix((self.weights.ravel(), (rows, self.indices.ravel())), shape=(n, self.n_joints))
         m.eliminate_zeros()
         return m

@@ -30,6 +30,7 @@ from ..geometry.alignment import Similarity, umeyama
 from ..geometry.geodesic import bridge_edges, unique_edges
 from ..config import CorrespondenceConfig
 from ..model.markers import Markers
+from ..geometry.decimate import proxy_mesh
 from ..geometry.laplacian import bilaplacian, mixed_voronoi_areas
 from ..geometry.linsolve import Factorization
 from ..model.mesh import Mesh
@@ -52,7 +53,8 @@ class Correspondence:
     target_to_source : per target vertex, a point on the source (source triangles).
     alignment : the similarity taking source coordinates to the target's frame.
     faired_source, faired_target, registered_source : (n, 3) vertex positions in the
-        target's frame, for inspection (``--debug-dir``).
+        target's frame, for inspection (``--debug-dir``); a large target's faired shape
+        (carried from its proxy) is computed on first access.
     stats : residuals, iteration counts and timings (JSON-ready).
     """
 
@@ -63,6 +65,22 @@ class Correspondence:
     faired_target: np.ndarray
     registered_source: np.ndarray
     stats: dict = field(default_factory=dict)
+
+
+def _faired_target(self) -> np.ndarray:
+    # a large target's faired shape is carried from its proxy only when asked for (a
+    # closest-point query per target vertex: 1.5 s on 1M vertices, for --debug-dir)
+    if callable(self._faired_target):
+        self._faired_target = self._faired_target()
+    return self._faired_target
+
+
+def _set_faired_target(self, value) -> None:
+    self._faired_target = value
+
+
+# ``faired_target`` may be given as a function that computes it
+Correspondence.faired_target = property(_faired_target, _set_faired_target)
 
 
 @dataclass(eq=False)
@@ -293,9 +311,12 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
     alignment, norm, src, tgt = _aligned_sides(source, target, markers, cfg)  # 1. align, normalise
     timings["align"] = time.perf_counter() - t0
     t = time.perf_counter()
-    faired_s, faired_t = fair(src, tgt, cfg)                                    # 2. fair (Eq. A I-1)
+    fit_t = _proxy_side(tgt, cfg) if cfg.proxy_vertices and len(tgt.active) > cfg.proxy_above else tgt
+    timings["proxy"] = time.perf_counter() - t
+    t = time.perf_counter()
+    faired_s, faired_t = fair(src, fit_t, cfg)                                  # 2. fair (Eq. A I-1)
     timings["fair"] = time.perf_counter() - t
-    system, x2, iterations = _register_both(src, tgt, faired_s, faired_t, cfg=cfg, timings=timings)  # 3. Eq. A I-2
+    system, x2, iterations = _register_both(src, fit_t, faired_s, faired_t, cfg=cfg, timings=timings)  # 3.
     t = time.perf_counter()
     registered = _carry(x2, src)                                                # 4. maps
     s2t, t2s, d_st, d_ts = _maps(registered, src, tgt, markers.names, cfg)
@@ -307,15 +328,19 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
              "iterations": iterations, "solver": system.factor.backend,
              "unmarked_source_vertices": int(len(src.vertices) - len(src.active)),
              "unmarked_target_vertices": int(len(tgt.vertices) - len(tgt.active)),
+             "proxy_vertices": int(len(fit_t.active)) if fit_t is not tgt else 0,
              "timings": timings}
     back = norm.inverse()
     faired_full_s = _carry(faired_s, src)
-    faired_full_t = tgt.vertices.copy()
-    faired_full_t[tgt.active] = faired_t
+
+    def faired_full_t():
+        out = tgt.vertices.copy()
+        out[tgt.active] = faired_t if fit_t is tgt else _through_proxy(faired_t, fit_t, tgt)
+        return back.apply(out)[tgt.index]
     return Correspondence(
         source_to_target=s2t, target_to_source=t2s, alignment=alignment,
         faired_source=back.apply(faired_full_s)[src.index],
-        faired_target=back.apply(faired_full_t)[tgt.index],
+        faired_target=faired_full_t() if fit_t is tgt else faired_full_t,
         registered_source=back.apply(registered)[src.index],
         stats=stats)
 
@@ -349,7 +374,8 @@ def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, cfg: Correspon
     Stage 1: the faired source onto the faired target.  Stage 2: the source as modelled
     (its details are the Laplacian rest, Eq. A I-2a) deformed onto the original target,
     starting from the faired pairs carried over to the original target (same triangles,
-    same barycentric coordinates).
+    same barycentric coordinates).  ``tgt`` is the target or, for a large target, its
+    proxy (the maps, step 4, then use the full target).
 
     Returns
     -------
@@ -373,6 +399,23 @@ def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, cfg: Correspon
                        first_fit=interpolate(original_t, tgt.active_faces, face, bary))
     timings["register_original"] = time.perf_counter() - t
     return system, x2, [it1, it2]
+
+
+def _proxy_side(tgt: _Side, cfg: CorrespondenceConfig) -> _Side:
+    """The target's marked part decimated to about ``cfg.proxy_vertices`` vertices, prepared
+    like a target (its markers at their closest points on the proxy)."""
+    full = tgt.vertices[tgt.active]
+    vertices, faces = proxy_mesh(full, tgt.active_faces, cfg.proxy_vertices, cfg.weld_tolerance)
+    face, bary, _, _ = SurfaceIndex(vertices, faces).closest(tgt.markers @ full)
+    return _prepare(vertices, faces, SurfacePoints(face, bary), cfg)
+
+
+def _through_proxy(moved: np.ndarray, proxy: _Side, tgt: _Side) -> np.ndarray:
+    """(a_t, 3) the target's marked vertices moved with the proxy: each follows its closest
+    point on the proxy (same triangle, same barycentric coordinates on ``moved``)."""
+    face, bary, _, _ = SurfaceIndex(proxy.vertices[proxy.active], proxy.active_faces).closest(
+        tgt.vertices[tgt.active])
+    return interpolate(moved, proxy.active_faces, face, bary)
 
 
 def _maps(registered, src: _Side, tgt: _Side, names, cfg: CorrespondenceConfig):
