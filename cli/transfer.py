@@ -11,6 +11,7 @@ from asetransfer.errors import InputError
 
 from . import handoff
 from .correspond import mesh_of
+from .outputs import Output, check_outputs
 
 
 def _plane(text):
@@ -24,6 +25,9 @@ def _plane(text):
     if len(vals) != 4 or not any(vals[:3]):
         raise ValueError(f"symmetry plane must be x, y, z or a,b,c,d (got {text!r})")
     return vals
+
+
+RIG_EXTENSIONS = (".glb", ".gltf")
 
 
 def add_parser(sub):
@@ -100,17 +104,22 @@ class _Progress:
             print(f"asetransfer: {stage} ...", file=sys.stderr, flush=True)
 
 
+def outputs_of(args) -> list:
+    """Every file ``transfer`` will write (the rig, the report, the hand-off files)."""
+    outs = [Output(args.output, "-o", RIG_EXTENSIONS)]
+    if args.report:
+        outs.append(Output(args.report, "--report", (".json",)))
+    return outs + handoff.outputs_to_check(args)
+
+
 def run(args) -> int:
     from asetransfer.geometry.linsolve import NumericalError
     from asetransfer.io import load_markers, load_rig
-    from asetransfer.io.atomic import atomic_write, check_output_path
+    from asetransfer.io.atomic import atomic_write
     from asetransfer.io.gltf_write import write_rig
 
     inputs = (args.source, args.target, args.markers)
-    check_output_path(args.output, inputs)
-    if args.report:
-        check_output_path(args.report, inputs + (args.output,))
-    handoff.check_outputs(args, inputs)
+    check_outputs(outputs_of(args), inputs + (args.calibration,))
     source = load_rig(args.source)
     target = mesh_of(args.target)
     markers = load_markers(args.markers, source.mesh, target)

@@ -772,9 +772,97 @@ def output_directory_not_writable(c):
     return c.transfer(), c.out
 
 
-@bad("one of the input files")
+@bad("-o and --report name the same file")
 def report_is_the_output(c):
     return c.transfer() + ["--report", c.out], c.out
+
+
+# --- outputs (issue 16): every output against every input and every other output, before any work
+@bad("--report is one of the input files \\(.*markers.json")
+def report_is_a_hard_link_to_the_markers(c):
+    p = str(c.out_dir.parent / "report.json")  # outside out/, which must stay empty
+    os.link(c.base.markers, p)
+    return c.transfer() + ["--report", p], p
+
+
+@bad("-o is one of the input files \\(.*target.obj")
+def output_is_a_symbolic_link_to_the_target(c):
+    p = str(c.out_dir.parent / "link.glb")
+    os.symlink(c.base.tgt, p)
+    return c.transfer(out=p), p
+
+
+@bad("-o must end in .glb or .gltf")
+def output_extension_does_not_match_the_rig_written(c):
+    p = str(c.out_dir / "rigged.ply")
+    return c.transfer(out=p), p
+
+
+@bad("--report must end in .json")
+def report_extension_does_not_match(c):
+    p = str(c.out_dir / "report.txt")
+    return c.transfer() + ["--report", p], p
+
+
+@bad("--report and the T-pose BVH written next to -o name the same file")
+def report_collides_with_a_handoff_output(c):
+    p = str(c.out_dir / "rigged.tpose.bvh")
+    return c.transfer() + ["--tpose", "--report", p], p
+
+
+@bad("the calibration written next to -o is one of the input files")
+def handoff_calibration_output_is_the_calibration_input(c):
+    cal = str(c.out_dir.parent / "rigged.calibration.json")
+    with open(cal, "w") as f:
+        f.write("{}")
+    return c.transfer(out=str(c.out_dir.parent / "rigged.glb")) + ["--calibration", cal], cal
+
+
+@bad("--debug-dir is one of the input files")
+def correspond_debug_file_is_an_input(c):
+    # a debug mesh that would replace the target: refused before map.npz or any .ply is written
+    d = c.inp / "dbg"
+    d.mkdir()
+    tgt = str(d / "faired_target.ply")
+    write_ply(tgt, target_vertices(c.base.rig), c.base.rig.mesh.faces)
+    return ["correspond", c.base.src, tgt, "--markers", c.base.markers, "-o", str(c.out_dir / "map.npz"),
+            "--debug-dir", str(d)], str(d / "faired_target.ply")
+
+
+@bad("-o must end in .npz")
+def correspond_output_extension(c):
+    p = str(c.out_dir / "map.json")
+    return ["correspond", c.base.src, c.base.tgt, "--markers", c.base.markers, "-o", p], p
+
+
+@bad("-o is one of the input files")
+def calibrate_source_output_is_a_hard_link_to_the_rig(c):
+    p = str(c.out_dir.parent / "cal.json")
+    os.link(c.base.src, p)
+    return ["calibrate-source", c.base.src, "-o", p], p
+
+
+@bad("-o and --report name the same file")
+def retarget_report_is_the_output(c):
+    p = str(c.out_dir / "anim.json")
+    return ["retarget-motion", c.base.markers, "--source", c.base.src, "--target", c.base.src, "-o",
+            str(c.out_dir / "anim.bvh"), "--report", str(c.out_dir / "anim.bvh")], str(c.out_dir / "anim.bvh")
+
+
+@bad("cannot write to directory .* \\(Read-only file system\\)")
+def output_directory_read_only_is_found_before_the_computation(c):
+    import asetransfer.io.atomic
+    import asetransfer.stages.correspondence
+
+    def read_only(*a, **k):
+        raise OSError(30, "Read-only file system")
+
+    def never(*a, **k):
+        raise AssertionError("the computation ran before the output directory was checked")
+
+    c.monkeypatch.setattr(asetransfer.io.atomic.tempfile, "mkstemp", read_only)
+    c.monkeypatch.setattr(asetransfer.stages.correspondence, "correspond", never)
+    return c.transfer(), c.out
 
 
 # --- the other commands
@@ -1072,3 +1160,54 @@ def test_an_exception_mid_way_leaves_no_partial_file_and_keeps_the_inputs(case, 
     code, out, err = run(capsys, case.transfer())
     assert code == 2 and err == f"asetransfer: error: {case.out}: cannot write file (No space left on device)\n"
     assert snapshot(case.base.dir, case.out_dir) == before
+
+
+# ---------------------------------------------------------------------------- debris (issue 16)
+def test_sigterm_is_handled_like_ctrl_c(case, capsys, monkeypatch):
+    # a real SIGTERM while the temporary file is written: it is removed, the old output kept
+    import signal
+
+    def terminate(*a, **k):
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM did not stop the run")
+
+    monkeypatch.setattr(os, "fsync", terminate)
+    with open(case.out, "wb") as f:
+        f.write(b"the previous result")
+    before = snapshot(case.base.dir, case.out_dir)
+    code, out, err = run(capsys, case.transfer())
+    assert code == 143 and err == "asetransfer: terminated\n"
+    assert snapshot(case.base.dir, case.out_dir) == before
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the handler is the command's only
+
+
+def test_a_killed_run_leaves_only_a_part_file_that_the_next_run_removes(case, capsys):
+    # what SIGKILL leaves: the temporary file of a process that no longer runs
+    dead = os.path.join(case.out_dir, ".rigged.glb.asetransfer-999999999-k2j4.part")
+    alive = os.path.join(case.out_dir, f".rigged.glb.asetransfer-{os.getpid()}-k2j4.part")  # a run in progress
+    foreign = os.path.join(case.out_dir, ".rigged.glb.backup.part")  # not ours: never touched
+    for p in (dead, alive, foreign):
+        with open(p, "wb") as f:
+            f.write(b"x")
+    code, out, err = run(capsys, case.transfer())
+    assert code == 0, err
+    assert sorted(os.listdir(case.out_dir)) == sorted(os.path.basename(p) for p in (alive, foreign, case.out))
+
+
+def test_a_file_name_with_a_newline_stays_on_one_line(case, capsys):
+    p = case.path("bad\nname.json")
+    with open(p, "w") as f:
+        f.write("{")
+    code, out, err = run(capsys, case.transfer(markers=p))
+    assert code == 2 and err.count("\n") == 1 and "bad\\nname.json: invalid JSON" in err, err
+
+
+def test_closed_stdout_ends_quietly(base):
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "asetransfer_cli.main", "info", "--json", base.src],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # `| true`: the reader is gone before the first line
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 141 and err == b"", err
