@@ -6,6 +6,7 @@ centimetres or metres.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 
@@ -71,6 +72,10 @@ class SkeletonConfig:
     # from it (our addition; 0 = the spec's skin-weighted vertices only).  Joints with
     # no weighted vertex (a hips root) are then placed from their hits, not by PA.
     em_rays: int = 64
+    # upper bound of em_rays: 4096 directions already sample the sphere every ~3.2 degrees,
+    # far finer than any limb; the ray buffers grow with joints x rays x faces hit, so an
+    # unbounded count (1e8) exhausts memory instead of improving anything
+    em_rays_max: int = 4096
     em_ray_share: float = 0.0           # prior mass of the hits for joints with weights
     # a joint is enclosed by the surface (and its hits used) when at least this fraction
     # of its rays hit; otherwise it lies outside the mesh or at an open end (our addition)
@@ -100,8 +105,12 @@ class SkeletonConfig:
     def __post_init__(self):
         if self.joints not in ("em", "pa"):
             raise ValueError("joints must be 'em' or 'pa'")
-        if self.em_rays < 0 or not 0.0 <= self.em_ray_share <= 1.0:
-            raise ValueError("em_rays must be >= 0 and em_ray_share in [0, 1]")
+        if not 0 <= self.em_rays <= self.em_rays_max or not 0.0 <= self.em_ray_share <= 1.0:
+            raise ValueError(f"em_rays must be in 0..{self.em_rays_max} and em_ray_share in [0, 1]")
+        if self.symmetry_plane is not None and not (len(self.symmetry_plane) == 4
+                                                    and all(math.isfinite(v) for v in self.symmetry_plane)
+                                                    and any(self.symmetry_plane[:3])):
+            raise ValueError("symmetry_plane must be 4 finite numbers a, b, c, d with (a, b, c) not zero")
         if not 0.0 <= self.em_min_hit_fraction <= 1.0:
             raise ValueError("em_min_hit_fraction must be in [0, 1]")
         if self.symmetry_iterations < 0:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 
@@ -15,6 +16,8 @@ from .outputs import Output, check_outputs
 
 
 def _plane(text):
+    """``x``, ``y``, ``z`` or ``a,b,c,d`` as a plane with a unit normal (NaN, inf, a zero or
+    denormal normal refused here, at parse time, before any work)."""
     axes = {"x": (1, 0, 0, 0), "y": (0, 1, 0, 0), "z": (0, 0, 1, 0)}
     if text.lower() in axes:
         return axes[text.lower()]
@@ -22,9 +25,15 @@ def _plane(text):
         vals = tuple(float(v) for v in text.split(","))
     except ValueError:
         vals = ()
-    if len(vals) != 4 or not any(vals[:3]):
-        raise ValueError(f"symmetry plane must be x, y, z or a,b,c,d (got {text!r})")
-    return vals
+    if len(vals) != 4 or not all(math.isfinite(v) for v in vals):
+        raise ValueError(f"symmetry plane must be x, y, z or a,b,c,d with finite numbers (got {text!r})")
+    norm = math.hypot(*vals[:3])
+    if not sys.float_info.min <= norm < math.inf:  # zero, denormal (its square is 0) or overflowing
+        raise ValueError(f"symmetry plane normal (a, b, c) must be a normal-sized non-zero vector (got {text!r})")
+    unit = tuple(v / norm for v in vals)
+    if not all(math.isfinite(v) for v in unit):
+        raise ValueError(f"symmetry plane offset d is too large for its normal (got {text!r})")
+    return vals if norm == 1.0 else unit
 
 
 RIG_EXTENSIONS = (".glb", ".gltf")
@@ -43,9 +52,10 @@ def add_parser(sub):
     sk, wc = SkeletonConfig(), WeightsConfig()  # every default below is the library's (Config)
     p.add_argument("--joints", choices=("em", "pa"), default=sk.joints,
                    help="joint placement: energy minimisation (Eq. 3.1) or Procrustes (default %(default)s)")
-    p.add_argument("--em-rays", type=_count_arg, default=sk.em_rays, metavar="N",
+    p.add_argument("--em-rays", type=_count_arg(sk.em_rays_max), default=sk.em_rays, metavar="N",
                    help="em: also fit each joint to the surface hit by N rays cast from it; joints with no "
-                        "weighted vertex are placed from these alone (default %(default)s; 0 = skin weights only)")
+                        "weighted vertex are placed from these alone (default %(default)s, at most "
+                        f"{sk.em_rays_max}; 0 = skin weights only)")
     p.add_argument("--em-ray-share", type=_fraction_arg, default=sk.em_ray_share, metavar="S",
                    help="em: share (0-1) of the ray hits in the fit of joints that have weights "
                         "(default %(default)s)")
@@ -70,10 +80,13 @@ def add_parser(sub):
     p.set_defaults(run=run)
 
 
-def _count_arg(text):
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return int(text)
+def _count_arg(maximum: int):
+    """argparse type: a whole number from 0 to ``maximum``."""
+    def count(text):
+        if not (text.isascii() and text.isdigit()) or int(text) > maximum:
+            raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {maximum}, got {text!r}")
+        return int(text)
+    return count
 
 
 def _fraction_arg(text):

@@ -13,6 +13,7 @@ scale.  Those are at the end.
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -777,6 +778,176 @@ def report_is_the_output(c):
     return c.transfer() + ["--report", c.out], c.out
 
 
+# --- resource limits (issue 16): nothing read that the file does not hold
+@bad("is not a regular file")
+def target_is_a_fifo(c):
+    p = c.path("target.obj")
+    os.mkfifo(p)  # opening it would block forever: refused before it is opened
+    return c.transfer(tgt=p), p
+
+
+@bad("is not a regular file")
+def markers_are_a_device(c):
+    return c.transfer(markers="/dev/null"), "/dev/null"
+
+
+@bad("buffer 0 file '.*' lies outside the folder of the glTF file")
+def gltf_buffer_uri_is_a_device(c):
+    doc, _ = rig_document(c.base.rig)
+    doc["buffers"][0]["uri"] = "/dev/urandom"
+    p = c.bytes_file("source.gltf", json.dumps(doc).encode())
+    return c.transfer(src=p), p
+
+
+@bad("buffer 0 file 'sub/../../base0/x.bin' lies outside the folder")
+def gltf_buffer_uri_climbs_out_of_the_folder(c):
+    doc, blob = rig_document(c.base.rig)
+    with open(c.base.dir / "x.bin", "wb") as f:  # a real file, elsewhere: still refused
+        f.write(bytes(blob))
+    doc["buffers"][0]["uri"] = "sub/../../base0/x.bin"
+    os.makedirs(c.path("sub"))
+    p = c.bytes_file("source.gltf", json.dumps(doc).encode())
+    return c.transfer(src=p), p
+
+
+@bad("buffer 0 file 'source.bin' cannot be read: is not a regular file")
+def gltf_buffer_is_a_fifo_in_the_folder(c):
+    doc, _ = rig_document(c.base.rig)
+    doc["buffers"][0]["uri"] = "source.bin"
+    os.mkfifo(c.path("source.bin"))
+    p = c.bytes_file("source.gltf", json.dumps(doc).encode())
+    return c.transfer(src=p), p
+
+
+@bad("no bufferView and an implausible count")
+def gltf_many_small_zero_accessors_claim_more_than_the_file_holds(c):
+    # each accessor alone is modest; together they would be GBs of zeros from a file of a few kB
+    def edit(doc, blob):
+        n = len(doc["accessors"])
+        doc["accessors"] += [{"componentType": 5126, "type": t, "count": 1 << 20} for _ in range(20)
+                             for t in ("VEC3", "VEC4")]
+        doc["meshes"][0]["primitives"] += [{"attributes": {"POSITION": n + 2 * k, "JOINTS_0": 0,
+                                                           "WEIGHTS_0": n + 2 * k + 1}} for k in range(20)]
+    return c.transfer(src=c.gltf(edit)), c.path("source.glb")
+
+
+# --- numbers beyond any sense (issue 16): one line, exit 2, never an internal error
+@bad("invalid glTF JSON: integer .* has 40 digits")
+def gltf_integer_longer_than_any_index(c):
+    doc, blob = rig_document(c.base.rig)
+    doc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(bytes(blob)).decode()
+    doc["accessors"][0]["count"] = "HUGE"
+    p = c.bytes_file("source.gltf", json.dumps(doc).replace('"HUGE"', "1" + "0" * 39).encode())
+    return c.transfer(src=p), p
+
+
+@bad("invalid JSON: integer .* has 4400 digits")
+def markers_integer_beyond_python_conversion_limit(c):
+    ms = good_markers()
+    p = c.path("markers.json")
+    with open(p, "w") as f:
+        f.write(json.dumps({"markers": ms}).replace('"vertex": 0}', '"vertex": 9' + "9" * 4399 + "}", 1))
+    return c.transfer(markers=p), p
+
+
+@bad("malformed OBJ line")
+def obj_negative_index_beyond_int64(c):
+    p = write_obj(c.path("target.obj"), target_vertices(c.base.rig), c.base.rig.mesh.faces)
+    with open(p, "a") as f:
+        f.write("f 1 2 -99999999999999999999999\n")
+    return c.transfer(tgt=p), p
+
+
+@bad("vertex 3 has a coordinate beyond 3.4e\\+38")
+def obj_coordinate_beyond_float32(c):
+    v = target_vertices(c.base.rig)
+    v[3, 1] = -1e300  # finite, but its square overflows
+    return c.transfer(tgt=write_obj(c.path("target.obj"), v, c.base.rig.mesh.faces)), c.path("target.obj")
+
+
+def _ply_list_count_case(count):
+    """A case: the first face's list count is ``count`` (a float no count can be)."""
+    def case(c):
+        p = write_ply(c.path("target.ply"), target_vertices(c.base.rig), c.base.rig.mesh.faces)
+        lines = open(p).read().splitlines(True)
+        k = lines.index("end_header\n") + len(c.base.rig.mesh.vertices) + 1
+        lines[k] = f"{count} " + lines[k].split(" ", 1)[1]
+        open(p, "w").writelines(lines)
+        return c.transfer(tgt=p), p
+    case.__name__ = "ply_list_count_" + count.replace("-", "minus_").replace(".", "_")
+    return case
+
+
+for _count in ("nan", "-inf", "1e400", "2.5"):
+    bad("list length .* is not a count")(_ply_list_count_case(_count))
+
+
+@bad("list value inf is not an index")
+def ply_ascii_index_infinite(c):
+    p = write_ply(c.path("target.ply"), target_vertices(c.base.rig), c.base.rig.mesh.faces)
+    text = open(p).read().replace("\n3 0 ", "\n3 inf ", 1)
+    open(p, "w").write(text)
+    return c.transfer(tgt=p), p
+
+
+def _bvh(joints, offset="0 1 0", frame=None, root="root"):
+    """A BVH chain of ``joints`` nested joints (names j0, j1, ...) under ``root``, one frame."""
+    s = f"HIERARCHY\nROOT {root}\n" + "{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+    s += "".join(f"JOINT j{i}\n{{\nOFFSET {offset}\nCHANNELS 3 Zrotation Xrotation Yrotation\n" for i in range(joints))
+    s += "End Site\n{\nOFFSET 0 1 0\n}\n" + "}\n" * (joints + 1)
+    frame = frame or " ".join(["0"] * (6 + 3 * joints))
+    return s + f"MOTION\nFrames: 1\nFrame Time: 0.033\n{frame}\n"
+
+
+def _retarget(c, bvh_text):
+    p = c.path("motion.bvh")
+    with open(p, "w") as f:
+        f.write(bvh_text)
+    return ["retarget-motion", p, "--source", c.base.src, "--target", c.base.src, "-o",
+            str(c.out_dir / "anim.bvh")], p
+
+
+@bad("no joint of the BVH has the name of a rig joint")
+def bvh_nested_two_thousand_deep(c):
+    return _retarget(c, _bvh(2000, root="pelvis"))  # read without recursion; then refused for what it is
+
+
+@bad("line 8: OFFSET y -2e\\+300 is beyond")
+def bvh_offset_beyond_float32(c):
+    return _retarget(c, _bvh(2, offset="0 -2e+300 0"))
+
+
+@bad("MOTION has values beyond")
+def bvh_motion_value_beyond_float32(c):
+    return _retarget(c, _bvh(1, frame="0 5e300 0 0 0 0 0 0 0"))
+
+
+def _calibration(c, edit):
+    """The fixture source's proposed calibration, edited; ``transfer`` argv with it."""
+    cal = c.path("cal.json")
+    assert main(["-q", "calibrate-source", str(FIXTURES / "source.glb"), "-o", cal]) == 0
+    doc = json.load(open(cal))
+    edit(doc)
+    write_json(cal, doc)
+    return ["transfer", str(FIXTURES / "source.glb"), str(FIXTURES / "target_tall.obj"), "--markers",
+            str(FIXTURES / "markers_tall.json"), "-o", c.out, "--calibration", cal], cal
+
+
+@bad("'capsules' must be a list")
+def calibration_capsules_is_a_number(c):
+    return _calibration(c, lambda doc: doc.__setitem__("capsules", 7))
+
+
+@bad("capsules\\[1\\] must be an object with a name")
+def calibration_capsule_is_null(c):
+    return _calibration(c, lambda doc: doc["capsules"].__setitem__(1, None))
+
+
+@bad("capsules\\[0\\] .*point must be a surface point name or null")
+def calibration_capsule_point_is_a_list(c):
+    return _calibration(c, lambda doc: doc["capsules"][0].__setitem__("point", {"x": 1}))
+
+
 # --- outputs (issue 16): every output against every input and every other output, before any work
 @bad("--report is one of the input files \\(.*markers.json")
 def report_is_a_hard_link_to_the_markers(c):
@@ -899,6 +1070,9 @@ def snapshot(*dirs):
         for root, subdirs, files in os.walk(d):
             for name in files + [s for s in subdirs if os.path.islink(os.path.join(root, s))]:
                 p = os.path.join(root, name)
+                if not os.path.isfile(p):  # a FIFO of a case: opening it would block
+                    out[p] = (os.lstat(p).st_mode, None)
+                    continue
                 try:
                     with open(p, "rb") as f:
                         digest = hashlib.sha256(f.read()).hexdigest()
@@ -1211,3 +1385,39 @@ def test_closed_stdout_ends_quietly(base):
     proc.stdout.close()  # `| true`: the reader is gone before the first line
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == 141 and err == b"", err
+
+
+def test_a_bvh_nested_thousands_deep_is_read(tmp_path):
+    from asetransfer.io.bvh import read_bvh
+
+    p = tmp_path / "deep.bvh"
+    p.write_text(_bvh(3000))
+    bvh = read_bvh(p)
+    assert len(bvh.names) == 3001 and list(bvh.parents[:3]) == [-1, 0, 1] and bvh.parents[-1] == 2999
+
+
+@pytest.mark.parametrize("option", [("--symmetry-plane", "nan,0,0,1"), ("--symmetry-plane", "0,0,inf,0"),
+                                    ("--symmetry-plane", "0,1e-320,0,0"), ("--symmetry-plane", "1e-300,0,0,1e300"),
+                                    ("--em-rays", "100000000"), ("--em-rays", "１２"), ("--em-ray-share", "nan")])
+def test_numeric_options_are_refused_when_parsed_before_any_file_is_read(capsys, option):
+    # the files do not exist: a message about them would mean the option was checked too late
+    code, out, err = run(capsys, ["transfer", "missing.glb", "missing.obj", "--markers", "m.json", "-o", "o.glb",
+                                  *option])
+    assert code == 2 and err.count("\n") == 1 and f"argument {option[0]}" in err and "not found" not in err, err
+
+
+def test_a_sixty_thousand_joint_chain_is_read(tmp_path):
+    # the hierarchy code is linear (iterative walks, each chain of nodes walked once, the bind
+    # matrices checked at once): no recursion limit, no quadratic order; bench/ prints timings
+    n = 60000
+    doc = Doc()
+    for k in range(n):
+        doc.node(name=f"j{k}", translation=[0.0, 0.01 if k else 0.0, 0.0], **({"children": [k + 1]} if k < n - 1 else {}))
+    ibm = np.tile(np.eye(4), (n, 1, 1))
+    ibm[:, 1, 3] = -0.01 * np.arange(n)
+    prim = doc.primitive([[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 1, 2]], joints=[np.zeros((3, 4))],
+                         weights=[np.eye(4)[[0, 0, 0]]])
+    doc.scene = [0, doc.node(name="body", mesh=doc.mesh(prim), skin=doc.skin(range(n), ibm))]
+    rig = at.load_rig(doc.save(tmp_path / "chain.glb"))
+    assert rig.skeleton.names[-1] == f"j{n - 1}" and rig.skeleton.parents[-1] == n - 2
+    assert abs(rig.skeleton.bind_world[-1, 1, 3] - 0.01 * (n - 1)) < 1e-3
