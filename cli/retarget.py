@@ -31,6 +31,7 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from asetransfer.errors import InputError
     from asetransfer.handoff.motion import animation_to_bvh
     from asetransfer.handoff.retarget import retarget_bvh
     from asetransfer.io import load_rig
@@ -46,6 +47,10 @@ def run(args) -> int:
     check_outputs(outputs, inputs)
     motion = read_bvh(args.motion)
     source, target = load_rig(args.source), load_rig(args.target)
+    if not set(source.skeleton.names) & set(target.skeleton.names):
+        raise InputError(args.target, "shares no joint name with the source rig "
+                                      f"{os.path.basename(args.source)}: nothing to retarget (joints are matched "
+                                      "by name; give the rig transferred from that source)")
     anim, report = retarget_bvh(motion, source, target, path=args.motion, rest=args.rest)
     if ext == ".bvh":
         write_bvh(args.output, animation_to_bvh(target.skeleton, anim), inputs)

@@ -948,6 +948,32 @@ def calibration_capsule_point_is_a_list(c):
     return _calibration(c, lambda doc: doc["capsules"][0].__setitem__("point", {"x": 1}))
 
 
+# --- the frame a rig is shown in (issue 16)
+def _ibm_rows(doc, blob):
+    """The inverse bind matrices as a writable (J, 4, 4) row-major copy, and a function storing them back."""
+    col = accessor_array(doc, blob, doc["skins"][0]["inverseBindMatrices"])
+
+    def store(m):
+        col[:] = np.asarray(m).transpose(0, 2, 1).reshape(-1, 16)
+    return col.reshape(-1, 4, 4).transpose(0, 2, 1).copy(), store
+
+
+def _armature_over_joints(doc, scale):
+    """A parent node 'Armature' with ``scale`` over the root joint and the mesh node (FBX-to-glTF layout)."""
+    doc["nodes"].append({"name": "Armature", "scale": [scale] * 3 if np.isscalar(scale) else list(scale),
+                         "children": list(doc["scenes"][0]["nodes"])})
+    doc["scenes"][0]["nodes"] = [len(doc["nodes"]) - 1]
+
+
+@bad("joint 'root' is mirrored \\(a negative scale")
+def gltf_mirrored_armature(c):
+    def edit(doc, blob):
+        _armature_over_joints(doc, [-1.0, 1.0, 1.0])
+        m, store = _ibm_rows(doc, blob)
+        store(m @ np.diag([-1.0, 1.0, 1.0, 1.0]))  # bound in the mirrored frame: consistent, but a reflection
+    return c.transfer(src=c.gltf(edit)), c.path("source.glb")
+
+
 # --- outputs (issue 16): every output against every input and every other output, before any work
 @bad("--report is one of the input files \\(.*markers.json")
 def report_is_a_hard_link_to_the_markers(c):
@@ -1421,3 +1447,53 @@ def test_a_sixty_thousand_joint_chain_is_read(tmp_path):
     rig = at.load_rig(doc.save(tmp_path / "chain.glb"))
     assert rig.skeleton.names[-1] == f"j{n - 1}" and rig.skeleton.parents[-1] == n - 2
     assert abs(rig.skeleton.bind_world[-1, 1, 3] - 0.01 * (n - 1)) < 1e-3
+
+
+# ---------------------------------------------------------------------------- the frame a rig is shown in (issue 16)
+def _centimetre_armature(c):
+    """The base rig as exporters write an FBX character: positions and joints in cm under a 0.01 armature."""
+    doc, blob = rig_document(c.base.rig)
+    attribute(doc, blob, "POSITION")[:] *= 100.0
+    for node in doc["nodes"][:3]:
+        node["translation"] = [100.0 * t for t in node["translation"]]
+    m, store = _ibm_rows(doc, blob)
+    m[:, :3, 3] *= 100.0  # inverse of the joint's world matrix in centimetres
+    store(m)
+    _armature_over_joints(doc, 0.01)
+    return save_glb(c.path("source_cm.glb"), doc, blob)
+
+
+def _quantised(c):
+    """The base rig as gltfpack writes it: int16 positions, the dequantisation folded into the bind matrices."""
+    doc, blob = rig_document(c.base.rig)
+    v = c.base.rig.mesh.vertices
+    lo, step = v.min(axis=0), float(np.ptp(v, axis=0).max()) / 32767.0
+    q = np.round((v - lo) / step).astype("<i2")
+    doc["bufferViews"].append({"buffer": 0, "byteOffset": len(blob), "byteLength": q.nbytes})
+    blob += q.tobytes() + b"\0" * (-q.nbytes % 4)
+    doc["buffers"][0]["byteLength"] = len(blob)
+    doc["accessors"].append({"bufferView": len(doc["bufferViews"]) - 1, "componentType": 5122, "count": len(q),
+                             "type": "VEC3", "min": q.min(axis=0).tolist(), "max": q.max(axis=0).tolist()})
+    doc["meshes"][0]["primitives"][0]["attributes"]["POSITION"] = len(doc["accessors"]) - 1
+    doc["extensionsUsed"] = doc["extensionsRequired"] = ["KHR_mesh_quantization"]
+    dequantise = np.diag([step, step, step, 1.0])
+    dequantise[:3, 3] = lo
+    m, store = _ibm_rows(doc, blob)
+    store(m @ dequantise)
+    return save_glb(c.path("source_q.glb"), doc, blob), step
+
+
+@pytest.mark.parametrize("layout", ["centimetre_armature", "quantised"])
+def test_a_rig_is_read_in_the_frame_it_is_shown_in(case, capsys, base_result, layout):
+    # positions stored in another frame than the one shown (a 0.01 armature over centimetres,
+    # gltfpack's int16 positions): size, joints and markers picked on screen are the shown ones
+    src, tol = (_centimetre_armature(case), 1e-5) if layout == "centimetre_armature" else _quantised(case)
+    rig = at.load_rig(src)
+    np.testing.assert_allclose(rig.mesh.vertices, case.base.rig.mesh.vertices, atol=tol * 2)
+    np.testing.assert_allclose(joints(rig), joints(case.base.rig), atol=1e-4)  # (the armature's scale stays in)
+    code, out, err = run(capsys, ["info", "--json", src])
+    assert code == 0 and abs(json.loads(out)["size"][1] - 3.0) < 1e-3
+    # markers as points picked on the character as shown
+    pts = [marker(f"m{v}", {"point": case.base.rig.mesh.vertices[v].tolist()}, v) for v in MARKER_VERTICES]
+    rigged, err = transfer_ok(capsys, case, src=src, markers=case.markers_file(pts))
+    assert np.abs(joints(rigged) - joints(base_result)).max() < 0.02
