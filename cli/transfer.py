@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import math
 import sys
 import time
@@ -117,6 +119,37 @@ class _Progress:
             print(f"asetransfer: {stage} ...", file=sys.stderr, flush=True)
 
 
+@contextlib.contextmanager
+def _collected_warnings():
+    """The ``asetransfer`` log's warnings during the block, as one-line strings (shown on stderr as usual)."""
+    messages = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            messages.append(" ".join(record.getMessage().split()))
+
+    handler, log = Collect(logging.WARNING), logging.getLogger("asetransfer")
+    log.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        log.removeHandler(handler)
+
+
+def _check_plane(args, target) -> None:
+    """Refuse a --symmetry-plane that does not cut the target's body (before any work)."""
+    from asetransfer.config import QualityConfig
+    from asetransfer.stages.quality import plane_offset
+
+    if args.symmetry_plane is None or args.mirror == "off":
+        return
+    offset, limit = plane_offset(args.symmetry_plane, target), QualityConfig().plane_offset_refuse
+    if offset > limit:
+        raise InputError(args.target, f"--symmetry-plane lies {offset:.3g} heights from the target's centre "
+                                      f"(more than {limit:.3g}): it does not cut the body, and mirroring about it "
+                                      "would put joints off the body; give the plane in the target's frame and units")
+
+
 def outputs_of(args) -> list:
     """Every file ``transfer`` will write (the rig, the report, the hand-off files)."""
     outs = [Output(args.output, "-o", RIG_EXTENSIONS)]
@@ -126,16 +159,22 @@ def outputs_of(args) -> list:
 
 
 def run(args) -> int:
+    inputs = (args.source, args.target, args.markers)
+    check_outputs(outputs_of(args), inputs + (args.calibration,))
+    with _collected_warnings() as warnings:  # every warning of the run also goes into the report
+        return _run(args, inputs, warnings)
+
+
+def _run(args, inputs, warnings: list) -> int:
     from asetransfer.geometry.linsolve import NumericalError
     from asetransfer.io import load_markers, load_rig
     from asetransfer.io.atomic import atomic_write
     from asetransfer.io.gltf_write import write_rig
 
-    inputs = (args.source, args.target, args.markers)
-    check_outputs(outputs_of(args), inputs + (args.calibration,))
     source = load_rig(args.source)
     target = mesh_of(args.target)
     markers = load_markers(args.markers, source.mesh, target)
+    _check_plane(args, target)
     plan = handoff.prepare(args, source)
     config = Config(CorrespondenceConfig(),
                     SkeletonConfig(joints=args.joints, em_rays=args.em_rays, em_ray_share=args.em_ray_share,
@@ -149,6 +188,7 @@ def run(args) -> int:
         result = transfer(source, target, markers, config, progress=_Progress(quiet))
     except NumericalError as e:
         raise InputError(args.markers, f"transfer failed: {e}") from None
+    result.report["warnings"] = list(warnings)
     write_rig(args.output, result.rig, max_influences=config.weights.max_influences, inputs=inputs)
     handoff.write(args, plan, source, result, inputs)
     if args.report:

@@ -974,6 +974,38 @@ def gltf_mirrored_armature(c):
     return c.transfer(src=c.gltf(edit)), c.path("source.glb")
 
 
+# --- implausible markers and options (issue 16): refused when the tool can tell
+@bad("the markers span .* of the source's size but .* of the target's .*the target points are probably in "
+     "other units")
+def markers_target_points_in_other_units(c):
+    # target points 40x too small (metres for a model in 2.5-cm units), on a target whose side
+    # passes through the origin: they snap to the bit of surface there and bunch up
+    v = target_vertices(c.base.rig)
+    v -= v.mean(axis=0)
+    v[:, 0] -= v[:, 0].max()
+    tgt = write_obj(c.path("target.obj"), v, c.base.rig.mesh.faces)
+    ms = [marker(f"m{k}", k, {"point": (v[k] / 40).tolist()}) for k in MARKER_VERTICES]
+    return c.transfer(tgt=tgt, markers=c.markers_file(ms)), c.path("markers.json")
+
+
+@bad("--symmetry-plane lies .* heights from the target's centre .*it does not cut the body")
+def symmetry_plane_off_the_body(c):
+    return c.transfer() + ["--symmetry-plane", "0,0,2,-25"], c.base.tgt
+
+
+@bad("shares no joint name with the source rig")
+def retarget_onto_a_rig_sharing_no_joint(c):
+    def rename(doc, blob):
+        for node in doc["nodes"][:3]:
+            node["name"] = "other_" + node["name"]
+    other = c.gltf(rename, "other.glb")
+    motion = c.path("motion.bvh")
+    with open(motion, "w") as f:
+        f.write(_bvh(1).replace("JOINT j0", "JOINT mid"))
+    return ["retarget-motion", motion, "--source", c.base.src, "--target", other, "-o",
+            str(c.out_dir / "anim.glb")], other
+
+
 # --- outputs (issue 16): every output against every input and every other output, before any work
 @bad("--report is one of the input files \\(.*markers.json")
 def report_is_a_hard_link_to_the_markers(c):
@@ -1497,3 +1529,41 @@ def test_a_rig_is_read_in_the_frame_it_is_shown_in(case, capsys, base_result, la
     pts = [marker(f"m{v}", {"point": case.base.rig.mesh.vertices[v].tolist()}, v) for v in MARKER_VERTICES]
     rigged, err = transfer_ok(capsys, case, src=src, markers=case.markers_file(pts))
     assert np.abs(joints(rigged) - joints(base_result)).max() < 0.02
+
+
+
+# ---------------------------------------------------------------------------- quality verdict (issue 16)
+def test_the_report_carries_a_quality_verdict_and_the_warnings(case, capsys):
+    report = case.path("report.json")
+    code, out, err = run(capsys, case.transfer() + ["--report", report])
+    assert code == 0 and err == "", err
+    r = json.load(open(report))
+    q = r["quality"]
+    assert q["verdict"] == "ok" and q["reasons"] == [] and r["warnings"] == []
+    assert 0 <= q["marker_residual_pct_height"] < 1 and q["mapped_area_fraction"] > 0.99
+    assert q["joints_outside_body"] == []
+
+
+def test_too_few_markers_give_a_warning_and_a_verdict_to_act_on(case, capsys):
+    # four markers, two at each end: enough to run, too few to pin the fit down
+    report = case.path("report.json")
+    markers = case.markers_file(good_markers((0, 6, 144, 150)))
+    code, out, err = run(capsys, case.transfer(markers=markers) + ["--report", report])
+    assert code == 0
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("asetransfer: warning: result quality ") and "4 markers" in err
+    r = json.load(open(report))
+    assert r["quality"]["verdict"] in ("check", "poor") and r["warnings"] == [lines[0][len("asetransfer: warning: "):]]
+
+
+def test_joints_pushed_off_the_body_are_named(base):
+    from asetransfer.stages.quality import joints_outside_body
+
+    moved = base.rig.skeleton.bind_world.copy()
+    moved[1, :3, 3] += [5.0, 0.0, 0.0]  # 'mid' far to the side of the tube
+    import dataclasses
+
+    rig = at.Rig(base.rig.mesh, dataclasses.replace(base.rig.skeleton, bind_world=moved), base.rig.skin)
+    names, n_inside = joints_outside_body(base.rig, rig, 0.01)
+    assert names == ["mid"] and n_inside >= 1
+    assert joints_outside_body(base.rig, base.rig, 0.01)[0] == []

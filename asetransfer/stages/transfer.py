@@ -8,6 +8,7 @@ import numpy as np
 
 from ..config import Config
 from .correspondence import Correspondence, correspond
+from .quality import assess
 from ..model.markers import Markers
 from ..model.mesh import Mesh
 from ..model.rig import Rig
@@ -75,4 +76,7 @@ def transfer(source: Rig, target: Mesh, markers: Markers, config: Config | None 
         "timings": {"correspondence": corr.stats["timings"]["total"], "skeleton": sk_report["timings"]["total"],
                     "weights": t_weights, "total": time.perf_counter() - t0},
     }
+    report["quality"] = assess(source, rig, corr.target_to_source.positions(corr.registered_source, source.mesh.faces),
+                               marker_residual_max=corr.stats["marker_residual_max"], n_markers=len(markers),
+                               config=cfg.quality)
     return Result(rig, corr, report)
