@@ -1259,6 +1259,41 @@ def test_degenerate_triangles_among_good_ones(case, capsys, base_result):
     np.testing.assert_allclose(joints(rig), joints(base_result), atol=0.15)
 
 
+def _with_loose_slivers(verts, faces, edges, along):
+    """``verts``/``faces`` plus, per edge (a, b), a new vertex at ``a + along (b - a)`` (on the edge's
+    line) and the zero-area triangle (a, b, new); two edges may share one new vertex."""
+    verts, faces = np.asarray(verts, float), np.asarray(faces)
+    extra_v, extra_f = [], []
+    for a, b in edges:
+        extra_v.append(verts[a] + along * (verts[b] - verts[a]))
+        extra_f.append((a, b, len(verts) + len(extra_v) - 1))
+    return np.vstack([verts, extra_v]), np.vstack([faces, extra_f])
+
+
+@pytest.mark.parametrize("along", [0.5, 1.7, 1e-9])
+def test_a_zero_area_triangle_with_a_loose_corner_does_not_sink_the_fit(case, capsys, base_result, along):
+    # its third corner lies on the line of the other two (between them, beyond them, on one) and
+    # no other face uses it: it has no smoothness term, it is carried along instead of solved for
+    faces = case.base.rig.mesh.faces
+    verts, faces = _with_loose_slivers(target_vertices(case.base.rig), faces, [faces[40][:2], faces[90][1:]], along)
+    tgt = write_obj(case.path("target.obj"), verts, faces)
+    rig, err = transfer_ok(capsys, case, tgt=tgt)
+    assert err == ""
+    np.testing.assert_allclose(joints(rig), joints(base_result), atol=1e-6)
+
+
+def test_a_zero_area_triangle_on_the_source_does_not_sink_the_fit(case, capsys, base_result):
+    m = case.base.rig.mesh
+    verts, faces = _with_loose_slivers(m.vertices, m.faces, [m.faces[100][:2]], 0.25)
+    w = case.base.rig.skin
+    skin = type(w)(np.vstack([w.indices, w.indices[m.faces[100][0]]]), np.vstack([w.weights, w.weights[m.faces[100][0]]]),
+                   w.n_joints)
+    src = case.path("source.glb")
+    at.save_rig(src, at.Rig(at.Mesh(verts, faces), case.base.rig.skeleton, skin))
+    rig, err = transfer_ok(capsys, case, src=src)
+    np.testing.assert_allclose(joints(rig), joints(base_result), atol=1e-3)
+
+
 @pytest.mark.parametrize("factor", [1000.0, 0.001])
 def test_source_and_target_1000x_apart_in_scale(case, capsys, base_result, factor):
     # target in mm (or km) against a source in m: the result is the base result, scaled
