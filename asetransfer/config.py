@@ -176,9 +176,13 @@ class QualityConfig:
     residual_check_pct: float = 2.5
     residual_poor_pct: float = 6.0
     # a target vertex is "mapped" when the registered source passes within this % of the
-    # height of it (the fit's p95 on the dev cases is about 0.6 %); the area fractions
-    # below which the verdict drops (props and clothing are legitimately unmapped: check)
-    mapped_distance_pct: float = 2.0
+    # height of it: the registration stops pulling pairs farther apart than its reject
+    # distance (5 % of the diagonal), so farther area was not fitted at all.  The dev cases
+    # and fixtures map all their area at 5 % (the cartoon fixture, a good result with
+    # 0.5 cm mean joint error, has 13 % of its area between 2 and 5 %: closer is too strict).
+    # The area fractions below which the verdict drops (props and clothing are
+    # legitimately unmapped: "check")
+    mapped_distance_pct: float = 5.0
     mapped_check: float = 0.9
     mapped_poor: float = 0.7
     # joints inside the source's body (winding number >= 0.5) that end outside the
