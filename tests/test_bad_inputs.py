@@ -992,6 +992,16 @@ def symmetry_plane_off_the_body(c):
     return c.transfer() + ["--symmetry-plane", "0,0,2,-25"], c.base.tgt
 
 
+@bad("node 1 \\('mid'\\) has a 'translation' beyond 3.4e\\+38")
+def retarget_onto_a_rig_with_a_joint_at_1e300(c):
+    target = c.gltf(lambda doc, blob: doc["nodes"][1].__setitem__("translation", [0.0, -1e300, 0.0]), "other.glb")
+    motion = c.path("motion.bvh")
+    with open(motion, "w") as f:
+        f.write(_bvh(1).replace("JOINT j0", "JOINT mid"))
+    return ["retarget-motion", motion, "--source", c.base.src, "--target", target, "-o",
+            str(c.out_dir / "anim.bvh")], target
+
+
 @bad("shares no joint name with the source rig")
 def retarget_onto_a_rig_sharing_no_joint(c):
     def rename(doc, blob):

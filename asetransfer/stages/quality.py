@@ -72,20 +72,10 @@ def mapped_area_fraction(target: Mesh, target_points: np.ndarray, tolerance: flo
     return float(area[close].sum() / total) if total > 0 else 0.0
 
 
-def clearly_inside(points: np.ndarray, mesh: Mesh, depth: float) -> np.ndarray:
-    """(K,) True where points are inside ``mesh`` farther than ``depth`` from its surface."""
+def _distances(points: np.ndarray, mesh: Mesh) -> np.ndarray:
     from ..geometry.surface import closest_points
 
-    _, _, dist = closest_points(points, mesh.vertices, mesh.faces)
-    return inside(points, mesh) & (dist > depth)
-
-
-def clearly_outside(points: np.ndarray, mesh: Mesh, distance: float) -> np.ndarray:
-    """(K,) True where points are outside ``mesh`` farther than ``distance`` from its surface."""
-    from ..geometry.surface import closest_points
-
-    _, _, dist = closest_points(points, mesh.vertices, mesh.faces)
-    return ~inside(points, mesh) & (dist > distance)
+    return closest_points(points, mesh.vertices, mesh.faces)[2]
 
 
 def joints_outside_body(source: Rig, rig: Rig, tolerance: float) -> tuple:
@@ -93,13 +83,21 @@ def joints_outside_body(source: Rig, rig: Rig, tolerance: float) -> tuple:
 
     ``tolerance``: a fraction of each mesh's height; joints closer than it to the surface
     (eyelids, finger joints, a root between the feet) count neither way, as their side of
-    the skin is a matter of millimetres.  Returns ``(names, how many were clearly inside)``.
+    the skin is a matter of millimetres.  Returns ``(names, how many were clearly inside
+    the source)``; the second is 0 when no joint is outside (the distances, which need a
+    search tree of the whole target, are then not computed).
     """
     if rig.skeleton.n_joints != source.skeleton.n_joints:
         return [], 0
-    was_inside = clearly_inside(source.skeleton.bind_world[:, :3, 3], source.mesh, tolerance * height(source.mesh))
-    now_outside = clearly_outside(rig.skeleton.bind_world[:, :3, 3], rig.mesh, tolerance * height(rig.mesh))
-    return [source.skeleton.names[j] for j in np.flatnonzero(was_inside & now_outside)], int(was_inside.sum())
+    now = rig.skeleton.bind_world[:, :3, 3]
+    candidates = np.flatnonzero(~inside(now, rig.mesh))
+    if len(candidates) == 0:
+        return [], 0
+    was = source.skeleton.bind_world[:, :3, 3]
+    was_inside = inside(was, source.mesh) & (_distances(was, source.mesh) > tolerance * height(source.mesh))
+    far_out = _distances(now[candidates], rig.mesh) > tolerance * height(rig.mesh)
+    outside = candidates[far_out & was_inside[candidates]]
+    return [source.skeleton.names[j] for j in outside], int(was_inside.sum())
 
 
 def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_max: float, n_markers: int,
