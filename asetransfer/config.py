@@ -6,6 +6,7 @@ centimetres or metres.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 
@@ -100,6 +101,10 @@ class SkeletonConfig:
     # from it (our addition; 0 = the spec's skin-weighted vertices only).  Joints with
     # no weighted vertex (a hips root) are then placed from their hits, not by PA.
     em_rays: int = 64
+    # upper bound of em_rays: 4096 directions already sample the sphere every ~3.2 degrees,
+    # far finer than any limb; the ray buffers grow with joints x rays x faces hit, so an
+    # unbounded count (1e8) exhausts memory instead of improving anything
+    em_rays_max: int = 4096
     em_ray_share: float = 0.0           # prior mass of the hits for joints with weights
     # a joint is enclosed by the surface (and its hits used) when at least this fraction
     # of its rays hit; otherwise it lies outside the mesh or at an open end (our addition)
@@ -129,8 +134,12 @@ class SkeletonConfig:
     def __post_init__(self):
         if self.joints not in ("em", "pa"):
             raise ValueError("joints must be 'em' or 'pa'")
-        if self.em_rays < 0 or not 0.0 <= self.em_ray_share <= 1.0:
-            raise ValueError("em_rays must be >= 0 and em_ray_share in [0, 1]")
+        if not 0 <= self.em_rays <= self.em_rays_max or not 0.0 <= self.em_ray_share <= 1.0:
+            raise ValueError(f"em_rays must be in 0..{self.em_rays_max} and em_ray_share in [0, 1]")
+        if self.symmetry_plane is not None and not (len(self.symmetry_plane) == 4
+                                                    and all(math.isfinite(v) for v in self.symmetry_plane)
+                                                    and any(self.symmetry_plane[:3])):
+            raise ValueError("symmetry_plane must be 4 finite numbers a, b, c, d with (a, b, c) not zero")
         if not 0.0 <= self.em_min_hit_fraction <= 1.0:
             raise ValueError("em_min_hit_fraction must be in [0, 1]")
         if self.symmetry_iterations < 0:
@@ -208,6 +217,59 @@ class MarkersConfig:
 
 
 @dataclass(frozen=True)
+class QualityConfig:
+    """Plausibility of the inputs and the verdict on a result (our addition, issue 16).
+
+    A wrong answer written with exit 0 is worse than an error: what the tool can tell is
+    wrong is refused, what it cannot tell is reported as ``quality`` ("ok", "check",
+    "poor") with its reasons, for a batch script to act on.  Lengths are percentages of
+    the target's height (the largest extent of its bounding box).
+    """
+
+    # marker spreads: the RMS distance of the markers from their centroid, as a fraction
+    # of each mesh's size, must agree between source and target (the same markers sit on
+    # the same body parts).  Beyond a factor 5 the points were given in other units or
+    # frames (metres on a centimetre target: factor 100; points collapsed near the origin):
+    # refused.  Beyond a factor 2, warned (a very different body, or a marker misplaced).
+    marker_spread_refuse: float = 5.0
+    marker_spread_warn: float = 2.0
+    # with fewer markers the alignment is barely constrained (3 markers on the midline
+    # leave the turn about them free): warned, the result must be checked
+    few_markers: int = 6
+    # the largest marker residual after the fit: 0.6-0.85 % of the height on the dev cases
+    # (d01, d05, d06 with their sparse markers); three times that is "check", seven "poor"
+    residual_check_pct: float = 2.5
+    residual_poor_pct: float = 6.0
+    # a target vertex is "mapped" when the registered source passes within this % of the
+    # height of it: the registration stops pulling pairs farther apart than its reject
+    # distance (5 % of the diagonal), so farther area was not fitted at all.  The dev cases
+    # and fixtures map all their area at 5 % (the cartoon fixture, a good result with
+    # 0.5 cm mean joint error, has 13 % of its area between 2 and 5 %: closer is too strict).
+    # The area fractions below which the verdict drops (props and clothing are
+    # legitimately unmapped: "check")
+    mapped_distance_pct: float = 5.0
+    mapped_check: float = 0.9
+    mapped_poor: float = 0.7
+    # joints inside the source's body (winding number >= 0.5) that end outside the
+    # target's: any is "check"; this fraction of the joints inside the source is "poor".
+    # Joints within outside_tolerance_pct of the surface count neither way: on the dev
+    # cases eyelid, cheek, finger and root joints sit within 0.5 % of the height of the skin
+    # and change side with millimetres of fit; a misplaced joint is off by several %
+    outside_poor_fraction: float = 0.1
+    outside_tolerance_pct: float = 1.0
+    # a --symmetry-plane farther from the target's centre than this fraction of its
+    # height does not cut the body: refused (it would mirror joints off the body)
+    plane_offset_refuse: float = 0.25
+
+    def __post_init__(self):
+        if not (1.0 <= self.marker_spread_warn <= self.marker_spread_refuse
+                and 0 < self.residual_check_pct <= self.residual_poor_pct
+                and 0 <= self.mapped_poor <= self.mapped_check <= 1 and self.mapped_distance_pct > 0
+                and 0 < self.outside_poor_fraction <= 1 and self.outside_tolerance_pct >= 0 and self.plane_offset_refuse > 0 and self.few_markers >= 3):
+            raise ValueError("quality thresholds must be ordered (warn <= refuse, check <= poor) and positive")
+
+
+@dataclass(frozen=True)
 class Config:
     """Parameters of the whole transfer."""
 
@@ -215,6 +277,7 @@ class Config:
     skeleton: SkeletonConfig = field(default_factory=SkeletonConfig)
     weights: WeightsConfig = field(default_factory=WeightsConfig)
     markers: MarkersConfig = field(default_factory=MarkersConfig)
+    quality: QualityConfig = field(default_factory=QualityConfig)
 
     def replace(self, **changes) -> "Config":
         return replace(self, **changes)

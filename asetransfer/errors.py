@@ -23,4 +23,15 @@ class InputError(Exception):
     def __init__(self, path, message: str):
         self.path = None if path is None else os.fspath(path)
         self.message = " ".join(str(message).split())  # always one line
-        super().__init__(self.message if self.path is None else f"{self.path}: {self.message}")
+        super().__init__(self.message if self.path is None else f"{printable_path(self.path)}: {self.message}")
+
+
+def printable_path(path) -> str:
+    """``path`` for a one-line message: control characters (a newline in a file name) as escapes.
+
+    >>> printable_path("a\\nb.glb")
+    'a\\\\nb.glb'
+    """
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(path))

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from asetransfer.model.roles import ROLES
 
+from .outputs import Output, check_outputs
+
 
 def add_parser(sub):
     p = sub.add_parser(
@@ -25,10 +27,9 @@ def run(args) -> int:
     from asetransfer.errors import InputError
     from asetransfer.handoff.calibration import propose_calibration
     from asetransfer.io import load_rig
-    from asetransfer.io.atomic import check_output_path
     from asetransfer.io.calibration import write_calibration
 
-    check_output_path(args.output, (args.rig,))
+    check_outputs([Output(args.output, "-o", (".json",))], (args.rig,))
     rig = load_rig(args.rig)
     mapping, _ = propose_skeleton_map(rig.skeleton)
     for item in args.map:

@@ -7,6 +7,8 @@ import os
 from asetransfer.config import CorrespondenceConfig
 from asetransfer.errors import InputError
 
+from .outputs import Output, check_outputs
+
 
 def add_parser(sub):
     p = sub.add_parser(
@@ -35,18 +37,27 @@ def mesh_of(path):
     return item.mesh if isinstance(item, Rig) else item
 
 
+DEBUG_MESHES = ("faired_source", "faired_target", "registered_source")
+
+
+def debug_paths(debug_dir) -> dict:
+    """``{name: path}`` of the debug meshes written into ``debug_dir`` (empty without one)."""
+    return {name: os.path.join(debug_dir, name + ".ply") for name in DEBUG_MESHES} if debug_dir else {}
+
+
 def run(args) -> int:
     from asetransfer.geometry.linsolve import NumericalError
     from asetransfer.io import load_markers
-    from asetransfer.io.atomic import check_output_path
     from asetransfer.io.mapfile import write_map
     from asetransfer.io.ply import write_ply
     from asetransfer.stages.correspondence import correspond
 
     inputs = (args.source, args.target, args.markers)
-    check_output_path(args.output, inputs)
     if args.debug_dir and not os.path.isdir(args.debug_dir):
         raise InputError(args.debug_dir, "debug directory does not exist")
+    outputs = [Output(args.output, "-o", (".npz",))]
+    outputs += [Output(path, "--debug-dir", (".ply",)) for path in debug_paths(args.debug_dir).values()]
+    check_outputs(outputs, inputs)  # all of them before anything is written
     source, target = mesh_of(args.source), mesh_of(args.target)
     markers = load_markers(args.markers, source, target)
     try:
@@ -57,10 +68,11 @@ def run(args) -> int:
         raise InputError(args.markers, f"correspondence failed: {e}") from None
     write_map(args.output, corr.source_to_target, corr.target_to_source, source.faces, target.faces, inputs)
     if args.debug_dir:
+        paths = debug_paths(args.debug_dir)
         for name, verts, faces in (("faired_source", corr.faired_source, source.faces),
                                    ("faired_target", corr.faired_target, target.faces),
                                    ("registered_source", corr.registered_source, source.faces)):
-            write_ply(os.path.join(args.debug_dir, name + ".ply"), verts, faces, inputs)
+            write_ply(paths[name], verts, faces, inputs + (args.output,))
     s = corr.stats
     if args.json:
         print(json.dumps(s, indent=1))

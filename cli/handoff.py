@@ -1,7 +1,7 @@
 """The retargeting hand-off of ``asetransfer transfer``: ``--calibration CAL.json`` and ``--tpose``.
 
 Kept apart from :mod:`cli.transfer`, which calls :func:`add_arguments`,
-:func:`check_outputs`, :func:`prepare` and :func:`write` at its four steps.
+:func:`outputs_to_check`, :func:`prepare` and :func:`write` at its four steps.
 Outputs sit next to ``OUT.glb``: ``OUT.calibration.json``, ``OUT.tpose.bvh`` and
 ``OUT.tpose.glb`` (``.gltf`` when OUT is ``.gltf``).
 """
@@ -35,13 +35,14 @@ def outputs(args) -> dict:
     return out
 
 
-def check_outputs(args, inputs) -> None:
-    """Fail before any work if an extra output cannot be written or would overwrite an input."""
-    from asetransfer.io.atomic import check_output_path
+def outputs_to_check(args) -> list:
+    """The extra outputs as :class:`~.outputs.Output` (checked with the others before any work)."""
+    from .outputs import Output
 
-    inputs = tuple(inputs) + ((args.calibration,) if args.calibration else ())
-    for path in outputs(args).values():
-        check_output_path(path, inputs + (args.output,))
+    options = {"calibration": ("the calibration written next to -o", (".json",)),
+               "tpose_bvh": ("the T-pose BVH written next to -o", (".bvh",)),
+               "tpose_glb": ("the T-pose rig written next to -o", (".glb", ".gltf"))}
+    return [Output(path, *options[key]) for key, path in outputs(args).items()]
 
 
 @dataclass

@@ -4,13 +4,18 @@ Each command module builds its parser from light imports only and loads the
 library inside ``run``, so ``--help`` and ``info`` start fast.
 
 Exit codes: 0 success, 2 bad input (one-line message naming the file and the
-problem), 1 internal error, 130 interrupted.
+problem), 1 internal error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM),
+141 stdout closed early (``asetransfer info --json F | head``: quiet, as Unix tools).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
+import signal
 import sys
+import warnings
 
 from asetransfer._version import __version__
 from asetransfer.errors import InputError
@@ -69,6 +74,36 @@ def _setup_logging(quiet: bool):
     return undo
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is, so that it unwinds like Ctrl-C (temporary files removed)."""
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds():
+    """Within the block, SIGTERM raises :class:`Terminated` (only the main thread can set handlers)."""
+    def terminate(signum, frame):
+        raise Terminated()
+    try:
+        old = signal.signal(signal.SIGTERM, terminate)
+    except ValueError:  # not the main thread: leave the default
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _stdout_closed() -> int:
+    """The reader of our stdout went away: say nothing more, as ``head``-fed Unix tools do."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the interpreter's final flush does not fail again
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 141  # 128 + SIGPIPE, what the shell reports for a tool killed by the broken pipe
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     try:
@@ -80,13 +115,24 @@ def main(argv=None) -> int:
         return 2
     undo_logging = _setup_logging(args.quiet)
     try:
-        return args.run(args) or 0
+        with _sigterm_unwinds(), warnings.catch_warnings():
+            # numerical warnings are checked where they matter (results are validated before
+            # writing); on stderr they would only break the one-line contract
+            warnings.simplefilter("ignore", RuntimeWarning)
+            code = args.run(args) or 0
+            sys.stdout.flush()
+            return code
     except InputError as e:
         print(f"asetransfer: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return _stdout_closed()
     except KeyboardInterrupt:
         print("asetransfer: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("asetransfer: terminated", file=sys.stderr)
+        return 143
     except Exception as e:  # anything else is our bug: say so in one line
         if args.debug:
             raise

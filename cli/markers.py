@@ -23,16 +23,17 @@ def add_parser(sub):
 def run(args) -> int:
     from asetransfer.config import Config, MarkersConfig
     from asetransfer.io import load_markers, load_rig
-    from asetransfer.io.atomic import check_output_path
     from asetransfer.io.markers import write_markers
     from asetransfer.stages.markers import MarkerError, automatic_markers
 
     from .correspond import mesh_of
+    from .outputs import Output, check_outputs
 
     inputs = tuple(p for p in (args.source, args.target, args.markers) if p)
-    check_output_path(args.output, inputs)
+    outputs = [Output(args.output, "-o", (".json",))]
     if args.preview:
-        check_output_path(args.preview, inputs + (args.output,))
+        outputs.append(Output(args.preview, "--preview", (".png",)))
+    check_outputs(outputs, inputs)
     source, target = load_rig(args.source), mesh_of(args.target)
     hand = load_markers(args.markers, source.mesh, target, minimum=1) if args.markers else None
     config = Config(markers=MarkersConfig(automatic="on"))

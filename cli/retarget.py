@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 
+from .outputs import Output, check_outputs
 
 OUTPUTS = (".glb", ".gltf", ".bvh")
 
@@ -34,19 +35,22 @@ def run(args) -> int:
     from asetransfer.handoff.motion import animation_to_bvh
     from asetransfer.handoff.retarget import retarget_bvh
     from asetransfer.io import load_rig
-    from asetransfer.io.atomic import atomic_write, check_output_path
+    from asetransfer.io.atomic import atomic_write
     from asetransfer.io.bvh import read_bvh, write_bvh
     from asetransfer.io.gltf_write import write_rig
 
     inputs = (args.motion, args.source, args.target)
     ext = os.path.splitext(args.output)[1].lower()
-    if ext not in OUTPUTS:
-        raise InputError(args.output, f"output must end in {', '.join(OUTPUTS)}")
-    check_output_path(args.output, inputs)
+    outputs = [Output(args.output, "-o", OUTPUTS)]
     if args.report:
-        check_output_path(args.report, inputs + (args.output,))
+        outputs.append(Output(args.report, "--report", (".json",)))
+    check_outputs(outputs, inputs)
     motion = read_bvh(args.motion)
     source, target = load_rig(args.source), load_rig(args.target)
+    if not set(source.skeleton.names) & set(target.skeleton.names):
+        raise InputError(args.target, "shares no joint name with the source rig "
+                                      f"{os.path.basename(args.source)}: nothing to retarget (joints are matched "
+                                      "by name; give the rig transferred from that source)")
     anim, report = retarget_bvh(motion, source, target, path=args.motion, rest=args.rest)
     if ext == ".bvh":
         write_bvh(args.output, animation_to_bvh(target.skeleton, anim), inputs)

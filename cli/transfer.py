@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
+import math
 import os
 import sys
 import time
@@ -12,9 +15,12 @@ from asetransfer.errors import InputError
 
 from . import handoff
 from .correspond import mesh_of
+from .outputs import Output, check_outputs
 
 
 def _plane(text):
+    """``x``, ``y``, ``z`` or ``a,b,c,d`` as a plane with a unit normal (NaN, inf, a zero or
+    denormal normal refused here, at parse time, before any work)."""
     axes = {"x": (1, 0, 0, 0), "y": (0, 1, 0, 0), "z": (0, 0, 1, 0)}
     if text.lower() in axes:
         return axes[text.lower()]
@@ -22,9 +28,18 @@ def _plane(text):
         vals = tuple(float(v) for v in text.split(","))
     except ValueError:
         vals = ()
-    if len(vals) != 4 or not any(vals[:3]):
-        raise ValueError(f"symmetry plane must be x, y, z or a,b,c,d (got {text!r})")
-    return vals
+    if len(vals) != 4 or not all(math.isfinite(v) for v in vals):
+        raise ValueError(f"symmetry plane must be x, y, z or a,b,c,d with finite numbers (got {text!r})")
+    norm = math.hypot(*vals[:3])
+    if not sys.float_info.min <= norm < math.inf:  # zero, denormal (its square is 0) or overflowing
+        raise ValueError(f"symmetry plane normal (a, b, c) must be a normal-sized non-zero vector (got {text!r})")
+    unit = tuple(v / norm for v in vals)
+    if not all(math.isfinite(v) for v in unit):
+        raise ValueError(f"symmetry plane offset d is too large for its normal (got {text!r})")
+    return vals if norm == 1.0 else unit
+
+
+RIG_EXTENSIONS = (".glb", ".gltf", ".usda", ".usdc", ".usdz")  # what -o can write (glTF, UsdSkel)
 
 
 def add_parser(sub):
@@ -55,9 +70,10 @@ def add_options(p):
                         "(default %(default)s)")
     p.add_argument("--joints", choices=("em", "pa"), default=sk.joints,
                    help="joint placement: energy minimisation (Eq. 3.1) or Procrustes (default %(default)s)")
-    p.add_argument("--em-rays", type=_count_arg, default=sk.em_rays, metavar="N",
+    p.add_argument("--em-rays", type=_count_arg(sk.em_rays_max), default=sk.em_rays, metavar="N",
                    help="em: also fit each joint to the surface hit by N rays cast from it; joints with no "
-                        "weighted vertex are placed from these alone (default %(default)s; 0 = skin weights only)")
+                        "weighted vertex are placed from these alone (default %(default)s, at most "
+                        f"{sk.em_rays_max}; 0 = skin weights only)")
     p.add_argument("--em-ray-share", type=_fraction_arg, default=sk.em_ray_share, metavar="S",
                    help="em: share (0-1) of the ray hits in the fit of joints that have weights "
                         "(default %(default)s)")
@@ -90,10 +106,13 @@ def config_of(args) -> Config:
                   MarkersConfig(automatic=args.auto_markers))
 
 
-def _count_arg(text):
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return int(text)
+def _count_arg(maximum: int):
+    """argparse type: a whole number from 0 to ``maximum``."""
+    def count(text):
+        if not (text.isascii() and text.isdigit()) or int(text) > maximum:
+            raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {maximum}, got {text!r}")
+        return int(text)
+    return count
 
 
 def _fraction_arg(text):
@@ -142,29 +161,71 @@ def _usd_frame(target_path, rig) -> dict:
     return {"metres_per_unit": guess_units(height)["metres_per_unit"] or 1.0, "up_axis": up}
 
 
+@contextlib.contextmanager
+def _collected_warnings():
+    """The ``asetransfer`` log's warnings during the block, as one-line strings (shown on stderr as usual)."""
+    messages = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            messages.append(" ".join(record.getMessage().split()))
+
+    handler, log = Collect(logging.WARNING), logging.getLogger("asetransfer")
+    log.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        log.removeHandler(handler)
+
+
+def _check_plane(args, target) -> None:
+    """Refuse a --symmetry-plane that does not cut the target's body (before any work)."""
+    from asetransfer.config import QualityConfig
+    from asetransfer.stages.quality import plane_offset
+
+    if args.symmetry_plane is None or args.mirror == "off":
+        return
+    offset, limit = plane_offset(args.symmetry_plane, target), QualityConfig().plane_offset_refuse
+    if offset > limit:
+        raise InputError(args.target, f"--symmetry-plane lies {offset:.3g} heights from the target's centre "
+                                      f"(more than {limit:.3g}): it does not cut the body, and mirroring about it "
+                                      "would put joints off the body; give the plane in the target's frame and units")
+
+
+def outputs_of(args) -> list:
+    """Every file ``transfer`` will write (the rig, the report, the hand-off files)."""
+    outs = [Output(args.output, "-o", RIG_EXTENSIONS)]
+    if args.report:
+        outs.append(Output(args.report, "--report", (".json",)))
+    if args.preview:
+        outs.append(Output(args.preview, "--preview", (".png",)))
+    return outs + handoff.outputs_to_check(args)
+
+
 def run(args) -> int:
+    inputs = tuple(p for p in (args.source, args.target, args.markers) if p)
+    check_outputs(outputs_of(args), inputs + (args.calibration,))
+    with _collected_warnings() as warnings:  # every warning of the run also goes into the report
+        return _run(args, inputs, warnings)
+
+
+def _run(args, inputs, warnings: list) -> int:
     from asetransfer.geometry.linsolve import NumericalError
     from asetransfer.io import USD_EXTENSIONS, load_markers, load_rig, save_rig
-    from asetransfer.io.atomic import atomic_write, check_output_path
+    from asetransfer.io.atomic import atomic_write
     from asetransfer.stages.markers import MarkerError
     from asetransfer.stages.transfer import transfer
 
-    inputs = tuple(p for p in (args.source, args.target, args.markers) if p)
-    check_output_path(args.output, inputs)
     usd = os.path.splitext(args.output)[1].lower() in USD_EXTENSIONS
     if usd:  # before the work: a missing usd-core is one line, not a lost run
         from asetransfer.io.usd import require_usd
 
         require_usd(args.output)
-    if args.report:
-        check_output_path(args.report, inputs + (args.output,))
-    if args.preview:
-        check_output_path(args.preview, inputs + (args.output,) + ((args.report,) if args.report else ()))
-    handoff.check_outputs(args, inputs)
     source = load_rig(args.source)
     target = mesh_of(args.target)
     few = 1 if args.auto_markers != "off" else 3  # automatic markers complete a few hand ones
     markers = load_markers(args.markers, source.mesh, target, minimum=few) if args.markers else None
+    _check_plane(args, target)
     plan = handoff.prepare(args, source)
     config = config_of(args)
     quiet = getattr(args, "quiet", False)
@@ -174,6 +235,7 @@ def run(args) -> int:
         raise InputError(args.markers or args.target, f"transfer failed: {e}") from None
     except MarkerError as e:
         raise InputError({"source": args.source, "markers": args.markers}.get(e.side, args.target), str(e)) from None
+    result.report["warnings"] = list(warnings)
     save_rig(args.output, result.rig, max_influences=config.weights.max_influences, inputs=inputs,
              **(_usd_frame(args.target, result.rig) if usd else {}))
     handoff.write(args, plan, source, result, inputs)

@@ -76,7 +76,7 @@ def test_usage_errors_exit_2(capsys):
     assert run(capsys, "info")[0] == 2
     assert run(capsys, "frobnicate")[0] == 2
     base = ("transfer", "s.glb", "t.ply", "--markers", "m.json", "-o", "o.glb")
-    for flag, value, words in (("--em-rays", "-3", "whole number >= 0"), ("--em-ray-share", "2", "from 0 to 1"),
+    for flag, value, words in (("--em-rays", "-3", "whole number from 0 to 4096"), ("--em-ray-share", "2", "from 0 to 1"),
                                ("--em-ray-share", "x", "from 0 to 1")):
         code, _, err = run(capsys, *base, flag, value)
         assert code == 2 and words in err and flag in err

@@ -300,3 +300,97 @@ def test_glb_binary_float_mutations(word, value):
 def _cleanup():
     yield
     WORKDIR.cleanup()
+
+
+# ---------------------------------------------------------------------------- the other readers (issue 16)
+#: fewer examples for these: each reader is small, the classes of faults few
+FUZZ_SMALL = settings(FUZZ, max_examples=max(int(os.environ.get("ASETRANSFER_FUZZ_EXAMPLES", 250)) // 3, 1))
+
+
+def _small_mesh_files() -> dict:
+    """The tube mesh as OBJ (with objects, normals, negative indices), ASCII PLY and binary PLY."""
+    from asetransfer.io.ply import ply_bytes
+
+    m = tube_rig().mesh
+    obj = ["o body"] + [f"v {x:.6g} {y:.6g} {z:.6g}" for x, y, z in m.vertices.tolist()] + ["vn 0 1 0"]
+    obj += [f"f {a + 1}//1 {b + 1}//1 {c + 1}//1" for a, b, c in m.faces[:-20].tolist()]
+    n = len(m.vertices)
+    obj += ["o cap"] + [f"f {a - n} {b - n} {c - n}" for a, b, c in m.faces[-20:].tolist()]
+    ascii_ply = ["ply", "format ascii 1.0", f"element vertex {n}", "property float x", "property float y",
+                 "property float z", f"element face {len(m.faces)}", "property list uchar int vertex_indices",
+                 "end_header"]
+    ascii_ply += [f"{x:.6g} {y:.6g} {z:.6g}" for x, y, z in m.vertices.tolist()]
+    ascii_ply += [f"3 {a} {b} {c}" for a, b, c in m.faces.tolist()]
+    return {"obj": "\n".join(obj).encode() + b"\n", "ply": "\n".join(ascii_ply).encode() + b"\n",
+            "bin.ply": ply_bytes(m.vertices, m.faces)}
+
+
+def _valid_bvh() -> bytes:
+    """A BVH for the tube rig: three joints, an end site, two frames."""
+    return (b"HIERARCHY\nROOT root\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation "
+            b"Xrotation Yrotation\n JOINT mid\n {\n  OFFSET 0 1.5 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n"
+            b"  JOINT tip\n  {\n   OFFSET 0 1.5 0\n   CHANNELS 3 Zrotation Xrotation Yrotation\n   End Site\n"
+            b"   {\n    OFFSET 0 0.5 0\n   }\n  }\n }\n}\nMOTION\nFrames: 2\nFrame Time: 0.0333333\n"
+            b"0 0 0 0 0 0 10 0 0 0 0 20\n0.1 0 0 5 0 0 10 0 0 0 0 25\n")
+
+
+MESH_FILES = _small_mesh_files()
+BVH = _valid_bvh()
+
+
+def _valid_calibration() -> bytes:
+    from asetransfer.handoff.calibration import propose_calibration
+    from asetransfer.io.calibration import calibration_to_json
+    from conftest import FIXTURES
+
+    rig = load_rig(FIXTURES / "source.glb")
+    return calibration_to_json(propose_calibration(rig, "source.glb")).encode()
+
+
+CALIBRATION = _valid_calibration()
+
+
+def read_mesh(path):
+    from asetransfer.io import load_mesh
+
+    return load_mesh(path)
+
+
+def read_bvh_file(path):
+    from asetransfer.io.bvh import read_bvh
+
+    return read_bvh(path)
+
+
+def read_calibration_file(path):
+    from asetransfer.io.calibration import read_calibration
+
+    return read_calibration(path)
+
+
+def test_the_other_valid_inputs_are_valid():
+    for ext, data in MESH_FILES.items():
+        mesh = read_mesh(write("valid." + ext, data))
+        assert mesh.n_vertices == 158 and mesh.n_faces == 312, ext
+    bvh = read_bvh_file(write("valid.bvh", BVH))
+    assert bvh.names == ("root", "mid", "tip")
+    assert read_calibration_file(write("valid.calibration.json", CALIBRATION)).skeleton_map
+
+
+@FUZZ_SMALL
+@given(st.sampled_from(sorted(MESH_FILES)), st.data())
+def test_obj_and_ply_byte_mutations(ext, data):
+    mutated = data.draw(byte_mutations(MESH_FILES[ext], keep_length=ext == "bin.ply"))
+    valid_or_input_error(read_mesh, "target." + ext, mutated)
+
+
+@FUZZ_SMALL
+@given(byte_mutations(BVH))
+def test_bvh_byte_mutations(data):
+    valid_or_input_error(read_bvh_file, "motion.bvh", data)
+
+
+@FUZZ_SMALL
+@given(json_mutations(json.loads(CALIBRATION)))
+def test_calibration_json_mutations(doc):
+    valid_or_input_error(read_calibration_file, "cal.json", json.dumps(doc).encode())

@@ -35,6 +35,12 @@ def _area_floor(e):
     return 1e-12 * max(mean_sq, 1e-300)
 
 
+def degenerate_triangles(vertices, faces) -> np.ndarray:
+    """(F,) True for the triangles the operators treat as zero-area (no cotangent weight, no area)."""
+    e, dbl_area = _corner_geometry(vertices, faces)
+    return ~(dbl_area > _area_floor(e))
+
+
 def cotangents(vertices, faces) -> np.ndarray:
     """(F, 3) cotangent of the angle at each triangle corner, clamped to +-MAX_COTANGENT.
 

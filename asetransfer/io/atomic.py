@@ -1,10 +1,79 @@
-"""Atomic output: never a partial file, never an overwritten input."""
+"""Atomic output: never a partial file, never an overwritten input.
+
+Outputs are written to a temporary file next to them, named
+``.NAME.asetransfer-PID-RANDOM.part``, and renamed over ``NAME`` when complete.
+Only a process killed outright (SIGKILL, power loss) can leave such a file; the
+next write of ``NAME`` removes it once the process ``PID`` no longer runs, so the
+name is what makes the clean-up safe: it never touches a file another tool made,
+nor one a running asetransfer is still writing.
+"""
 from __future__ import annotations
 
 import os
 import tempfile
 
 from ..errors import InputError
+
+PART_SUFFIX = ".part"
+
+
+def _part_prefix(path: str, pid: int | None = None) -> str:
+    """``.NAME.asetransfer-PID-``: the start of every temporary file for ``path``."""
+    return f".{os.path.basename(path)}.asetransfer-{os.getpid() if pid is None else pid}-"
+
+
+def _is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # another user's process (or an absurd number): leave its file alone
+    return True
+
+
+def remove_stale_parts(path) -> list:
+    """Remove temporary files of ``path`` left by asetransfer runs that no longer run; returns them."""
+    path = os.fspath(path)
+    parent = os.path.dirname(os.path.abspath(path))
+    head = f".{os.path.basename(path)}.asetransfer-"
+    removed = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    for name in names:
+        if not (name.startswith(head) and name.endswith(PART_SUFFIX)):
+            continue
+        pid_text = name[len(head):].split("-", 1)[0]
+        if not pid_text.isdigit() or _is_running(int(pid_text)):
+            continue
+        try:
+            os.unlink(os.path.join(parent, name))
+            removed.append(os.path.join(parent, name))
+        except OSError:
+            pass
+    return removed
+
+
+def _make_part(path: str) -> tuple:
+    """A new temporary file next to ``path``: ``(fd, its path)``; InputError if the directory is not writable."""
+    parent = os.path.dirname(os.path.abspath(path))
+    try:
+        return tempfile.mkstemp(prefix=_part_prefix(path), suffix=PART_SUFFIX, dir=parent)
+    except OSError as e:
+        raise InputError(path, f"cannot write to directory {parent} ({e.strerror or e})") from None
+
+
+def probe_directory(path) -> None:
+    """Raise InputError now if ``path``'s directory cannot take a new file (read-only, no permission).
+
+    The probe is the write itself (a temporary file, removed at once): permission bits
+    do not tell a read-only file system, and they do not bind root.
+    """
+    fd, tmp = _make_part(os.fspath(path))
+    os.close(fd)
+    os.unlink(tmp)
 
 
 def check_output_path(path, inputs=()) -> None:
@@ -31,16 +100,13 @@ def atomic_write(path, data: bytes, inputs=()) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same directory.
 
     The temporary file is renamed over ``path`` only when complete, so an
-    interruption (exception, Ctrl-C) leaves either the old file or nothing.  A
-    failing write (no permission, disk full) is an :class:`InputError` on ``path``.
+    interruption (exception, Ctrl-C, SIGTERM) leaves either the old file or nothing.
+    A failing write (no permission, disk full) is an :class:`InputError` on ``path``.
     """
     check_output_path(path, inputs)
     path = os.fspath(path)
-    parent = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".part", dir=parent)
-    except OSError as e:
-        raise InputError(path, f"cannot write to directory {parent} ({e.strerror or e})") from None
+    remove_stale_parts(path)
+    fd, tmp = _make_part(path)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

@@ -41,6 +41,7 @@ from .atomic import atomic_write
 from .files import read_bytes
 from ..model.bvh import CHANNEL_NAMES, Bvh
 from ..model.hierarchy import Hierarchy
+from ..model.mesh import COORDINATE_LIMIT
 
 log = logging.getLogger("asetransfer")
 _DIGITS = 6  # decimals written (angles in degrees, lengths in file units)
@@ -81,6 +82,9 @@ class _Tokens:
             x = math.nan
         if not math.isfinite(x):
             self.fail(f"expected a number ({what}), found {tok!r}", self.items[self.i - 1][1])
+        if abs(x) > COORDINATE_LIMIT:
+            self.fail(f"{what} {tok} is beyond {COORDINATE_LIMIT:.3g} (the 32-bit float range)",
+                      self.items[self.i - 1][1])
         return x
 
 
@@ -112,8 +116,8 @@ class _Hierarchy:
     end_sites: dict = field(default_factory=dict)
 
 
-def _parse_joint(t: _Tokens, h: _Hierarchy, parent: int) -> None:
-    """One ``ROOT``/``JOINT`` block (its keyword already read) and, recursively, its children."""
+def _open_joint(t: _Tokens, h: _Hierarchy, parent: int) -> tuple:
+    """A joint's name and ``{`` (its ``ROOT``/``JOINT`` keyword already read): ``(index, name, line)``."""
     name_line = t.items[t.i][1] if t.i < len(t.items) else None
     name = t.next("joint name")
     if name == "{":
@@ -126,7 +130,18 @@ def _parse_joint(t: _Tokens, h: _Hierarchy, parent: int) -> None:
     h.offsets.append(None)
     h.channels.append(())
     t.expect("{")
-    while True:
+    return j, name, name_line
+
+
+def _parse_joint(t: _Tokens, h: _Hierarchy, parent: int) -> None:
+    """One ``ROOT`` block (its keyword already read) and all its descendants.
+
+    Iterative, with the open joints on a stack: files nest joints thousands deep
+    (a rope, a tail, a damaged file), which recursion cannot follow.
+    """
+    stack = [_open_joint(t, h, parent)]
+    while stack:
+        j, name, name_line = stack[-1]
         tok = t.next("'}'")
         key = tok.upper()
         if key == "OFFSET":
@@ -134,7 +149,7 @@ def _parse_joint(t: _Tokens, h: _Hierarchy, parent: int) -> None:
         elif key == "CHANNELS":
             h.channels[j] = _parse_channels(t, name)
         elif key == "JOINT":
-            _parse_joint(t, h, j)
+            stack.append(_open_joint(t, h, j))
         elif key == "END":
             t.expect("Site")
             t.expect("{")
@@ -142,11 +157,11 @@ def _parse_joint(t: _Tokens, h: _Hierarchy, parent: int) -> None:
             h.end_sites[j] = [t.number("End Site x"), t.number("End Site y"), t.number("End Site z")]
             t.expect("}")
         elif tok == "}":
-            break
+            if h.offsets[j] is None:
+                t.fail(f"joint {name!r} has no OFFSET", name_line)
+            stack.pop()
         else:
             t.fail(f"unexpected {tok!r} in joint {name!r}")
-    if h.offsets[j] is None:
-        t.fail(f"joint {name!r} has no OFFSET", name_line)
 
 
 def _parse_channels(t: _Tokens, joint: str) -> tuple:
@@ -188,6 +203,8 @@ def _parse_motion(t: _Tokens, n_channels: int) -> tuple:
         raise InputError(t.path, f"line {bad[1]}: expected a number in MOTION, found {bad[0]!r}") from None
     if not np.isfinite(motion).all():
         raise InputError(t.path, "MOTION has NaN or infinite values")
+    if np.abs(motion).max() > COORDINATE_LIMIT:
+        raise InputError(t.path, f"MOTION has values beyond {COORDINATE_LIMIT:.3g} (the 32-bit float range)")
     return ft, motion
 
 

@@ -180,6 +180,7 @@ def _read_meshes(path, meshes, names: list) -> dict:
 
 def _read_capsules(path, items, joints: set | None) -> list:
     """The ``capsules`` list checked, as :class:`Capsule` (joints in ``joints`` if given)."""
+    _need(path, isinstance(items, list), "'capsules' must be a list of objects (or left out)")
     capsules = []
     for k, c in enumerate(items):
         label = f"capsules[{k}]"
@@ -192,6 +193,9 @@ def _read_capsules(path, items, joints: set | None) -> list:
               f"{label} ({c['name']!r}): radius must be a positive number or null")
         _need(path, _num(c.get("length")) and c["length"] >= 0,
               f"{label} ({c['name']!r}): length must be a non-negative number")
+        point = c.get("point")
+        _need(path, point is None or isinstance(point, str),
+              f"{label} ({c['name']!r}): point must be a surface point name or null")
         capsules.append(Capsule(name=c["name"], start=c["start"], end=c["end"], radius=c.get("radius"),
                                 length=float(c["length"]), point=c.get("point")))
     return capsules

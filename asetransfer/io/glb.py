@@ -15,7 +15,7 @@ import urllib.parse
 import numpy as np
 
 from ..errors import InputError
-from .files import read_bytes
+from .files import load_json, read_bytes, read_regular_file
 
 GLB_MAGIC = b"glTF"
 CHUNK_JSON = 0x4E4F534A
@@ -32,7 +32,11 @@ SUPPORTED_EXTENSIONS = {"KHR_materials_unlit", "KHR_texture_transform", "KHR_mat
 
 
 #: elements an accessor without a bufferView (all zeros) may have: more is not a mesh
-MAX_ZERO_ELEMENTS = 1 << 26
+#: accessors without a bufferView are zeros (sparse ones add values): all of them together may
+#: claim MAX_ZERO_ELEMENTS components, or ZERO_ELEMENTS_PER_BYTE per byte of the file's buffers
+#: (a morph target or sparse mesh has a real array of about its size elsewhere in the file)
+MAX_ZERO_ELEMENTS = 1 << 22
+ZERO_ELEMENTS_PER_BYTE = 4
 
 
 def is_index(value) -> bool:
@@ -66,14 +70,11 @@ def _parse_glb(path, data: bytes):
 
 def _parse_json(path, raw: bytes, glb: bool = False) -> dict:
     try:
-        doc = json.loads(raw.decode("utf-8").rstrip(" \x00"))
+        text = raw.decode("utf-8").rstrip(" \x00")
     except UnicodeDecodeError:
         raise InputError(path, "the JSON chunk of the GLB file is not UTF-8 text" if glb
                          else "not a glTF file (not UTF-8 JSON and no GLB header)") from None
-    except json.JSONDecodeError as e:
-        raise InputError(path, f"invalid glTF JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
-    except RecursionError:
-        raise InputError(path, "invalid glTF JSON: nested too deeply") from None
+    doc = load_json(path, text, "glTF JSON")
     if not isinstance(doc, dict) or not isinstance(doc.get("asset"), dict):
         raise InputError(path, "JSON is not a glTF document (no 'asset' object)")
     version = str(doc["asset"].get("version", ""))
@@ -120,12 +121,7 @@ def read_document(path):
             except (IndexError, ValueError):
                 raise InputError(path, f"buffer {i} has a malformed data URI") from None
         else:
-            ext = os.path.join(os.path.dirname(os.fspath(path)), urllib.parse.unquote(uri))
-            try:
-                with open(ext, "rb") as f:
-                    blob = f.read()
-            except OSError:
-                raise InputError(path, f"buffer {i} file {uri!r} cannot be read") from None
+            blob = _external_buffer(path, i, uri)
         length = buf.get("byteLength")
         if not is_index(length) or length < 0:
             raise InputError(path, f"buffer {i} has no valid byteLength")
@@ -133,6 +129,22 @@ def read_document(path):
             raise InputError(path, f"buffer {i} is truncated: {len(blob)} bytes of {length}")
         buffers.append(blob)
     return doc, buffers
+
+
+def _external_buffer(path, i: int, uri: str) -> bytes:
+    """The bytes of buffer ``i``'s file ``uri``, which must lie in the .gltf's folder (or below it).
+
+    A URI reaching elsewhere (``../../etc/...``, an absolute path, a URL) is refused: a
+    model file must not make us read other files of the machine; devices and pipes are
+    refused by :func:`read_regular_file`.
+    """
+    folder = os.path.abspath(os.path.dirname(os.fspath(path)))
+    rel = urllib.parse.unquote(uri)
+    full = os.path.normpath(os.path.join(folder, rel))
+    if ":" in uri.split("/", 1)[0] or os.path.isabs(rel) or os.path.commonpath([folder, full]) != folder:
+        raise InputError(path, f"buffer {i} file {uri!r} lies outside the folder of the glTF file; "
+                               "refusing to read it (keep the .bin next to the .gltf)")
+    return read_regular_file(full, (path, f"buffer {i} file {uri!r} cannot be read: "))
 
 
 def _list(path, doc, key):
@@ -157,6 +169,9 @@ class Accessors:
         self.accessors = _objects(path, doc, "accessors")
         self.views = _objects(path, doc, "bufferViews")
         self._cache = {}
+        # zeros made up for accessors without a bufferView, over the whole document: a budget
+        # that grows with the data the file really holds, so that a small file cannot claim GBs
+        self._zero_budget = max(MAX_ZERO_ELEMENTS, ZERO_ELEMENTS_PER_BYTE * sum(len(b) for b in buffers))
 
     def _fail(self, msg):
         raise InputError(self.path, msg)
@@ -209,8 +224,10 @@ class Accessors:
             self._fail(f"{what} has an invalid count")
         dtype, ncomp = np.dtype(COMPONENT_DTYPE[ctype]).newbyteorder("<"), TYPE_SIZE[atype]
         if acc.get("bufferView") is None:
-            if count * ncomp > MAX_ZERO_ELEMENTS:
-                self._fail(f"{what} has no bufferView and an implausible count {count}")
+            if count * ncomp > self._zero_budget:
+                self._fail(f"{what} has no bufferView and an implausible count {count} (the file holds "
+                           "too little data for it)")
+            self._zero_budget -= count * ncomp
             out = np.zeros((count, ncomp), dtype)
         else:
             raw, stride = self._view_bytes(acc["bufferView"], what)

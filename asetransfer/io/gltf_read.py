@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from ..model.mesh import DEGENERATE_MESSAGE, Mesh
+from ..model.mesh import COORDINATE_LIMIT, DEGENERATE_MESSAGE, Mesh
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..model.skin import SkinWeights
@@ -109,6 +109,9 @@ class GltfDocument:
             a = np.array(v, dtype=np.float64)
             if not np.isfinite(a).all():
                 self.fail(f"node {i} ({n.get('name', '')!r}) has a NaN or infinite '{key}'")
+            if np.abs(a).max() > COORDINATE_LIMIT:  # JSON numbers are float64; the file's own floats are 32-bit
+                self.fail(f"node {i} ({n.get('name', '')!r}) has a '{key}' beyond {COORDINATE_LIMIT:.3g} "
+                          "(the 32-bit float range)")
             return a
 
         m = numbers("matrix", 16)
@@ -377,6 +380,12 @@ def rig_from_document(d: GltfDocument, pieces: list) -> Rig:
     if not skinned:
         d.fail("has a skin but no triangle mesh bound to it")
     joint_nodes, inverse_bind = skin_joints(d, list(dict.fromkeys(p.skin for p in skinned)))
+    _check_not_mirrored(d, joint_nodes, inverse_bind)
+    display = display_transform(d, skinned, inverse_bind)
+    if display is not None:
+        _to_display_frame(skinned, display)
+        inv_display = np.linalg.inv(display)
+        inverse_bind = {n: m @ inv_display for n, m in inverse_bind.items()}
     skeleton = _skeleton(d, joint_nodes, inverse_bind)
     jindex = {n: j for j, n in enumerate(joint_nodes)}
     kept, rows = [], []
@@ -409,8 +418,8 @@ def skin_joints(d: GltfDocument, skins: list) -> tuple:
     for s in skins:
         jl = _skin_joint_list(d, s)
         m = _inverse_bind_matrices(d, s, jl)
+        _check_inverse_binds(d, s, jl, m)
         for k, ji in enumerate(jl):
-            _check_inverse_bind(d, s, d.node_name(ji), m[k])
             if ji in inverse_bind:
                 if not np.allclose(inverse_bind[ji], m[k], atol=1e-5 * max(1.0, np.abs(m[k]).max())):
                     d.fail(f"skins disagree on the bind pose of joint {d.node_name(ji)!r}")
@@ -444,15 +453,22 @@ def _inverse_bind_matrices(d: GltfDocument, s: int, jl: list) -> np.ndarray:
     return m.reshape(-1, 4, 4).transpose(0, 2, 1)  # column-major in glTF
 
 
-def _check_inverse_bind(d: GltfDocument, s: int, joint: str, m: np.ndarray) -> None:
-    """Fail unless the (4, 4) inverse bind matrix ``m`` is finite, invertible and affine."""
-    if not np.isfinite(m).all():
-        d.fail(f"skin {s} inverse bind matrix of joint {joint!r} has NaN or infinite values")
-    if _singular(m[None, :3, :3])[0]:
-        d.fail(f"skin {s} inverse bind matrix of joint {joint!r} is singular")
-    if not np.allclose(m[3], [0.0, 0.0, 0.0, 1.0], rtol=0, atol=1e-6):
-        d.fail(f"skin {s} inverse bind matrix of joint {joint!r} is not affine "
-               f"(its last row must be 0 0 0 1)")
+def _check_inverse_binds(d: GltfDocument, s: int, joint_nodes: list, m: np.ndarray) -> None:
+    """Fail unless every (J, 4, 4) inverse bind matrix ``m`` is finite, invertible and affine.
+
+    All at once (one vectorised test per rule, the first joint failing it named), so
+    that skins of tens of thousands of joints read in linear time without per-joint overhead.
+    """
+    finite = np.isfinite(m).all(axis=(1, 2))
+    checks = ((~finite, "has NaN or infinite values"),
+              (finite & _singular(np.where(finite[:, None, None], m, 0.0)[:, :3, :3]), "is singular"),
+              (finite & (np.abs(m[:, 3] - [0.0, 0.0, 0.0, 1.0]) > 1e-6).any(axis=1),
+               "is not affine (its last row must be 0 0 0 1)"))
+    first_bad = np.flatnonzero(np.any([bad for bad, _ in checks], axis=0))
+    for k in first_bad[:1]:  # the first joint (in skin order) breaking a rule, rules in order
+        for bad, what in checks:
+            if bad[k]:
+                d.fail(f"skin {s} inverse bind matrix of joint {d.node_name(joint_nodes[k])!r} {what}")
 
 
 def _joint_parents(d: GltfDocument, joint_nodes: list) -> tuple:
@@ -461,11 +477,16 @@ def _joint_parents(d: GltfDocument, joint_nodes: list) -> tuple:
     jindex = {n: j for j, n in enumerate(joint_nodes)}
     parents = np.full(len(joint_nodes), -1, dtype=np.int64)
     direct = np.zeros(len(joint_nodes), bool)
+    nearest = {}  # node -> its nearest joint-or-root ancestor-or-self: each chain of nodes walked once
     for j, n in enumerate(joint_nodes):
         p = d.parent[n]
         direct[j] = p < 0 or p in jindex
-        while p >= 0 and p not in jindex:
+        walked = []
+        while p >= 0 and p not in jindex and p not in nearest:
+            walked.append(p)
             p = d.parent[p]
+        p = nearest.get(p, p)
+        nearest.update((w, p) for w in walked)
         parents[j] = jindex.get(p, -1)
     return parents, direct
 
@@ -502,6 +523,61 @@ def _joint_orientations(d: GltfDocument, joint_nodes: list, direct, r: np.ndarra
             else:
                 log.warning("%s: joint %r has a malformed orient in its extras; ignored", d.path, d.node_name(n))
     return orient, rotation
+
+
+def display_transform(d: GltfDocument, skinned: list, inverse_bind: dict):
+    """The one (4, 4) matrix ``S`` the file's skin applies to every vertex at rest, or None.
+
+    A viewer shows a skinned vertex ``v`` at rest as ``sum_j w_j (W_j B_j) v`` with ``W_j``
+    the joint's rest world matrix and ``B_j`` its inverse bind matrix.  Usually ``W_j B_j = I``
+    (the file's positions are what is shown).  When every weighted joint has the same
+    ``W_j B_j = S != I`` the positions are in another frame than the one shown: quantised
+    positions (KHR_mesh_quantization: gltfpack folds the dequantisation into ``B``), or an
+    armature node scaled 0.01 over centimetre positions (FBX-to-glTF).  The shown frame is
+    the one users pick markers in, so the rig is read in it.  Joints that disagree (a rig
+    saved posed) leave the file's positions as its bind pose: None.
+    """
+    mats = []
+    for p in skinned:
+        jl = d.skins[p.skin]["joints"]
+        used = set()
+        for j, w in p.influences:
+            used.update(int(k) for k in np.unique(j[w > 0]) if 0 <= k < len(jl))
+        mats += [d.world[jl[k]] @ inverse_bind[jl[k]] for k in sorted(used)]
+    if not mats:
+        return None
+    mats = np.array(mats)
+    common = mats[0]
+    tol = 1e-5 * max(1.0, float(np.abs(common).max()))
+    if not (np.abs(mats - common).max() <= tol) or np.abs(common - np.eye(4)).max() <= 1e-6 \
+            or _singular(common[None, :3, :3])[0]:
+        return None
+    return common
+
+
+def _to_display_frame(pieces: list, display: np.ndarray) -> None:
+    """Move skinned pieces' positions and normals by the (4, 4) ``display`` matrix, in place."""
+    inv_t = np.linalg.inv(display[:3, :3]).T
+    for p in pieces:
+        p.positions = apply(display, p.positions)
+        if p.normals is not None:
+            nm = p.normals @ inv_t.T
+            p.normals = nm / np.maximum(np.linalg.norm(nm, axis=1, keepdims=True), 1e-30)
+
+
+def _check_not_mirrored(d: GltfDocument, joint_nodes: list, inverse_bind: dict) -> None:
+    """Fail on a joint whose rest or bind transform mirrors (negative determinant).
+
+    Joint rotations cannot represent a reflection: decomposed, a mirrored armature's bone
+    axes come out wrong (tens of degrees), silently.  A negative scale is refused instead.
+    """
+    world = d.world[joint_nodes][:, :3, :3]
+    bind = np.array([inverse_bind[n][:3, :3] for n in joint_nodes])
+    mirrored = (np.linalg.det(world) < 0) | (np.linalg.det(bind) < 0)
+    if mirrored.any():
+        j = int(np.flatnonzero(mirrored)[0])
+        d.fail(f"joint {d.node_name(joint_nodes[j])!r} is mirrored (a negative scale on it or on a node above "
+               "it, determinant < 0); apply the scale in the DCC tool (Blender: Apply > Scale) and export again")
 
 
 def _skeleton(d: GltfDocument, joint_nodes: list, inverse_bind: dict) -> Skeleton:

@@ -15,11 +15,12 @@ parser and resolver are shared with calibration files (:mod:`.calibration`).
 from __future__ import annotations
 
 import json
+import logging
 import math
 
 import numpy as np
 
-from ..config import CorrespondenceConfig
+from ..config import CorrespondenceConfig, QualityConfig
 from ..errors import InputError
 from ..model.mesh import Mesh
 from ..model.surface import SurfacePoints
@@ -32,6 +33,9 @@ from ..model.markers import Markers
 #: surface are rejected: such a point was almost surely placed in another frame
 #: (declared once, in :class:`~asetransfer.config.CorrespondenceConfig`).
 MAX_SNAP_DISTANCE = CorrespondenceConfig().marker_snap_distance
+#: the marker-spread thresholds (markers are loaded before a Config is at hand)
+QUALITY = QualityConfig()
+log = logging.getLogger("asetransfer")
 
 
 def parse_markers(path, data: bytes | None = None, minimum: int = 3) -> list:
@@ -181,7 +185,36 @@ def _check_spread(path, side, points: SurfacePoints, mesh: Mesh):
     s = np.linalg.svd(pos - pos.mean(axis=0), compute_uv=False)
     if s[0] <= 0 or s[1] <= 1e-6 * s[0]:
         raise InputError(path, f"the {side} markers are all at one point or on one line; "
-                               f"the alignment needs at least 3 non-collinear markers")
+                               f"the alignment needs at least 3 non-collinear markers (points given in other "
+                               f"units or another frame than the {side} file collapse like this)")
+
+
+def _relative_spread(points: np.ndarray, mesh: Mesh) -> float:
+    """RMS distance of ``points`` from their centroid over ``mesh``'s bounding-box diagonal."""
+    lo, hi = mesh.bounds()
+    rms = float(np.sqrt(((points - points.mean(axis=0)) ** 2).sum(axis=1).mean()))
+    return rms / max(float(np.linalg.norm(hi - lo)), 1e-300)
+
+
+def _check_units(path, source_points, source: Mesh, target_points, target: Mesh) -> None:
+    """Refuse (or warn about) markers whose spread on one mesh disagrees with the other's.
+
+    The same markers sit on the same body parts, so they span about the same share of
+    each body.  Points given in other units (metres on a centimetre target) or another
+    frame snap to the bit of surface near where they land, so they collapse: their spread
+    is a hundredth of the other side's.  Thresholds: :class:`~asetransfer.config.QualityConfig`.
+    """
+    rel_s, rel_t = _relative_spread(source_points, source), _relative_spread(target_points, target)
+    factor = max(rel_s, rel_t) / max(min(rel_s, rel_t), 1e-300)
+    if factor <= QUALITY.marker_spread_warn:
+        return
+    what = (f"the markers span {100 * rel_s:.3g} % of the source's size but {100 * rel_t:.3g} % of the "
+            f"target's ({factor:.3g}x apart)")
+    if factor > QUALITY.marker_spread_refuse:
+        side = "target" if rel_t < rel_s else "source"
+        raise InputError(path, f"{what}: the {side} points are probably in other units or another frame "
+                               f"(metres vs centimetres, Z-up vs Y-up); pick them on the {side} file as given")
+    log.warning("%s: %s; check that every marker sits on the same body part on both sides", path, what)
 
 
 def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3) -> Markers:
@@ -205,6 +238,8 @@ def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3) -> Markers:
     if len(specs) >= 3:  # fewer are completed by automatic markers, which bring their own spread
         _check_spread(path, "source", src, source)
         _check_spread(path, "target", tgt, target)
+        _check_units(path, src.positions(source.vertices, source.faces), source,
+                     tgt.positions(target.vertices, target.faces), target)
     return Markers(tuple(n for n, _, _ in specs), src, tgt)
 
 

@@ -102,6 +102,9 @@ def _read_trimesh(path, data, ext) -> Mesh:
     return _as_mesh(path, vertices, faces)
 
 
+_MAX_INDEX = np.iinfo(np.int64).max  # an index past it is no index (and would overflow the face array)
+
+
 def _read_obj(path, data: bytes) -> Mesh:
     try:
         text = data.decode("utf-8")
@@ -123,7 +126,7 @@ def _read_obj(path, data: bytes) -> Mesh:
                 raw = [int(p.split("/")[0]) for p in parts[1:]]
                 n = len(verts)
                 idx = [i - 1 if i > 0 else n + i for i in raw]  # 1-based; negatives count back
-                if len(idx) < 3 or 0 in raw or min(idx) < 0:
+                if len(idx) < 3 or 0 in raw or min(idx) < 0 or max(idx) > _MAX_INDEX:
                     raise ValueError
                 for k in range(1, len(idx) - 1):  # fan triangulation
                     faces.append((idx[0], idx[k], idx[k + 1]))

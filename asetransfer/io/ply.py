@@ -187,7 +187,14 @@ class _AsciiReader:
             # through the declared type, so ASCII and binary files of one mesh agree
             return {n: rows[:, i].astype(t) for i, (n, t, _) in enumerate(props)}
         return _walk_rows(count, props, lambda t: float(self._next(1)[0]),
-                          lambda item, k: np.array(self._next(k), dtype=np.float64).astype(np.int64))
+                          lambda item, k: _indices(np.array(self._next(k), dtype=np.float64)))
+
+
+def _indices(values: np.ndarray) -> np.ndarray:
+    """ASCII list values as int64 indices; a value no int64 holds (inf, 1e30) is malformed, not wrapped."""
+    if not (np.abs(values) < 2.0 ** 63).all():
+        raise _Malformed(f"list value {values[~(np.abs(values) < 2.0 ** 63)][0]} is not an index")
+    return values.astype(np.int64)
 
 
 def _walk_rows(count: int, props, scalar, index_list) -> dict:
@@ -198,7 +205,7 @@ def _walk_rows(count: int, props, scalar, index_list) -> dict:
         for n, t, item in props:
             v = scalar(t)
             if item is not None:
-                if v != int(v) or v < 0:
+                if not (np.isfinite(v) and v >= 0 and v == int(v)):
                     raise _Malformed(f"list length {v} is not a count")
                 v = index_list(item, int(v))
             values[n].append(v)

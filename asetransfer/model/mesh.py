@@ -5,6 +5,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: largest coordinate magnitude accepted: the outputs are 32-bit floats (glTF), and squares of
+#: larger float64 values overflow in the geometry (distances, areas)
+COORDINATE_LIMIT = float(np.finfo(np.float32).max)
+
 #: the loaders' message for a mesh whose every triangle has zero area
 DEGENERATE_MESSAGE = "every triangle is degenerate (zero area): there is no surface to rig"
 
@@ -58,6 +62,10 @@ class Mesh:
         if not np.isfinite(self.vertices).all():
             bad = int(np.flatnonzero(~np.isfinite(self.vertices).all(axis=1))[0])
             raise ValueError(f"vertex {bad} has a NaN or infinite coordinate")
+        if np.abs(self.vertices).max() > COORDINATE_LIMIT:
+            bad = int(np.flatnonzero((np.abs(self.vertices) > COORDINATE_LIMIT).any(axis=1))[0])
+            raise ValueError(f"vertex {bad} has a coordinate beyond {COORDINATE_LIMIT:.3g} "
+                             "(the 32-bit float range the rig is written in)")
         if self.faces.min() < 0 or self.faces.max() >= n:
             bad = int(np.flatnonzero(((self.faces < 0) | (self.faces >= n)).any(axis=1))[0])
             raise ValueError(f"face {bad} uses vertex index {self.faces[bad].tolist()}, out of range 0..{n - 1}")

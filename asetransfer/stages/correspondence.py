@@ -31,7 +31,7 @@ from ..geometry.geodesic import bridge_edges, unique_edges
 from ..config import CorrespondenceConfig
 from ..model.markers import Markers
 from ..geometry.decimate import proxy_mesh
-from ..geometry.laplacian import bilaplacian, mixed_voronoi_areas
+from ..geometry.laplacian import bilaplacian, degenerate_triangles, mixed_voronoi_areas
 from ..geometry.linsolve import Factorization
 from ..model.mesh import Mesh
 from ..geometry.surface import SurfaceIndex
@@ -109,10 +109,17 @@ def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     v, f, index = weld(vertices, faces, cfg.weld_tolerance)
     bridges, labels = _glue(v, f, cfg.piece_gap)
     marked = np.unique(labels[f[points.face].ravel()])
-    active = np.flatnonzero(np.isin(labels, marked))
+    face_active = np.isin(labels[f[:, 0]], marked)
+    active_mask = np.isin(labels, marked)
+    # a vertex of the marked part in no triangle of non-zero area (the loose corner of one
+    # bad triangle) has no row in the smoothness operators: left free, it makes the fairing
+    # singular.  It leaves the solve with its triangles and rides along (_carry) instead.
+    loose = _loose_vertices(v, f, face_active, points)
+    active_mask[loose] = False
+    face_active &= ~loose[f].any(axis=1)
+    active = np.flatnonzero(active_mask)
     renumber = np.full(len(v), -1, dtype=np.int64)
     renumber[active] = np.arange(len(active))
-    face_active = np.isin(labels[f[:, 0]], marked)
     active_faces = renumber[f[face_active]]
     rows = np.repeat(np.arange(len(points)), 3)
     cols = renumber[f[points.face].ravel()]
@@ -125,6 +132,17 @@ def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     G = sp.csr_matrix((np.tile([1.0, -1.0], len(held)), (rows, renumber[held].ravel())),
                       shape=(len(held), len(active)))
     return _Side(v, f, index, active, active_faces, B, unmarked, G)
+
+
+def _loose_vertices(vertices, faces, face_active, points: SurfacePoints) -> np.ndarray:
+    """(n,) True for vertices of active faces used by none of non-zero area (and by no marker)."""
+    good = face_active.copy()
+    good[face_active] = ~degenerate_triangles(vertices, faces[face_active])
+    loose = np.zeros(len(vertices), bool)
+    loose[faces[face_active].ravel()] = True
+    loose[faces[good].ravel()] = False
+    loose[faces[points.face].ravel()] = False  # a marker ties its corners: they stay in the solve
+    return loose
 
 
 def _normalising(points: np.ndarray) -> Similarity:

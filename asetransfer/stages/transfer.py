@@ -11,6 +11,7 @@ from ..config import Config
 from .correspondence import Correspondence, correspond
 from .markers import MarkerError, automatic_markers
 from .pose import in_source_frame, limb_angles, match_pose
+from .quality import assess
 from ..model.markers import Markers
 from ..model.mesh import Mesh
 from ..model.rig import Rig
@@ -148,4 +149,7 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
         "timings": {"markers": markers_report.get("time", 0.0), "correspondence": corr.stats["timings"]["total"], "skeleton": sk_report["timings"]["total"],
                     "weights": t_weights, "total": time.perf_counter() - t0},
     }
+    report["quality"] = assess(source, rig, corr.target_to_source.positions(corr.registered_source, source.mesh.faces),
+                               marker_residual_max=corr.stats["marker_residual_max"], n_markers=len(markers),
+                               config=cfg.quality)
     return Result(rig, corr, report, markers)

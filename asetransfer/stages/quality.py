@@ -1,0 +1,150 @@
+"""How far to trust a transfer: measures computed from the result, and a plain verdict.
+
+A silently wrong rig is worse than an error.  What cannot be told before the work
+(markers in plausible units can still be misplaced) is measured afterwards:
+
+* ``marker_residual_pct_height``: the largest distance between a marker's source and
+  target points after the fit, in % of the target's height;
+* ``mapped_area_fraction``: the share of the target's area that the registered source
+  passes close to (within :attr:`~asetransfer.config.QualityConfig.mapped_distance_pct`);
+* ``joints_outside_body``: joints clearly inside the source's body (generalised winding
+  number >= 0.5, which tolerates the holes of real meshes, and deeper than a tolerance)
+  that end clearly outside the target's.
+
+The verdict is ``"ok"``, ``"check"`` or ``"poor"`` with the reasons (thresholds and
+their reasoning in :class:`~asetransfer.config.QualityConfig`).
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from ..config import QualityConfig
+from ..model.mesh import Mesh
+from ..model.rig import Rig
+
+log = logging.getLogger("asetransfer")
+LEVELS = ("ok", "check", "poor")
+
+
+def height(mesh: Mesh) -> float:
+    """The mesh's largest bounding-box extent (a standing character's height)."""
+    lo, hi = mesh.bounds()
+    return float(np.max(hi - lo))
+
+
+def inside(points: np.ndarray, mesh: Mesh) -> np.ndarray:
+    """(K,) True where the (K, 3) points are inside ``mesh`` (generalised winding number >= 0.5).
+
+    The winding number is the solid angle the surface subtends at a point over 4 pi: 1
+    inside a closed surface, 0 outside, and still about right through small holes.
+    """
+    import igl  # imported on use (libigl loads in ~0.3 s)
+
+    if len(points) == 0:
+        return np.zeros(0, bool)
+    w = igl.fast_winding_number(np.ascontiguousarray(mesh.vertices, np.float64),
+                                np.ascontiguousarray(mesh.faces, np.int64),
+                                np.ascontiguousarray(points, np.float64))
+    return np.abs(np.asarray(w)) >= 0.5  # either orientation of the faces
+
+
+def vertex_areas(mesh: Mesh) -> np.ndarray:
+    """(N,) a third of the area of the triangles around each vertex (their sum is the surface area)."""
+    v = mesh.vertices[mesh.faces]
+    area = 0.5 * np.linalg.norm(np.cross(v[:, 1] - v[:, 0], v[:, 2] - v[:, 0]), axis=1)
+    return np.bincount(mesh.faces.ravel(), np.repeat(area / 3.0, 3), minlength=len(mesh.vertices))
+
+
+def mapped_area_fraction(target: Mesh, target_points: np.ndarray, tolerance: float) -> float:
+    """Share of ``target``'s area whose vertices lie within ``tolerance`` of their mapped points.
+
+    Parameters
+    ----------
+    target : the target mesh.
+    target_points : (N, 3) where each target vertex's correspondence lands on the registered source.
+    tolerance : distance in target units.
+    """
+    area = vertex_areas(target)
+    close = np.linalg.norm(target.vertices - target_points, axis=1) <= tolerance
+    total = float(area.sum())
+    return float(area[close].sum() / total) if total > 0 else 0.0
+
+
+def _distances(points: np.ndarray, mesh: Mesh) -> np.ndarray:
+    from ..geometry.surface import closest_points
+
+    return closest_points(points, mesh.vertices, mesh.faces)[2]
+
+
+def joints_outside_body(source: Rig, rig: Rig, tolerance: float) -> tuple:
+    """Joints clearly inside the source's body that end clearly outside the target's.
+
+    ``tolerance``: a fraction of each mesh's height; joints closer than it to the surface
+    (eyelids, finger joints, a root between the feet) count neither way, as their side of
+    the skin is a matter of millimetres.  Returns ``(names, how many were clearly inside
+    the source)``; the second is 0 when no joint is outside (the distances, which need a
+    search tree of the whole target, are then not computed).
+    """
+    if rig.skeleton.n_joints != source.skeleton.n_joints:
+        return [], 0
+    now = rig.skeleton.bind_world[:, :3, 3]
+    candidates = np.flatnonzero(~inside(now, rig.mesh))
+    if len(candidates) == 0:
+        return [], 0
+    was = source.skeleton.bind_world[:, :3, 3]
+    was_inside = inside(was, source.mesh) & (_distances(was, source.mesh) > tolerance * height(source.mesh))
+    far_out = _distances(now[candidates], rig.mesh) > tolerance * height(rig.mesh)
+    outside = candidates[far_out & was_inside[candidates]]
+    return [source.skeleton.names[j] for j in outside], int(was_inside.sum())
+
+
+def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_max: float, n_markers: int,
+           config: QualityConfig | None = None) -> dict:
+    """The ``quality`` entry of a transfer report (and a one-line warning unless the verdict is ok).
+
+    Parameters
+    ----------
+    source : the source rig; ``rig`` : the result (the target mesh, skinned).
+    target_points : (N, 3) each target vertex's correspondence on the registered source.
+    marker_residual_max : the fit's largest marker residual (target units).
+    n_markers : how many markers linked the meshes.
+    """
+    cfg = config or QualityConfig()
+    h = max(height(rig.mesh), 1e-300)
+    residual = 100.0 * marker_residual_max / h
+    mapped = mapped_area_fraction(rig.mesh, target_points, cfg.mapped_distance_pct / 100.0 * h)
+    outside, n_inside = joints_outside_body(source, rig, cfg.outside_tolerance_pct / 100.0)
+    graded = [
+        (_grade(residual, cfg.residual_check_pct, cfg.residual_poor_pct),
+         f"largest marker residual {residual:.2f} % of the height"),
+        (_grade(-mapped, -cfg.mapped_check, -cfg.mapped_poor),
+         f"{100 * (1 - mapped):.1f} % of the target's area is not reached by the fit"),
+        (0 if not outside else 2 if len(outside) >= cfg.outside_poor_fraction * max(n_inside, 1) else 1,
+         f"{len(outside)} joint(s) inside the source's body end outside the target's "
+         f"({', '.join(outside[:5])}{', ...' if len(outside) > 5 else ''})"),
+        (1 if n_markers < cfg.few_markers else 0,
+         f"only {n_markers} markers: the alignment is barely constrained (at least {cfg.few_markers} advised)"),
+    ]
+    level = max((g for g, _ in graded), default=0)
+    reasons = [text for g, text in graded if g > 0]
+    quality = {"verdict": LEVELS[level], "reasons": reasons, "marker_residual_pct_height": residual,
+               "mapped_area_fraction": mapped, "joints_outside_body": outside}
+    if level:
+        log.warning("result quality '%s': %s; check the rig before use", LEVELS[level], "; ".join(reasons))
+    return quality
+
+
+def _grade(value: float, check: float, poor: float) -> int:
+    """0 (ok), 1 (check) or 2 (poor): ``value`` above ``check``, above ``poor``."""
+    return 2 if value > poor else 1 if value > check else 0
+
+
+def plane_offset(plane, mesh: Mesh) -> float:
+    """Distance from ``mesh``'s bounding-box centre to ``plane`` (a, b, c, d: a x + b y + c z = d),
+    as a fraction of the mesh's height."""
+    n = np.asarray(plane[:3], np.float64)
+    norm = float(np.linalg.norm(n))
+    lo, hi = mesh.bounds()
+    return abs(float(n @ (0.5 * (lo + hi))) - float(plane[3])) / norm / max(height(mesh), 1e-300)
