@@ -59,35 +59,42 @@ def _report_failure(op, error) -> set:
     return {"CANCELLED"}
 
 
-class ASETRANSFER_OT_find_markers(bpy.types.Operator):
-    """Find markers on both characters automatically (markers already in the scene are kept and win)"""
-    bl_idname = "asetransfer.find_markers"
-    bl_label = "Find markers"
-    bl_options = {"REGISTER", "UNDO"}
+class _Action:
+    """An operator that runs one function of :mod:`.actions`: its success line in the status
+    bar, or its failure as the command line's one-line message (nothing left built)."""
 
     def execute(self, context):
         from . import actions
 
         try:
-            report = actions.find_markers(context, _settings(context))
-        except Exception as e:  # noqa: BLE001  (every failure is reported, nothing is left built)
+            level, message = self.act(context, actions)
+        except Exception as e:  # noqa: BLE001  (every failure is reported; the actions clean up)
             return _report_failure(self, e)
-        low = report.get("low_confidence", [])
-        self.report({"WARNING"} if low else {"INFO"},
-                    f"{len(report['automatic'])} automatic markers, {len(report['hand'])} kept"
-                    + (f"; low confidence (check them): {', '.join(low)}" if low else ""))
+        self.report({level}, message)
         return {"FINISHED"}
 
 
-class ASETRANSFER_OT_transfer(bpy.types.Operator):
+class ASETRANSFER_OT_find_markers(_Action, bpy.types.Operator):
+    """Find markers on both characters automatically (markers already in the scene are kept and win)"""
+    bl_idname = "asetransfer.find_markers"
+    bl_label = "Find markers"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def act(self, context, actions):
+        report = actions.find_markers(context, _settings(context))
+        low = report.get("low_confidence", [])
+        return ("WARNING" if low else "INFO",
+                f"{len(report['automatic'])} automatic markers, {len(report['hand'])} kept"
+                + (f"; low confidence (check them): {', '.join(low)}" if low else ""))
+
+
+class ASETRANSFER_OT_transfer(_Action, bpy.types.Operator):
     """Rig a copy of the target with the source's skeleton and weights, using the markers in the scene"""
     bl_idname = "asetransfer.transfer"
     bl_label = "Transfer rig"
     bl_options = {"REGISTER", "UNDO"}
 
-    def execute(self, context):
-        from . import actions
-
+    def act(self, context, actions):
         wm = context.window_manager
         wm.progress_begin(0, len(actions.STAGES))
 
@@ -97,34 +104,24 @@ class ASETRANSFER_OT_transfer(bpy.types.Operator):
 
         try:
             objects, report = actions.transfer_rig(context, _settings(context), progress)
-        except Exception as e:  # noqa: BLE001
-            return _report_failure(self, e)
         finally:
             wm.progress_end()
-        self.report({"INFO"}, f"{objects[0].name}: {report['joints']} bones, {report['target_vertices']} vertices, "
-                              f"{report['timings']['total']:.1f} s")
-        return {"FINISHED"}
+        return "INFO", (f"{objects[0].name}: {report['joints']} bones, {report['target_vertices']} vertices, "
+                        f"{report['timings']['total']:.1f} s")
 
 
-class ASETRANSFER_OT_save_markers(bpy.types.Operator, ExportHelper):
+class ASETRANSFER_OT_save_markers(_Action, bpy.types.Operator, ExportHelper):
     """Save the scene's markers as a marker file (asetransfer transfer --markers)"""
     bl_idname = "asetransfer.save_markers"
     bl_label = "Save markers"
     filename_ext = ".json"
     filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
 
-    def execute(self, context):
-        from . import actions
-
-        try:
-            count = actions.save_markers(context, self.filepath)
-        except Exception as e:  # noqa: BLE001
-            return _report_failure(self, e)
-        self.report({"INFO"}, f"{self.filepath}: {count} markers")
-        return {"FINISHED"}
+    def act(self, context, actions):
+        return "INFO", f"{self.filepath}: {actions.save_markers(context, self.filepath)} markers"
 
 
-class ASETRANSFER_OT_load_markers(bpy.types.Operator, ImportHelper):
+class ASETRANSFER_OT_load_markers(_Action, bpy.types.Operator, ImportHelper):
     """Load a marker file as marker empties on both characters"""
     bl_idname = "asetransfer.load_markers"
     bl_label = "Load markers"
@@ -132,15 +129,8 @@ class ASETRANSFER_OT_load_markers(bpy.types.Operator, ImportHelper):
     filename_ext = ".json"
     filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
 
-    def execute(self, context):
-        from . import actions
-
-        try:
-            count = actions.load_markers(context, _settings(context), self.filepath)
-        except Exception as e:  # noqa: BLE001
-            return _report_failure(self, e)
-        self.report({"INFO"}, f"{count} markers loaded")
-        return {"FINISHED"}
+    def act(self, context, actions):
+        return "INFO", f"{actions.load_markers(context, _settings(context), self.filepath)} markers loaded"
 
 
 class ASETRANSFER_PT_panel(bpy.types.Panel):
