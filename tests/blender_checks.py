@@ -14,6 +14,8 @@ Checks:
       (markers.json) and the built rig (rig.npz), then poses a bone and measures what moved
   units SOURCE.glb TARGET MARKERS.json      the same transfer in metres and in a centimetre
       scene with a rotated, scaled, translated target object; world-space bones of both
+  modifiers SOURCE.glb TARGET MARKERS.json  a target with a Subdivision modifier and a child
+      mesh, with modifiers applied and ignored
   failure SOURCE.glb                        a non-humanoid target: the operators cancel and
       the scene's data blocks are as before
 """
@@ -212,7 +214,43 @@ def check_failure(out: pathlib.Path, source_path: str) -> dict:
     return results
 
 
-CHECKS = {"transfer": check_transfer, "units": check_units, "failure": check_failure}
+def weight_sums(obj) -> np.ndarray:
+    sums = np.zeros(len(obj.data.vertices))
+    for v in obj.data.vertices:
+        sums[v.index] = sum(g.weight for g in v.groups)
+    return sums
+
+
+def check_modifiers(out: pathlib.Path, source_path: str, target_path: str, markers_path: str) -> dict:
+    """A target with a Subdivision modifier and a child mesh (a hat), modifiers applied or not."""
+    results = {}
+    for apply in (False, True):
+        fresh_scene()
+        armature = import_source(source_path)
+        target = add_target(at.load_mesh(target_path), "target")
+        target.modifiers.new("subdivide", "SUBSURF").levels = 1
+        bpy.ops.mesh.primitive_cube_add(size=0.2, location=(0.0, 0.0, 1.8))
+        hat = bpy.context.active_object
+        hat.name, hat.parent = "hat", target
+        settings = select(armature, target)
+        settings.apply_modifiers = apply
+        assert run(lambda: bpy.ops.asetransfer.load_markers(filepath=markers_path)) == "FINISHED"
+        assert run(bpy.ops.asetransfer.transfer) == "FINISHED"
+        copy, hat_copy = bpy.data.objects["target rigged"], bpy.data.objects["hat rigged"]
+        evaluated = target.evaluated_get(bpy.context.evaluated_depsgraph_get()).to_mesh()
+        results["applied" if apply else "ignored"] = {
+            "vertices": len(copy.data.vertices), "base_vertices": len(target.data.vertices),
+            "evaluated_vertices": len(evaluated.vertices), "modifiers": [m.type for m in copy.modifiers],
+            "target_modifiers": [m.type for m in target.modifiers],
+            "weight_sum_error": float(np.abs(weight_sums(copy) - 1).max()),
+            "hat_weight_sum_error": float(np.abs(weight_sums(hat_copy) - 1).max()),
+            "hat_parent": hat_copy.parent.name, "hat_bones": sorted({hat_copy.vertex_groups[g.group].name
+                                                                     for v in hat_copy.data.vertices for g in v.groups
+                                                                     if g.weight > 0.5})}
+    return results
+
+
+CHECKS = {"transfer": check_transfer, "units": check_units, "failure": check_failure, "modifiers": check_modifiers}
 
 
 def main() -> int:

@@ -112,3 +112,19 @@ def test_failed_transfer_leaves_the_scene_unchanged(tmp_path):
     assert cli.returncode == 2
     cli_message = cli.stderr.strip().split("crate.obj: ", 1)[1]
     assert r["message"] == f"crate: {cli_message}"
+
+
+def test_modifiers_applied_or_ignored_and_child_meshes(tmp_path):
+    target, markers = CASES["heavy"]
+    r = blender_check(tmp_path, "modifiers", SOURCE, FIXTURES / target, FIXTURES / markers)
+    ignored, applied = r["ignored"], r["applied"]
+    # ignored: the copy is the mesh as modelled and keeps the Subdivision after the Armature modifier
+    assert ignored["vertices"] == ignored["base_vertices"] and ignored["modifiers"] == ["ARMATURE", "SUBSURF"]
+    # applied: the copy is the subdivided mesh, every vertex weighted
+    assert applied["vertices"] == applied["evaluated_vertices"] > applied["base_vertices"]
+    assert applied["modifiers"] == ["ARMATURE"]
+    for case in (ignored, applied):
+        assert case["target_modifiers"] == ["SUBSURF"]  # the target itself is untouched
+        assert case["weight_sum_error"] <= 1e-6 and case["hat_weight_sum_error"] <= 1e-6
+        # the child mesh (a hat on the head) is rigged too, to the head
+        assert case["hat_parent"] == "target rig" and case["hat_bones"] == ["head"]

@@ -63,7 +63,7 @@ def evaluated_mesh(obj, depsgraph, apply_modifiers: bool):
     try:
         yield evaluated.to_mesh(preserve_all_data_layers=True, depsgraph=depsgraph)
     finally:
-        evaluated.to_clear()
+        evaluated.to_mesh_clear()
 
 
 @contextmanager
