@@ -211,6 +211,22 @@ def check_failure(out: pathlib.Path, source_path: str) -> dict:
         results["message"] = None
     except at.InputError as e:
         results["message"] = str(e)
+    # a failure half-way through building (the armature made, the first copy failing)
+    target = add_target(at.load_mesh(str(ROOT / "fixtures" / "target_heavy.ply")), "heavy")
+    settings.target = target
+    before = datablocks()
+    real = scene.bound_copy
+
+    def failing(*args, **kwargs):
+        real(*args, **kwargs)
+        raise RuntimeError("disk full")
+
+    scene.bound_copy = failing
+    try:
+        results["build_failure"] = run(bpy.ops.asetransfer.transfer)
+    finally:
+        scene.bound_copy = real
+    results["build_failure_unchanged"] = datablocks() == before
     return results
 
 

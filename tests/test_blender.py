@@ -104,6 +104,8 @@ def test_failed_transfer_leaves_the_scene_unchanged(tmp_path):
     r = blender_check(tmp_path, "failure", SOURCE)
     assert r["transfer"] == "CANCELLED" and r["find"] == "CANCELLED"
     assert r["unchanged"]
+    # a failure after the armature and a copy were built removes them
+    assert r["build_failure"] == "CANCELLED" and r["build_failure_unchanged"]
     # the same one-line message as the command line, naming the object instead of the file
     (tmp_path / "crate.obj").write_text("v -.5 -.5 -.5\nv .5 -.5 -.5\nv .5 .5 -.5\nv -.5 .5 -.5\nv -.5 -.5 .5\n"
                                         "v .5 -.5 .5\nv .5 .5 .5\nv -.5 .5 .5\nf 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\n"
