@@ -217,21 +217,23 @@ def _check_units(path, source_points, source: Mesh, target_points, target: Mesh)
     log.warning("%s: %s; check that every marker sits on the same body part on both sides", path, what)
 
 
-def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3) -> Markers:
+def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3, data: bytes | None = None) -> Markers:
     """Read a marker file and place every marker on the source and target surfaces.
 
     Parameters
     ----------
-    path : the JSON marker file.
+    path : the JSON marker file (named in messages).
     source, target : the meshes the ``source`` and ``target`` locations refer to.
     minimum : fewest markers accepted: 3 to align the characters with these alone,
         fewer when automatic markers will complete them.
+    data : the file's bytes when they are already in memory (the Blender add-on's
+        markers, read exactly as the file it saves would be).
 
     Raises
     ------
     InputError naming the marker and field at fault.
     """
-    specs = parse_markers(path, minimum=minimum)
+    specs = parse_markers(path, data, minimum=minimum)
     labels = [f"marker {i} ({n!r})" for i, (n, _, _) in enumerate(specs)]
     src = resolve_locations(path, [s for _, s, _ in specs], source, side="source", labels=labels)
     tgt = resolve_locations(path, [t for _, _, t in specs], target, side="target", labels=labels)
@@ -252,10 +254,20 @@ def markers_to_json(markers: Markers, source: Mesh, target: Mesh, extras: dict |
     """
     ps = markers.source.positions(source.vertices, source.faces)
     pt = markers.target.positions(target.vertices, target.faces)
+    return points_to_json(markers.names, ps, pt, extras)
+
+
+def points_to_json(names, source_points: np.ndarray, target_points: np.ndarray, extras: dict | None = None) -> str:
+    """Marker file text from K names and (K, 3) source and target points (6 significant decimals).
+
+    Each point is rounded once, here, so that reading the text back gives exactly
+    the same numbers whether it went through a file or not.
+    """
+    ps, pt = source_points, target_points
     extras = extras or {}
     lines = [json.dumps({"name": n, "source": {"point": [round(float(x), 6) for x in a]},
                          "target": {"point": [round(float(x), 6) for x in b]}, **extras.get(n, {})})
-             for n, a, b in zip(markers.names, ps, pt)]
+             for n, a, b in zip(names, ps, pt)]
     return '{"markers": [\n' + ",\n".join(lines) + "\n]}\n"
 
 

@@ -1,0 +1,314 @@
+"""Reading characters from a Blender scene and building the transferred rig in it.
+
+Thin on purpose: every computation is in :mod:`.convert` (plain arrays); this module
+only moves arrays in and out of ``bpy`` data.  Nothing here changes the source or
+target objects; whatever a function creates it records in a :class:`Created`, so a
+failure can remove it all.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import bpy
+import numpy as np
+from mathutils import Matrix
+
+from asetransfer.errors import InputError
+from asetransfer.model.rig import Rig
+
+from . import convert
+
+SOURCE_MARKERS, TARGET_MARKERS = "asetransfer markers (source)", "asetransfer markers (target)"
+#: custom property holding a marker empty's marker name (object names may get a .001 suffix)
+MARKER_KEY = "asetransfer_marker"
+
+
+def unit_scale(scene) -> float:
+    """Metres per Blender unit."""
+    return float(scene.unit_settings.scale_length) or 1.0
+
+
+def matrix_array(m) -> np.ndarray:
+    return np.array(m, dtype=np.float64)
+
+
+def skinned_meshes(armature) -> list:
+    """Mesh objects deformed by ``armature`` (an Armature modifier on it, or armature parenting), by name."""
+    found = []
+    for obj in bpy.data.objects:
+        if obj.type != "MESH":
+            continue
+        by_modifier = any(m.type == "ARMATURE" and m.object == armature for m in obj.modifiers)
+        by_parent = obj.parent == armature and obj.parent_type == "ARMATURE"
+        if by_modifier or by_parent:
+            found.append(obj)
+    return sorted(found, key=lambda o: o.name)
+
+
+def target_meshes(target, with_children: bool) -> list:
+    """The target object and, if asked, the mesh objects below it in the hierarchy."""
+    if target is None or target.type != "MESH":
+        raise InputError(None, "pick a target mesh object in the asetransfer panel")
+    kids = [o for o in target.children_recursive if o.type == "MESH"] if with_children else []
+    return [target] + sorted(kids, key=lambda o: o.name)
+
+
+@contextmanager
+def evaluated_mesh(obj, depsgraph, apply_modifiers: bool):
+    """The object's mesh data: as stored, or with its modifiers applied (evaluated depsgraph)."""
+    if not apply_modifiers:
+        yield obj.data
+        return
+    evaluated = obj.evaluated_get(depsgraph)
+    try:
+        yield evaluated.to_mesh(preserve_all_data_layers=True, depsgraph=depsgraph)
+    finally:
+        evaluated.to_mesh_clear()
+
+
+@contextmanager
+def armature_modifiers_off(objects):
+    """Armature modifiers hidden while the bind shape is evaluated, then restored as they were."""
+    saved = [(m, m.show_viewport) for o in objects for m in o.modifiers if m.type == "ARMATURE"]
+    try:
+        for m, _ in saved:
+            m.show_viewport = False
+        yield
+    finally:
+        for m, shown in saved:
+            m.show_viewport = shown
+
+
+def mesh_arrays(mesh) -> tuple:
+    """(N, 3) float64 local vertex positions and (F, 3) triangles (Blender's own triangulation)."""
+    co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    mesh.vertices.foreach_get("co", co)
+    mesh.calc_loop_triangles()
+    tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+    mesh.loop_triangles.foreach_get("vertices", tris)
+    return co.reshape(-1, 3).astype(np.float64), tris.reshape(-1, 3).astype(np.int64)
+
+
+def world_piece(obj, mesh, scale: float) -> tuple:
+    """``(name, vertices, faces)`` of one object in the asetransfer frame."""
+    local, faces = mesh_arrays(mesh)
+    if len(faces) == 0:
+        raise InputError(obj.name, "the mesh has no faces")
+    world = convert.transform_points(matrix_array(obj.matrix_world), local)
+    return obj.name, convert.to_asetransfer(world, scale), faces
+
+
+def group_memberships(obj, mesh, bone_index: dict, offset: int) -> tuple:
+    """(rows, joints, weights) of the mesh's vertex groups that are named like a bone."""
+    to_joint = {g.index: bone_index.get(g.name, -1) for g in obj.vertex_groups}
+    rows, joints, weights = [], [], []
+    for v in mesh.vertices:
+        for g in v.groups:
+            j = to_joint.get(g.group, -1)
+            if j >= 0 and g.weight > 0:
+                rows.append(v.index + offset)
+                joints.append(j)
+                weights.append(g.weight)
+    return rows, joints, weights
+
+
+def read_target(context, objects: list, apply_modifiers: bool):
+    """The target objects as one asetransfer Mesh (a part per object)."""
+    depsgraph = context.evaluated_depsgraph_get()
+    scale, pieces = unit_scale(context.scene), []
+    for obj in objects:
+        with evaluated_mesh(obj, depsgraph, apply_modifiers) as mesh:
+            pieces.append(world_piece(obj, mesh, scale))
+    try:
+        return convert.joined_mesh(pieces)
+    except ValueError as e:
+        raise InputError(objects[0].name, str(e)) from None
+
+
+def read_skeleton(armature, scale: float):
+    """Names, parents and asetransfer-frame joint frames of the armature's bones (rest pose)."""
+    bones = list(armature.data.bones)
+    names = [b.name for b in bones]
+    index = {n: i for i, n in enumerate(names)}
+    parents = [index[b.parent.name] if b.parent else -1 for b in bones]
+    rest = np.array([matrix_array(b.matrix_local) for b in bones])
+    frames = convert.joint_frames(rest, matrix_array(armature.matrix_world), scale)
+    return convert.skeleton_from_frames(names, parents, frames)
+
+
+def read_source(context, armature, apply_modifiers: bool) -> Rig:
+    """The source armature and its skinned meshes as an asetransfer Rig, in the asetransfer frame."""
+    if armature is None or armature.type != "ARMATURE":
+        raise InputError(None, "pick a source armature in the asetransfer panel")
+    if len(armature.data.bones) == 0:
+        raise InputError(armature.name, "the armature has no bones")
+    objects = skinned_meshes(armature)
+    if not objects:
+        raise InputError(armature.name, "no mesh is deformed by this armature (Armature modifier or parent)")
+    scale = unit_scale(context.scene)
+    skeleton = read_skeleton(armature, scale)
+    bone_index = {n: i for i, n in enumerate(skeleton.names)}
+    pieces, rows, joints, weights, offset = [], [], [], [], 0
+    with armature_modifiers_off(objects if apply_modifiers else []):
+        depsgraph = context.evaluated_depsgraph_get()
+        for obj in objects:
+            with evaluated_mesh(obj, depsgraph, apply_modifiers) as mesh:
+                pieces.append(world_piece(obj, mesh, scale))
+                r, j, w = group_memberships(obj, mesh, bone_index, offset)
+            rows, joints, weights, offset = rows + r, joints + j, weights + w, offset + len(pieces[-1][1])
+    try:
+        mesh = convert.joined_mesh(pieces)
+        skin, _ = convert.skin_from_groups(np.array(rows, np.int64), np.array(joints, np.int64),
+                                           np.array(weights), n_vertices=mesh.n_vertices,
+                                           n_joints=skeleton.n_joints, fallback=int(skeleton.roots()[0]))
+        return Rig(mesh, skeleton, skin)
+    except ValueError as e:
+        raise InputError(armature.name, str(e)) from None
+
+
+class Created:
+    """Everything a build made (objects, data blocks, collections), removable in one call."""
+
+    def __init__(self):
+        self.ids = []
+
+    def add(self, datablock):
+        self.ids.append(datablock)
+        return datablock
+
+    def remove_all(self):
+        """Remove what was created, newest first (objects before the data they use)."""
+        for block in reversed(self.ids):
+            try:
+                kind = {bpy.types.Object: bpy.data.objects, bpy.types.Mesh: bpy.data.meshes,
+                        bpy.types.Armature: bpy.data.armatures, bpy.types.Collection: bpy.data.collections}
+                kind[type(block)].remove(block)
+            except ReferenceError:  # already gone with its owner
+                pass
+        self.ids.clear()
+
+
+def build_armature(context, created: Created, name: str, skeleton, scale: float):
+    """An armature object at the origin whose bones have the joints' names, frames and hierarchy."""
+    data = created.add(bpy.data.armatures.new(name))
+    arm = created.add(bpy.data.objects.new(name, data))
+    context.scene.collection.objects.link(arm)
+    frames = convert.bone_frames(skeleton.bind_world, scale)
+    size = float(np.ptp(frames[:, :3, 3], axis=0).max()) or 1.0
+    lengths = convert.bone_lengths(frames[:, :3, 3], skeleton.parents, minimum=1e-3 * size)
+    if bpy.context.object is not None and bpy.context.object.mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+    context.view_layer.objects.active = arm
+    bpy.ops.object.mode_set(mode="EDIT")
+    try:
+        edit = [data.edit_bones.new(n) for n in skeleton.names]
+        for eb, frame, length in zip(edit, frames, lengths):
+            eb.head, eb.tail = (0.0, 0.0, 0.0), (0.0, float(length), 0.0)
+            eb.matrix = Matrix(frame.tolist())  # head, tail direction (+Y) and roll from the frame
+        for eb, p in zip(edit, skeleton.parents):
+            if p >= 0:
+                eb.parent = edit[p]
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+    renamed = [b.name for b in data.bones if b.name not in set(skeleton.names)]
+    if renamed:
+        raise InputError(None, f"bone name {renamed[0]!r} was changed by Blender (longer than 63 bytes?)")
+    return arm
+
+
+def bound_copy(context, created: Created, *, original, armature, groups: list, bone_names, apply_modifiers: bool,
+               depsgraph):
+    """A copy of ``original`` (same place, materials, UVs) bound to ``armature``: one vertex
+    group per bone holding ``groups[j] = (vertices, weights)``, an Armature modifier first.
+
+    With ``apply_modifiers`` the copy is the evaluated mesh (its modifiers baked, as the
+    weights were computed on it); otherwise the mesh data is copied and the original's
+    other modifiers are kept after the Armature modifier.
+    """
+    if apply_modifiers:
+        mesh = created.add(bpy.data.meshes.new_from_object(original.evaluated_get(depsgraph)))
+        copy = created.add(bpy.data.objects.new(original.name + " rigged", mesh))
+    else:
+        copy = created.add(original.copy())
+        copy.name = original.name + " rigged"
+        copy.data = created.add(original.data.copy())
+        for m in [m for m in copy.modifiers if m.type == "ARMATURE"]:
+            copy.modifiers.remove(m)
+    copy.vertex_groups.clear()  # the original's groups and their weights (stale for this rig)
+    context.scene.collection.objects.link(copy)
+    copy.parent = None
+    copy.matrix_world = original.matrix_world.copy()
+    for name, (vertices, weights) in zip(bone_names, groups):
+        group = copy.vertex_groups.new(name=name)
+        for v, w in zip(vertices.tolist(), weights.tolist()):
+            group.add([v], w, "REPLACE")
+    modifier = copy.modifiers.new("asetransfer", "ARMATURE")
+    modifier.object = armature
+    copy.modifiers.move(len(copy.modifiers) - 1, 0)  # deform first, as an Armature modifier expects
+    world = copy.matrix_world.copy()
+    copy.parent = armature  # the armature sits at the origin: the copy stays where the original is
+    copy.matrix_world = world
+    return copy
+
+
+def build_result(context, rig, *, name: str, originals: list, apply_modifiers: bool, created: Created) -> list:
+    """The transferred rig in the scene: an armature and a bound copy of every target object."""
+    scale = unit_scale(context.scene)
+    depsgraph = context.evaluated_depsgraph_get()
+    armature = build_armature(context, created, name, rig.skeleton, scale)
+    offsets = np.cumsum([0] + [int((rig.mesh.vertex_part == k).sum()) for k in range(len(rig.mesh.parts))])
+    copies = []
+    for k, original in enumerate(originals):
+        groups = convert.vertex_groups(rig.skin, int(offsets[k]), int(offsets[k + 1]))
+        copies.append(bound_copy(context, created, original=original, armature=armature, groups=groups,
+                                 bone_names=rig.skeleton.names, apply_modifiers=apply_modifiers,
+                                 depsgraph=depsgraph))
+    return [armature] + copies
+
+
+# ---------------------------------------------------------------------------- markers
+def marker_collection(scene, name: str, created: Created | None = None):
+    """The marker collection ``name`` under the scene's collection (made if ``created`` is given)."""
+    col = bpy.data.collections.get(name)
+    if col is None and created is not None:
+        col = created.add(bpy.data.collections.new(name))
+        scene.collection.children.link(col)
+    return col
+
+
+def scene_markers(scene) -> tuple:
+    """Names and asetransfer-frame (K, 3) source and target points of the marker empties
+    present in both collections (by marker name, in the target collection's order)."""
+    sides = []
+    for name in (SOURCE_MARKERS, TARGET_MARKERS):
+        col = bpy.data.collections.get(name)
+        objs = sorted(col.objects, key=lambda o: o.name) if col is not None else []
+        sides.append({o.get(MARKER_KEY, o.name): matrix_array(o.matrix_world)[:3, 3] for o in objs})
+    names = [n for n in sides[1] if n in sides[0]]
+    scale = unit_scale(scene)
+    pts = [convert.to_asetransfer(np.array([side[n] for n in names]).reshape(-1, 3), scale) for side in sides]
+    return names, pts[0], pts[1]
+
+
+def place_markers(context, created: Created, *, names, source_points, target_points, size: float,
+                  confidence: dict | None = None):
+    """Marker empties (spheres) at asetransfer-frame points, replacing those already in the collections.
+
+    Each empty is named ``NAME (source)`` / ``NAME (target)`` and carries the marker name
+    in its ``asetransfer_marker`` property; automatic ones also carry their ``confidence``.
+    """
+    scale = unit_scale(context.scene)
+    confidence = confidence or {}
+    for col_name, side, points in ((SOURCE_MARKERS, "source", source_points), (TARGET_MARKERS, "target",
+                                                                                target_points)):
+        col = marker_collection(context.scene, col_name, created)
+        for old in list(col.objects):
+            bpy.data.objects.remove(old)
+        for n, p in zip(names, convert.from_asetransfer(points, scale)):
+            empty = created.add(bpy.data.objects.new(f"{n} ({side})", None))
+            empty.empty_display_type, empty.empty_display_size = "SPHERE", size
+            empty.location = p.tolist()
+            empty[MARKER_KEY] = n
+            if n in confidence:
+                empty["confidence"] = round(float(confidence[n]), 4)
+            col.objects.link(empty)

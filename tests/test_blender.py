@@ -1,0 +1,132 @@
+"""The Blender add-on, checked headless in an interpreter that has ``bpy`` (Blender as a module).
+
+The main test environment need not have bpy (a 350 MB wheel for Python 3.11 only), so
+the checks run in a subprocess: set ``ASETRANSFER_BLENDER_PYTHON`` to an interpreter
+with ``pip install bpy==4.5.4`` and this package (``pip install -e ".[blender]"``);
+without it these tests skip.  ``docs/blender.md`` says how.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import DEV, FIXTURES, ROOT, dev_target, needs_dev
+
+BLENDER_PYTHON = os.environ.get("ASETRANSFER_BLENDER_PYTHON")
+pytestmark = pytest.mark.skipif(not BLENDER_PYTHON, reason="ASETRANSFER_BLENDER_PYTHON is not set (an interpreter "
+                                                          "with bpy==4.5.4 and asetransfer; see docs/blender.md)")
+CHECKS = ROOT / "tests" / "blender_checks.py"
+SOURCE = str(FIXTURES / "source.glb")
+CASES = {"heavy": ("target_heavy.ply", "markers_heavy.json"), "tall": ("target_tall.obj", "markers_tall.json"),
+         "cartoon": ("target_cartoon.off", "markers_cartoon.json")}
+
+
+def blender_check(tmp_path, check, *args) -> dict:
+    run = subprocess.run([BLENDER_PYTHON, str(CHECKS), check, str(tmp_path), *map(str, args)],
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, f"{check} failed in Blender:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    return json.loads((tmp_path / "result.json").read_text())
+
+
+def command_line(tmp_path, *args) -> subprocess.CompletedProcess:
+    """The command line, run by the Blender interpreter (the same NumPy/SciPy as the add-on used)."""
+    return subprocess.run([BLENDER_PYTHON, "-m", "asetransfer_cli.main", *map(str, args)], capture_output=True,
+                          text=True, timeout=900, cwd=tmp_path)
+
+
+def compare_with_command_line(tmp_path, source, target, markers):
+    result = blender_check(tmp_path, "transfer", source, target, markers)
+    assert result["load"] == result["save"] == result["transfer"] == result["reload"] == "FINISHED"
+    assert result["inputs_untouched"]
+    # the saved marker file holds the empties: reloading it moves none of them
+    assert result["marker_names_equal"] and result["marker_shift"] <= 1e-6 * result["target_size"]
+    # the command line on the same inputs: the characters as Blender holds them, the markers the scene saved
+    cli = command_line(tmp_path, "transfer", "source.glb", "target.obj", "--markers", "markers.json", "-o", "cli.glb")
+    assert cli.returncode == 0, cli.stderr
+    sys.path.insert(0, str(ROOT))
+    from asetransfer import load_rig
+
+    expected = load_rig(tmp_path / "cli.glb")
+    built = np.load(tmp_path / "rig.npz")
+    names = [str(n) for n in built["names"]]
+    assert sorted(names) == sorted(expected.skeleton.names)
+    order = [names.index(n) for n in expected.skeleton.names]
+    names = expected.skeleton.names
+    size = result["target_size"]
+    heads = built["frames"][order, :3, 3]
+    error = np.linalg.norm(heads - expected.skeleton.bind_world[:, :3, 3], axis=1)
+    # joints the source weights no vertex with (MakeHuman's face joints) are placed from ray hits
+    # alone, which the library itself moves by up to 1e-3 of the body's size when the source joints
+    # move by 1e-7 (the float32 rounding of the bind matrices in the glTF the command line reads)
+    source_rig = load_rig(tmp_path / "source.glb")
+    weighted = source_rig.skin.to_dense().sum(axis=0)[[source_rig.skeleton.index(n) for n in names]] > 0
+    assert error[weighted].max() <= 1e-5 * size
+    assert error.max() <= 1e-3 * size
+    # and the bones have the joints' orientations: Blender keeps a bone as float32 head, tail and
+    # roll, so its axis is rounded by ~6e-8 x (distance from the origin / bone length): 1e-5 on a toe
+    turn = np.abs(built["frames"][order, :3, :3] - expected.skeleton.bind_world[:, :3, :3]).max(axis=(1, 2))
+    assert turn[weighted].max() <= 1e-4, [n for n, t in zip(names, turn) if t > 1e-4]
+    weights = built["weights"][:, order]
+    assert weights.shape == (expected.mesh.n_vertices, expected.skeleton.n_joints)
+    assert np.abs(weights - expected.skin.to_dense()).max() <= 1e-6
+    # posing a bone moves exactly the vertices that it (or a bone below it) weights
+    pose = result["pose"]
+    assert pose["weighted"] > 0 and pose["moved_not_weighted"] == 0 and pose["weighted_not_moved"] == 0, pose
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_blender_rig_equals_command_line(tmp_path, case):
+    target, markers = CASES[case]
+    compare_with_command_line(tmp_path, SOURCE, FIXTURES / target, FIXTURES / markers)
+
+
+@needs_dev
+def test_blender_rig_equals_command_line_dev_case(tmp_path):
+    case = "d02_heavy_male"
+    compare_with_command_line(tmp_path, DEV / case / "source.glb", dev_target(case), DEV / case / "markers_dense.json")
+
+
+def test_centimetre_scene_with_transformed_target_gives_the_same_rig(tmp_path):
+    target, markers = CASES["heavy"]
+    r = blender_check(tmp_path, "units", SOURCE, FIXTURES / target, FIXTURES / markers)
+    assert r["rest_vertex_difference"] <= 1e-5 * r["size"]  # the scene really holds the same body
+    assert r["head_difference"] <= 1e-5 * r["size"]
+    assert r["axis_difference"] <= 1e-4
+    assert r["weight_difference"] <= 1e-4
+
+
+def test_failed_transfer_leaves_the_scene_unchanged(tmp_path):
+    r = blender_check(tmp_path, "failure", SOURCE)
+    assert r["transfer"] == "CANCELLED" and r["find"] == "CANCELLED"
+    assert r["unchanged"]
+    # a failure after the armature and a copy were built removes them
+    assert r["build_failure"] == "CANCELLED" and r["build_failure_unchanged"]
+    # the same one-line message as the command line, naming the object instead of the file
+    (tmp_path / "crate.obj").write_text("v -.5 -.5 -.5\nv .5 -.5 -.5\nv .5 .5 -.5\nv -.5 .5 -.5\nv -.5 -.5 .5\n"
+                                        "v .5 -.5 .5\nv .5 .5 .5\nv -.5 .5 .5\nf 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\n"
+                                        "f 1 2 6\nf 1 6 5\nf 2 3 7\nf 2 7 6\nf 3 4 8\nf 3 8 7\nf 4 1 5\nf 4 5 8\n")
+    cli = command_line(tmp_path, "transfer", SOURCE, "crate.obj", "-o", "out.glb")
+    assert cli.returncode == 2
+    cli_message = cli.stderr.strip().split("crate.obj: ", 1)[1]
+    assert r["message"] == f"crate: {cli_message}"
+
+
+def test_modifiers_applied_or_ignored_and_child_meshes(tmp_path):
+    target, markers = CASES["heavy"]
+    r = blender_check(tmp_path, "modifiers", SOURCE, FIXTURES / target, FIXTURES / markers)
+    ignored, applied = r["ignored"], r["applied"]
+    # ignored: the copy is the mesh as modelled and keeps the Subdivision after the Armature modifier
+    assert ignored["vertices"] == ignored["base_vertices"] and ignored["modifiers"] == ["ARMATURE", "SUBSURF"]
+    # applied: the copy is the subdivided mesh, every vertex weighted
+    assert applied["vertices"] == applied["evaluated_vertices"] > applied["base_vertices"]
+    assert applied["modifiers"] == ["ARMATURE"]
+    for case in (ignored, applied):
+        assert case["target_modifiers"] == ["SUBSURF"]  # the target itself is untouched
+        assert case["weight_sum_error"] <= 1e-6 and case["hat_weight_sum_error"] <= 1e-6
+        # the child mesh (a hat on the head) is rigged too, to the head
+        assert case["hat_parent"] == "target rig" and case["hat_bones"] == ["head"]
