@@ -99,6 +99,15 @@ def shortest_path(graph: sp.csr_matrix, start: int, end: int) -> np.ndarray:
     return np.array(path[::-1], dtype=np.int64)
 
 
+def peaks(graph: sp.csr_matrix, values: np.ndarray) -> np.ndarray:
+    """Vertices whose value no edge neighbour in ``graph`` exceeds (discrete local maxima)."""
+    g = graph.tocsr()
+    rows = np.repeat(np.arange(len(values)), np.diff(g.indptr))
+    highest_neighbour = np.full(len(values), -np.inf)
+    np.maximum.at(highest_neighbour, rows, values[g.indices])
+    return np.flatnonzero(values >= highest_neighbour)
+
+
 def extremities(graph: sp.csr_matrix, distance: np.ndarray, radius: float) -> np.ndarray:
     """Vertices where ``distance`` is largest within a geodesic ball of ``radius``, largest first.
 
@@ -108,10 +117,7 @@ def extremities(graph: sp.csr_matrix, distance: np.ndarray, radius: float) -> np
     ``radius`` of it is farther either.  Ties keep the lower index.
     """
     g = graph.tocsr()
-    rows = np.repeat(np.arange(len(distance)), np.diff(g.indptr))
-    farthest_neighbour = np.full(len(distance), -np.inf)
-    np.maximum.at(farthest_neighbour, rows, distance[g.indices])
-    candidates = np.flatnonzero(distance >= farthest_neighbour)
+    candidates = peaks(g, distance)
     candidates = candidates[np.lexsort((candidates, -distance[candidates]))][:MAX_CANDIDATES]
     kept = []
     for v in candidates:

@@ -31,3 +31,12 @@ def swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     K -= np.swapaxes(K, 1, 2)
     factor = np.where(c > -1 + 1e-9, 1.0 / (1.0 + np.maximum(c, -1 + 1e-9)), 0.0)
     return np.eye(3) + K + (K @ K) * factor[:, None, None]
+
+
+def angle_between(a: np.ndarray, b: np.ndarray) -> float:
+    """Angle in degrees between vectors ``a`` and ``b`` (3,).
+
+    ``atan2(|a x b|, a . b)`` rather than ``arccos`` of the normalised dot product:
+    arccos is ill-conditioned near 0 (equal directions come out 8.5e-7 degrees apart).
+    """
+    return float(np.degrees(np.arctan2(np.linalg.norm(np.cross(a, b)), a @ b)))

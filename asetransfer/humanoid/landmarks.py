@@ -246,12 +246,7 @@ def _thumb(surface: _Surface, tip: int, height: float):
     """The fingertip of the hand farthest from its tip (the thumb), or None."""
     v, g = surface.vertices, surface.graph
     hand = np.flatnonzero(surface.distance_from(tip) < HAND_REACH * height)
-    sub = g[hand][:, hand].tocsr()
-    d = surface.from_middle[hand]
-    rows = np.repeat(np.arange(len(hand)), np.diff(sub.indptr))
-    farthest_neighbour = np.full(len(hand), -np.inf)
-    np.maximum.at(farthest_neighbour, rows, d[sub.indices])
-    tips = hand[d >= farthest_neighbour]
+    tips = hand[geodesic.peaks(g[hand][:, hand], surface.from_middle[hand])]  # the fingertips
     spread = np.linalg.norm(v[tips] - v[tip], axis=1)
     if not (spread > THUMB_MIN * height).any():
         return None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from ..geometry.rotations import angle_between
 from ..model.animation import Animation
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
@@ -117,11 +118,6 @@ def tpose(skeleton: Skeleton, mapping: dict) -> tuple:
                   "checks": tpose_checks(p.world[:, :3, 3], j, axes)}
 
 
-def _angle(a, b) -> float:
-    """Angle between vectors in degrees; atan2 of |a x b| and a . b stays exact near 0 (arccos does not)."""
-    return float(np.degrees(np.arctan2(np.linalg.norm(np.cross(a, b)), a @ b)))
-
-
 def tpose_checks(pos: np.ndarray, j: dict, axes: dict) -> dict:
     """Largest deviation, in degrees, of each canonical T-pose property in joint positions ``pos``.
 
@@ -136,17 +132,17 @@ def tpose_checks(pos: np.ndarray, j: dict, axes: dict) -> dict:
         side = left if s == "l" else -left
         for a, b in ((f"shoulder_{s}", f"elbow_{s}"), (f"elbow_{s}", f"wrist_{s}")):
             if a in j and b in j:
-                out["arms_horizontal"].append(_angle(pos[j[b]] - pos[j[a]], side))
+                out["arms_horizontal"].append(angle_between(pos[j[b]] - pos[j[a]], side))
         if all(f"{r}_{s}" in j for r in ("wrist", "mid_hand", "index", "pinky")):
             h = pos[j[f"mid_hand_{s}"]] - pos[j[f"wrist_{s}"]]
             n = (1.0 if s == "l" else -1.0) * np.cross(h, pos[j[f"index_{s}"]] - pos[j[f"pinky_{s}"]])
-            out["palms_down"].append(_angle(n, -up))
+            out["palms_down"].append(angle_between(n, -up))
         for a, b in ((f"upper_leg_{s}", f"knee_{s}"), (f"knee_{s}", f"ankle_{s}")):
             if a in j and b in j:
-                out["legs_straight"].append(_angle(pos[j[b]] - pos[j[a]], -up))
+                out["legs_straight"].append(angle_between(pos[j[b]] - pos[j[a]], -up))
         if f"ankle_{s}" in j and f"toe_{s}" in j:
             d = pos[j[f"toe_{s}"]] - pos[j[f"ankle_{s}"]]
-            out["feet_forward"].append(_angle(d - (d @ up) * up, fwd))
+            out["feet_forward"].append(angle_between(d - (d @ up) * up, fwd))
     return {k: round(max(v), 6) for k, v in out.items() if v}
 
 

@@ -6,8 +6,8 @@ the hands.  A first transfer already places the skeleton inside the target well
 enough to read its limb directions.  :func:`match_pose` turns the source's upper
 arms, forearms, thighs and shins -- by its own skeleton, with its own weights
 (linear blend skinning) -- until each bone points where the first pass put it in
-the target, and returns the posed source mesh.  The correspondence is then
-registered from that mesh: its maps are barycentric on the source's triangles, so
+the target, and returns the posed source.  The correspondence is then
+registered from its mesh, and the joints fitted from its skeleton: its maps are barycentric on the source's triangles, so
 they hold for the rest-pose source too, and joints, orientations and weights come
 out in the target as modelled.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..geometry.alignment import umeyama
-from ..geometry.rotations import swing
+from ..geometry.rotations import angle_between, swing
 from ..humanoid.skeleton_map import propose_skeleton_map
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
@@ -48,8 +48,7 @@ def limb_angles(skeleton: Skeleton, a: np.ndarray, b: np.ndarray) -> dict:
     at ``b`` (J, 3), by role (``shoulder_l``: the upper arm, ``elbow_l``: the forearm, ...)."""
     out = {}
     for name, j, c in _limb_bones(skeleton):
-        u, v = a[c] - a[j], b[c] - b[j]
-        out[name] = float(np.degrees(np.arctan2(np.linalg.norm(np.cross(u, v)), u @ v)))
+        out[name] = angle_between(a[c] - a[j], b[c] - b[j])
     return out
 
 
