@@ -130,6 +130,19 @@ class SkeletonConfig:
     # posed-surface error against a ground truth rigged as modelled is 3-5x lower
     # (docs/benchmarks.md).  Turn it on to play source motions by copying local rotations.
     pose_normalize: bool = False
+    # Orientation (stages/orientation.py, beyond Alg. 2): a bone with several children
+    # aims at the one lying within aim_tolerance degrees of a local axis in the source
+    aim_tolerance: float = 1.0
+    # a bone's roll follows the plane of three joints of its chain when, in the source,
+    # the plane's normal lies on a local axis within roll_plane_tolerance degrees (plane
+    # rules are exact in the rigs that use them: float32 files keep them to ~1e-5 deg;
+    # looser, chance planes match), the plane bends by at least roll_plane_min_bend
+    # degrees, and following it turns the bone at most roll_plane_max_turn degrees
+    # from Alg. 2's estimate; roll_planes=False keeps Alg. 2's roll everywhere
+    roll_planes: bool = True
+    roll_plane_tolerance: float = 0.01
+    roll_plane_min_bend: float = 5.0
+    roll_plane_max_turn: float = 45.0
 
     def __post_init__(self):
         if self.joints not in ("em", "pa"):

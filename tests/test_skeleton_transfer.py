@@ -210,9 +210,11 @@ def test_identity_transfer_through_the_whole_pipeline(fixture_source):
                       # mirroring off: it would symmetrise the source's own 3e-5 asymmetry
                       Config(skeleton=SkeletonConfig(joints=joints, mirror="off", pose_normalize=False))
                       ).rig.skeleton
-        # the body is exact; the eyes, glued pieces, converge by closest-point iterations (2 um)
+        # the body is exact; the eyes, glued pieces, converge by closest-point iterations (2 um),
+        # and a bone rolled to a plane through finger joints a centimetre apart turns by
+        # about 2 um / 1 cm (stages/orientation.py)
         np.testing.assert_allclose(sk.bind_world[:, :3, 3], src.skeleton.bind_world[:, :3, 3], atol=1e-5)
-        np.testing.assert_allclose(sk.bind_world[:, :3, :3], src.skeleton.bind_world[:, :3, :3], atol=1e-4)
+        np.testing.assert_allclose(sk.bind_world[:, :3, :3], src.skeleton.bind_world[:, :3, :3], atol=3e-4)
 
 
 def test_mirrored_target_gives_the_mirrored_skeleton(fixture_source):

@@ -19,6 +19,7 @@ from ..config import SkeletonConfig
 from .correspondence import Correspondence
 from .joints import (SurfaceRays, delta_rotations, joint_positions_em, joint_positions_pa,
                      procrustes_transforms)
+from .orientation import aimed_children, orient_bones, roll_planes
 from ..model.mesh import Mesh
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
@@ -167,37 +168,6 @@ def _asymmetry(positions, pairs, plane):
     return float(np.linalg.norm(positions[left] - reflect(positions[right], plane), axis=1).max())
 
 
-def aim_single_children(bind_rot, src_rot, src_pos, pos, parents, *, label=None):
-    """Turn each joint with exactly one child so its bone points at that child.
-
-    The Delta rotation of Alg. 2 comes from the joint's vertex cloud; it can leave the
-    bone axis a few degrees off the placed child joint.  The smallest extra rotation
-    (a swing, keeping the twist) fixes the limb direction, which is what a motion
-    played on the rig reproduces.  With ``label`` (:func:`coincident_joints`),
-    children that share one position count as one (hips -> spine and both pelvis
-    joints starting at the same point).
-    """
-    out = bind_rot.copy()
-    n = len(parents)
-    label = np.arange(n) if label is None else label
-    has = np.flatnonzero(parents >= 0)
-    # distinct child positions per joint: unique (parent, child label) pairs
-    distinct = np.unique(np.stack([parents[has], label[has]], axis=1), axis=0)
-    child_count = np.bincount(distinct[:, 0], minlength=n)
-    only = np.flatnonzero(child_count == 1)
-    if not len(only):
-        return out
-    child = np.full(n, -1)
-    child[parents[has]] = has  # a child of each joint (any one of those sharing the position)
-    c = child[only]
-    bone_local = np.einsum("jba,jb->ja", src_rot[only], src_pos[c] - src_pos[only])
-    predicted = np.einsum("jab,jb->ja", bind_rot[only], bone_local)
-    actual = pos[c] - pos[only]
-    ok = (np.linalg.norm(actual, axis=1) > 0) & (np.linalg.norm(predicted, axis=1) > 0)
-    out[only[ok]] = swing(predicted[ok], actual[ok]) @ bind_rot[only[ok]]
-    return out
-
-
 def bone_alignment(parents: np.ndarray, source_offsets: np.ndarray, target_offsets: np.ndarray,
                    frame_weight: float = 1e-3) -> np.ndarray:
     """Per joint, the rotation ``K`` that best turns its target bones onto the source's (§3.3).
@@ -287,9 +257,10 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     timings["spine_mirror"] = time.perf_counter() - t
     t = time.perf_counter()
     rest = (rest_source or sk).bind_world
-    skeleton, C = _oriented_skeleton(cloud, pos, sk, alignment_rotation=al.rotation,
-                                     label=label if cfg.keep_coincident else None, pose_normalize=cfg.pose_normalize,
-                                     rest=(al.rotation @ closest_rotation(rest[:, :3, :3]), al.apply(rest[:, :3, 3])))
+    skeleton, C, rolled = _oriented_skeleton(
+        cloud, pos, sk, alignment_rotation=al.rotation, label=label if cfg.keep_coincident else None, cfg=cfg,
+        rest=(al.rotation @ closest_rotation(rest[:, :3, :3]), al.apply(rest[:, :3, 3])))
+    report["roll_from_planes"] = [sk.names[j] for j in np.flatnonzero(rolled)]
     delta = np.degrees(np.arccos(np.clip((np.trace(C, axis1=1, axis2=2) - 1) / 2, -1, 1)))
     report["delta_rotation_deg"] = {"mean": float(delta.mean()), "max": float(delta.max()),
                                     "max_joint": sk.names[int(np.argmax(delta))]}
@@ -385,28 +356,36 @@ def _spine_and_mirror(cloud: SkinnedCloud, pos, label, *, sk: Skeleton, target: 
     return pos
 
 
-def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rotation, label, pose_normalize: bool,
+def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rotation, label, cfg: SkeletonConfig,
                        rest):
-    """Steps 3-4: orientation copy with Delta rotations (§3.2, Alg. 2), bind and rest pose (§3.3).
+    """Steps 3-4: orientation copy with Delta rotations (§3.2, Alg. 2), the rig's aim
+    and roll conventions (:mod:`~asetransfer.stages.orientation`), bind and rest pose (§3.3).
 
     Parameters
     ----------
     pos : (J, 3) placed joints; alignment_rotation : (3, 3) rotation of the marker similarity;
-    label : coincident labels for :func:`aim_single_children` (None: every joint apart);
+    label : coincident labels for :func:`~asetransfer.stages.orientation.aimed_children`
+        (None: every joint apart);
     rest : ((J, 3, 3) rotations, (J, 3) positions) of the pose a normalised rest pose aims
         for, aligned like the cloud (the source's bind pose).
 
     Returns
     -------
-    skeleton : :class:`Skeleton`; C : (J, 3, 3) the accumulated Delta rotations.
+    skeleton : :class:`Skeleton`; C : (J, 3, 3) the accumulated Delta rotations;
+    rolled : (J,) bool, the bones whose roll follows a plane of joints.
     """
     parents = sk.parents
     C = delta_rotations(cloud.source, cloud.target, cloud.weights, parents)
     src_rot = alignment_rotation @ closest_rotation(sk.bind_world[:, :3, :3])
-    bind_rot = aim_single_children(C @ src_rot, src_rot, cloud.joints, pos, parents, label=label)
+    aimed = aimed_children(src_rot, cloud.joints, parents, label=label, tolerance_deg=cfg.aim_tolerance)
+    planes = roll_planes(src_rot, cloud.joints, parents, aimed, tolerance_deg=cfg.roll_plane_tolerance,
+                         min_bend_deg=cfg.roll_plane_min_bend) if cfg.roll_planes \
+        else np.full((len(parents), 3), -1)
+    bind_rot, rolled = orient_bones(C @ src_rot, src_rot, cloud.joints, pos, aimed=aimed, planes=planes,
+                                    min_bend_deg=cfg.roll_plane_min_bend, max_roll_deg=cfg.roll_plane_max_turn)
     bind_world = np.tile(np.eye(4), (len(sk.names), 1, 1))
     bind_world[:, :3, :3], bind_world[:, :3, 3] = bind_rot, pos
-    if pose_normalize:
+    if cfg.pose_normalize:
         rest_rot = _normalised_rest_rotations(bind_rot, rest[0], pos, rest[1], parents)
     else:
         rest_rot = bind_rot
@@ -414,7 +393,7 @@ def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rota
     orient = sk.orient.copy()
     rotation = np.swapaxes(orient, 1, 2) @ local_rot
     skeleton = Skeleton(sk.names, parents, translation, orient, rotation, np.ones((len(sk.names), 3)), bind_world)
-    return skeleton, C
+    return skeleton, C, rolled
 
 
 def _normalised_rest_rotations(bind_rot, src_rot, pos, src_pos, parents):

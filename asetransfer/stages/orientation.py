@@ -1,0 +1,217 @@
+"""Joint orientations that keep the source rig's own conventions (beyond spec Alg. 2).
+
+Alg. 2 turns every source joint frame by the Delta rotation of its vertex cloud.  The
+bone axis then misses the placed child by a few degrees, and the roll about it follows
+the flesh, not the rig.  Riggers (and rig generators) set both from the joints:
+
+* **aim**: a bone points at one child.  A joint with one child aims at it; a joint
+  with several (a chest with neck and clavicles) aims at the child that lies on one
+  of its local axes in the source, if one does.
+* **roll from a bend plane**: a limb bone's roll is set so that one of its local axes
+  is the normal of a plane through three joints of its chain (the arm's elbow plane
+  for the upper and lower arm); the plane stays with the joints when proportions change.
+  The source shows which plane, if any: one whose normal, seen from the joint, lies on
+  a local axis to within a hundredth of a degree.
+
+:func:`aimed_children` and :func:`roll_planes` read the conventions off the source;
+:func:`orient_bones` applies them to the placed target joints.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+
+from ..geometry.rotations import swing
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
+
+
+def _on_axis(local: np.ndarray, tolerance_deg: float) -> np.ndarray:
+    """(K,) True where unit vectors ``local`` (K, 3) lie along a coordinate axis (+ or -)."""
+    return np.abs(local).max(axis=1) >= np.cos(np.radians(tolerance_deg))
+
+
+def aimed_children(src_rot: np.ndarray, src_pos: np.ndarray, parents: np.ndarray, *, label: np.ndarray | None,
+                   tolerance_deg: float) -> np.ndarray:
+    """The child each source bone points at.
+
+    Parameters
+    ----------
+    src_rot : (J, 3, 3) source world rotations; src_pos : (J, 3) source joint positions.
+    parents : (J,) parent indices.
+    label : (J,) :func:`~asetransfer.stages.skeleton.coincident_joints` labels (children
+        sharing one position count as one); None: every joint apart.
+    tolerance_deg : a child among several is aimed at when its offset, in the joint's
+        frame, lies within this angle of a local axis.
+
+    Returns
+    -------
+    (J,) the aimed child of every joint, -1 for none (a leaf, or several children none
+    of which, or more than one of which, lies on an axis).
+    """
+    n = len(parents)
+    label = np.arange(n) if label is None else label
+    has = np.flatnonzero(parents >= 0)
+    # one representative child per distinct (parent, child position)
+    pairs, first = np.unique(np.stack([parents[has], label[has]], axis=1), axis=0, return_index=True)
+    child = has[first]
+    parent = pairs[:, 0]
+    offset = np.einsum("kba,kb->ka", src_rot[parent], src_pos[child] - src_pos[parent])
+    usable = np.linalg.norm(offset, axis=1) > 0
+    count = np.bincount(parent, minlength=n)
+    on_axis = usable & _on_axis(_unit(offset), tolerance_deg)
+    axis_count = np.bincount(parent[on_axis], minlength=n)
+    out = np.full(n, -1)
+    single = usable & (count[parent] == 1)
+    chosen = on_axis & (count[parent] > 1) & (axis_count[parent] == 1)
+    out[parent[single | chosen]] = child[single | chosen]
+    return out
+
+
+def _chain(j: int, parents: np.ndarray, aimed: np.ndarray, reach: int) -> list:
+    """Joint ``j`` with up to ``reach`` ancestors and ``reach`` aimed descendants."""
+    up, down = [], []
+    k = j
+    while len(up) < reach and parents[k] >= 0:
+        k = parents[k]
+        up.append(k)
+    k = j
+    while len(down) < reach and aimed[k] >= 0:
+        k = aimed[k]
+        down.append(k)
+    return up[::-1] + [j] + down
+
+
+def _plane_normals(pos: np.ndarray, triples: np.ndarray):
+    """Unit normals (T, 3) of the planes through joint triples (a, b, c), and the
+    sines (T,) of the bend at ``b`` (0 for a straight or degenerate triple)."""
+    ab = pos[triples[:, 1]] - pos[triples[:, 0]]
+    bc = pos[triples[:, 2]] - pos[triples[:, 1]]
+    n = np.cross(ab, bc)
+    scale = np.linalg.norm(ab, axis=1) * np.linalg.norm(bc, axis=1)
+    sine = np.divide(np.linalg.norm(n, axis=1), scale, out=np.zeros(len(n)), where=scale > 0)
+    return _unit(n), sine
+
+
+def _across(normal: np.ndarray, axis: np.ndarray) -> np.ndarray:
+    """Components of ``normal`` (K, 3) across unit ``axis`` (K, 3), not normalised."""
+    return normal - np.einsum("ka,ka->k", normal, axis)[:, None] * axis
+
+
+def roll_planes(src_rot: np.ndarray, src_pos: np.ndarray, parents: np.ndarray, aimed: np.ndarray, *,
+                tolerance_deg: float, min_bend_deg: float, reach: int = 3) -> np.ndarray:
+    """The joint triple whose plane sets each bone's roll in the source, if any.
+
+    A triple of joints on the bone's chain (up to ``reach`` ancestors and aimed
+    descendants; the joint itself may or may not be one of them) sets the roll when its
+    plane's normal, across the bone and in the joint's frame, lies within
+    ``tolerance_deg`` of a local axis.  Plane rules are exact in the rigs that use them;
+    a loose tolerance would find planes by chance.  Among several, the triple whose
+    middle joint lies furthest from the line through the other two wins (a joint
+    placed off tilts its plane least).
+
+    Parameters
+    ----------
+    src_rot, src_pos : (J, 3, 3), (J, 3) source world rotations and positions.
+    parents, aimed : (J,) parents and :func:`aimed_children`.
+    min_bend_deg : triples bent less than this at their middle joint define no plane.
+
+    Returns
+    -------
+    (J, 3) joint triples (-1 rows: the bone's roll follows no plane).
+    """
+    n = len(parents)
+    chains = np.full((n, 2 * reach + 1), -1)
+    for j in np.flatnonzero(aimed >= 0):
+        chain = _chain(j, parents, aimed, reach)
+        chains[j, :len(chain)] = chain
+    triples = chains[:, np.array(list(combinations(range(2 * reach + 1), 3)))]  # (J, T, 3)
+    joint = np.broadcast_to(np.arange(n)[:, None], triples.shape[:2])
+    real = (triples >= 0).all(axis=2)
+    joint, triples = joint[real], triples[real]
+    normal, sine = _plane_normals(src_pos, triples)
+    bone = _unit(src_pos[aimed[joint]] - src_pos[joint])
+    across = _across(normal, bone)
+    local = _unit(np.einsum("ka,kab->kb", across, src_rot[joint]))  # in the joint's frame
+    ok = (sine >= np.sin(np.radians(min_bend_deg))) & (np.linalg.norm(across, axis=1) >= 0.5) \
+        & _on_axis(local, tolerance_deg)
+    out = np.full((n, 3), -1)
+    # per joint, the matching triple least tilted by a joint placed off: the one whose
+    # middle joint lies furthest from the line through the other two
+    height = _bend_height(src_pos, triples)
+    k = np.flatnonzero(ok)
+    k = k[np.lexsort((height[k], joint[k]))]
+    last = np.r_[joint[k][1:] != joint[k][:-1], True][:len(k)]
+    out[joint[k][last]] = triples[k][last]
+    return out
+
+
+def _twist(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """(K, 3, 3) rotations by ``angle`` (K,) radians about unit ``axis`` (K, 3) (Rodrigues)."""
+    K = np.zeros((len(axis), 3, 3))
+    K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -axis[:, 2], axis[:, 1], -axis[:, 0]
+    K -= np.swapaxes(K, 1, 2)
+    s, c = np.sin(angle)[:, None, None], np.cos(angle)[:, None, None]
+    return np.eye(3) + s * K + (1 - c) * (K @ K)
+
+
+def _bend_height(pos: np.ndarray, triples: np.ndarray) -> np.ndarray:
+    """(T,) distance of each triple's middle joint from the line through its outer two:
+    how far a position error can tilt the triple's plane (by about error / height)."""
+    ab = pos[triples[:, 1]] - pos[triples[:, 0]]
+    bc = pos[triples[:, 2]] - pos[triples[:, 1]]
+    span = np.linalg.norm(ab + bc, axis=1)
+    return np.divide(np.linalg.norm(np.cross(ab, bc), axis=1), span, out=np.zeros(len(span)), where=span > 0)
+
+
+def orient_bones(bind_rot, src_rot, src_pos, pos, *, aimed, planes, min_bend_deg: float, max_roll_deg: float):
+    """Target joint rotations: each bone aimed at its child, rolled to its plane.
+
+    Parameters
+    ----------
+    bind_rot : (J, 3, 3) first estimate (Alg. 2: Delta rotation times the source's).
+    src_rot, src_pos : (J, 3, 3), (J, 3) source world rotations and positions (aligned
+        to the target's frame).
+    pos : (J, 3) placed target joints.
+    aimed, planes : :func:`aimed_children` and :func:`roll_planes` of the source.
+    min_bend_deg : a plane bent less than this in the target is ill-defined there; the
+        bone keeps its estimated roll.
+    max_roll_deg : nor is a plane followed when that turns the bone further than this
+        from its estimate (the limb bends the other way: a rule that would flip the
+        bone is not the one the rigger meant).
+
+    Returns
+    -------
+    rot : (J, 3, 3) rotations; rolled : (J,) bool, the bones whose roll a plane set.
+    """
+    out = bind_rot.copy()
+    j = np.flatnonzero(aimed >= 0)
+    c = aimed[j]
+    bone_local = np.einsum("jba,jb->ja", src_rot[j], src_pos[c] - src_pos[j])
+    predicted = np.einsum("jab,jb->ja", bind_rot[j], bone_local)
+    actual = pos[c] - pos[j]
+    ok = (np.linalg.norm(actual, axis=1) > 0) & (np.linalg.norm(predicted, axis=1) > 0)
+    j, bone_local = j[ok], bone_local[ok]
+    out[j] = swing(predicted[ok], actual[ok]) @ bind_rot[j]
+    rolled = np.zeros(len(aimed), dtype=bool)
+    has = planes[j, 0] >= 0
+    j = j[has]
+    if not len(j):
+        return out, rolled
+    bone = _unit(np.einsum("jab,jb->ja", out[j], bone_local[has]))  # the bone axis as aimed
+    src_normal, _ = _plane_normals(src_pos, planes[j])
+    src_bone = _unit(src_pos[aimed[j]] - src_pos[j])
+    local = np.einsum("jba,jb->ja", src_rot[j], _unit(_across(src_normal, src_bone)))
+    now = np.einsum("jab,jb->ja", out[j], local)  # where the estimate puts the plane's normal
+    normal, sine = _plane_normals(pos, planes[j])
+    want = _across(normal, bone)
+    angle = np.arctan2(np.einsum("ja,ja->j", np.cross(now, want), bone), np.einsum("ja,ja->j", now, want))
+    use = (sine >= np.sin(np.radians(min_bend_deg))) & (np.linalg.norm(want, axis=1) >= 0.5) \
+        & (np.abs(angle) <= np.radians(max_roll_deg))
+    out[j[use]] = _twist(bone[use], angle[use]) @ out[j[use]]
+    rolled[j[use]] = True
+    return out, rolled

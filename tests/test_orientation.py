@@ -1,0 +1,101 @@
+"""Bone aim and roll conventions read off the source (asetransfer/stages/orientation.py)."""
+import numpy as np
+import pytest
+
+from asetransfer.stages.orientation import aimed_children, orient_bones, roll_planes
+
+
+def _rotation(axis, angle):
+    axis = np.asarray(axis, float) / np.linalg.norm(axis)
+    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
+
+
+def _frame(y, x_hint):
+    """Rotation whose columns are (x, y, z) with y along ``y`` and x the part of ``x_hint`` across it."""
+    y = y / np.linalg.norm(y)
+    x = x_hint - (x_hint @ y) * y
+    x /= np.linalg.norm(x)
+    return np.stack([x, y, np.cross(x, y)], axis=1)
+
+
+def _arm(shoulder, elbow, wrist, hand):
+    """A 4-joint chain rigged like a plane rule: each bone's y axis at its child and its
+    x axis the normal of the plane (shoulder, elbow, wrist); the hand copies the forearm."""
+    pos = np.array([shoulder, elbow, wrist, hand], float)
+    parents = np.array([-1, 0, 1, 2])
+    normal = np.cross(pos[1] - pos[0], pos[2] - pos[1])
+    rot = np.stack([_frame(pos[k + 1] - pos[k], normal) for k in range(3)] + [_frame(pos[3] - pos[2], normal)])
+    return pos, parents, rot
+
+
+def test_a_bone_with_several_children_aims_at_the_one_on_its_axis():
+    # a chest (0) with a neck straight up its y axis and two clavicles to the sides
+    pos = np.array([[0, 0, 0], [0, 1, 0], [0.3, 0.8, 0], [-0.3, 0.8, 0], [0, 2, 0]], float)
+    parents = np.array([-1, 0, 0, 0, 1])
+    rot = np.tile(np.eye(3), (5, 1, 1))
+    aimed = aimed_children(rot, pos, parents, label=None, tolerance_deg=1.0)
+    assert aimed.tolist() == [1, 4, -1, -1, -1]
+    # tilt the neck 5 degrees off the axis: no child is on an axis any more
+    pos[1] = [np.sin(np.radians(5)), np.cos(np.radians(5)), 0]
+    assert aimed_children(rot, pos, parents, label=None, tolerance_deg=1.0)[0] == -1
+    # two children sharing a position count as one (a hips joint and its pelvis bones)
+    pos2 = np.array([[0, 0, 0], [0.2, 0.7, 0.1], [0.2, 0.7, 0.1]], float)
+    label = np.array([0, 1, 1])
+    assert aimed_children(np.tile(np.eye(3), (3, 1, 1)), pos2, np.array([-1, 0, 0]), label=label,
+                          tolerance_deg=1.0)[0] in (1, 2)
+
+
+def test_the_roll_plane_is_found_and_followed_when_the_limb_changes():
+    src_pos, parents, src_rot = _arm([0, 0, 0], [1, 0, 0.1], [2, 0, 0], [2.3, 0, 0])
+    aimed = aimed_children(src_rot, src_pos, parents, label=None, tolerance_deg=1.0)
+    planes = roll_planes(src_rot, src_pos, parents, aimed, tolerance_deg=0.01, min_bend_deg=5.0)
+    assert (planes[:3] >= 0).all()
+    # the target arm: other proportions, the elbow bent within another plane (the hand
+    # in it too: in the source every triple of the chain spans the one plane)
+    elbow, wrist = np.array([1.2, 0.15, 0.05]), np.array([2.1, 0.0, -0.25])
+    tgt_pos, _, truth = _arm([0, 0, 0], elbow, wrist, wrist + 0.3 * (wrist - elbow))
+    # an estimate with the bones about right but rolled 20 degrees off
+    estimate = np.stack([_rotation(truth[k][:, 1], np.radians(20)) @ truth[k] for k in range(4)])
+    rot, rolled = orient_bones(estimate, src_rot, src_pos, tgt_pos, aimed=aimed, planes=planes,
+                               min_bend_deg=5.0, max_roll_deg=45.0)
+    assert rolled[:3].all()
+    np.testing.assert_allclose(rot[:3], truth[:3], atol=1e-9)
+    # a whole-body rotation of the target rotates the result with it
+    Q = _rotation([0.3, -1, 0.5], 1.1)
+    rot_q, _ = orient_bones(Q @ estimate, src_rot, src_pos, tgt_pos @ Q.T, aimed=aimed, planes=planes,
+                            min_bend_deg=5.0, max_roll_deg=45.0)
+    np.testing.assert_allclose(rot_q, Q @ rot, atol=1e-9)
+
+
+def test_no_plane_when_the_source_roll_follows_none():
+    src_pos, parents, src_rot = _arm([0, 0, 0], [1, 0, 0.1], [2, 0, 0], [2.3, 0, 0])
+    # roll every bone 17 degrees about itself: no plane of the chain is on a local axis
+    src_rot = np.stack([_rotation(src_rot[k][:, 1], np.radians(17)) @ src_rot[k] for k in range(4)])
+    aimed = aimed_children(src_rot, src_pos, parents, label=None, tolerance_deg=1.0)
+    planes = roll_planes(src_rot, src_pos, parents, aimed, tolerance_deg=0.01, min_bend_deg=5.0)
+    assert (planes == -1).all()
+    # the estimate keeps its roll; the bones are only aimed at their children
+    tgt_pos = src_pos * [1.1, 1.0, 1.0]
+    rot, rolled = orient_bones(src_rot, src_rot, src_pos, tgt_pos, aimed=aimed, planes=planes,
+                               min_bend_deg=5.0, max_roll_deg=45.0)
+    assert not rolled.any()
+    for k in range(3):
+        bone = tgt_pos[k + 1] - tgt_pos[k]
+        np.testing.assert_allclose(rot[k][:, 1], bone / np.linalg.norm(bone), atol=1e-12)
+
+
+@pytest.mark.parametrize("bend, turn", [(2.0, 0.0), (30.0, 120.0)])
+def test_an_ill_defined_or_flipping_plane_keeps_the_estimate(bend, turn):
+    src_pos, parents, src_rot = _arm([0, 0, 0], [1, 0, 0.1], [2, 0, 0], [2.3, 0, 0])
+    aimed = aimed_children(src_rot, src_pos, parents, label=None, tolerance_deg=1.0)
+    planes = roll_planes(src_rot, src_pos, parents, aimed, tolerance_deg=0.01, min_bend_deg=5.0)
+    # the target elbow bent by `bend` degrees, in a plane turned by `turn` about the arm
+    b = np.radians(bend)
+    elbow_dir = _rotation([1, 0, 0], np.radians(turn)) @ np.array([0, 0, 1.0])
+    elbow = np.array([np.cos(b / 2), 0, 0]) + np.sin(b / 2) * elbow_dir
+    wrist = np.array([2 * np.cos(b / 2), 0, 0])
+    tgt_pos = np.array([[0, 0, 0], elbow, wrist, wrist + [0.3, 0, 0]])
+    _, rolled = orient_bones(src_rot, src_rot, src_pos, tgt_pos, aimed=aimed, planes=planes,
+                             min_bend_deg=5.0, max_roll_deg=45.0)
+    assert not rolled.any()
