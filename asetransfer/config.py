@@ -141,6 +141,10 @@ class SkeletonConfig:
     # from Alg. 2's estimate; roll_planes=False keeps Alg. 2's roll everywhere
     roll_planes: bool = True
     roll_plane_tolerance: float = 0.01
+    # the plane's joints are up to this many bones up or down the chain: a human arm is
+    # 4-7 bones from clavicle to wrist, and MakeHuman rolls all of them to the elbow's
+    # plane (reach 3: d01 posed local 0.532 %H, 5: 0.485; 6 finds chance planes)
+    roll_plane_reach: int = 5
     roll_plane_min_bend: float = 5.0
     roll_plane_max_turn: float = 45.0
 
@@ -159,6 +163,8 @@ class SkeletonConfig:
             raise ValueError("symmetry_iterations must be >= 0")
         if self.spine not in ("em", "pa", "off"):
             raise ValueError("spine must be 'em', 'pa' or 'off'")
+        if self.roll_plane_reach < 1:
+            raise ValueError("roll_plane_reach must be >= 1")
         if self.mirror not in ("auto", "on", "off"):
             raise ValueError("mirror must be 'auto', 'on' or 'off'")
 

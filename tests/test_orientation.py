@@ -49,7 +49,7 @@ def test_a_bone_with_several_children_aims_at_the_one_on_its_axis():
 def test_the_roll_plane_is_found_and_followed_when_the_limb_changes():
     src_pos, parents, src_rot = _arm([0, 0, 0], [1, 0, 0.1], [2, 0, 0], [2.3, 0, 0])
     aimed = aimed_children(src_rot, src_pos, parents, label=None, tolerance_deg=1.0)
-    planes = roll_planes(src_rot, src_pos, parents, aimed, tolerance_deg=0.01, min_bend_deg=5.0)
+    planes = roll_planes(src_rot, src_pos, parents, aimed, tolerance_deg=0.01, min_bend_deg=5.0, reach=3)
     assert (planes[:3] >= 0).all()
     # the target arm: other proportions, the elbow bent within another plane (the hand
     # in it too: in the source every triple of the chain spans the one plane)
@@ -73,7 +73,7 @@ def test_no_plane_when_the_source_roll_follows_none():
     # roll every bone 17 degrees about itself: no plane of the chain is on a local axis
     src_rot = np.stack([_rotation(src_rot[k][:, 1], np.radians(17)) @ src_rot[k] for k in range(4)])
     aimed = aimed_children(src_rot, src_pos, parents, label=None, tolerance_deg=1.0)
-    planes = roll_planes(src_rot, src_pos, parents, aimed, tolerance_deg=0.01, min_bend_deg=5.0)
+    planes = roll_planes(src_rot, src_pos, parents, aimed, tolerance_deg=0.01, min_bend_deg=5.0, reach=3)
     assert (planes == -1).all()
     # the estimate keeps its roll; the bones are only aimed at their children
     tgt_pos = src_pos * [1.1, 1.0, 1.0]
@@ -89,7 +89,7 @@ def test_no_plane_when_the_source_roll_follows_none():
 def test_an_ill_defined_or_flipping_plane_keeps_the_estimate(bend, turn):
     src_pos, parents, src_rot = _arm([0, 0, 0], [1, 0, 0.1], [2, 0, 0], [2.3, 0, 0])
     aimed = aimed_children(src_rot, src_pos, parents, label=None, tolerance_deg=1.0)
-    planes = roll_planes(src_rot, src_pos, parents, aimed, tolerance_deg=0.01, min_bend_deg=5.0)
+    planes = roll_planes(src_rot, src_pos, parents, aimed, tolerance_deg=0.01, min_bend_deg=5.0, reach=3)
     # the target elbow bent by `bend` degrees, in a plane turned by `turn` about the arm
     b = np.radians(bend)
     elbow_dir = _rotation([1, 0, 0], np.radians(turn)) @ np.array([0, 0, 1.0])

@@ -103,7 +103,7 @@ def _across(normal: np.ndarray, axis: np.ndarray) -> np.ndarray:
 
 
 def roll_planes(src_rot: np.ndarray, src_pos: np.ndarray, parents: np.ndarray, aimed: np.ndarray, *,
-                tolerance_deg: float, min_bend_deg: float, reach: int = 3) -> np.ndarray:
+                tolerance_deg: float, min_bend_deg: float, reach: int) -> np.ndarray:
     """The joint triple whose plane sets each bone's roll in the source, if any.
 
     A triple of joints on the bone's chain (up to ``reach`` ancestors and aimed

@@ -379,7 +379,7 @@ def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rota
     src_rot = alignment_rotation @ closest_rotation(sk.bind_world[:, :3, :3])
     aimed = aimed_children(src_rot, cloud.joints, parents, label=label, tolerance_deg=cfg.aim_tolerance)
     planes = roll_planes(src_rot, cloud.joints, parents, aimed, tolerance_deg=cfg.roll_plane_tolerance,
-                         min_bend_deg=cfg.roll_plane_min_bend) if cfg.roll_planes \
+                         min_bend_deg=cfg.roll_plane_min_bend, reach=cfg.roll_plane_reach) if cfg.roll_planes \
         else np.full((len(parents), 3), -1)
     bind_rot, rolled = orient_bones(C @ src_rot, src_rot, cloud.joints, pos, aimed=aimed, planes=planes,
                                     min_bend_deg=cfg.roll_plane_min_bend, max_roll_deg=cfg.roll_plane_max_turn)
