@@ -57,14 +57,16 @@ def test_the_roll_plane_is_found_and_followed_when_the_limb_changes():
     tgt_pos, _, truth = _arm([0, 0, 0], elbow, wrist, wrist + 0.3 * (wrist - elbow))
     # an estimate with the bones about right but rolled 20 degrees off
     estimate = np.stack([_rotation(truth[k][:, 1], np.radians(20)) @ truth[k] for k in range(4)])
-    rot, rolled = orient_bones(estimate, src_rot, src_pos, tgt_pos, aimed=aimed, planes=planes,
-                               min_bend_deg=5.0, max_roll_deg=45.0)
+    rot, rolled = orient_bones(estimate, src_rot, src_pos, tgt_pos, parents=parents, aimed=aimed,
+                               planes=planes, min_bend_deg=5.0, max_roll_deg=45.0)
     assert rolled[:3].all()
     np.testing.assert_allclose(rot[:3], truth[:3], atol=1e-9)
+    # the hand, a leaf, keeps its rotation relative to the forearm
+    np.testing.assert_allclose(rot[2].T @ rot[3], src_rot[2].T @ src_rot[3], atol=1e-12)
     # a whole-body rotation of the target rotates the result with it
     Q = _rotation([0.3, -1, 0.5], 1.1)
-    rot_q, _ = orient_bones(Q @ estimate, src_rot, src_pos, tgt_pos @ Q.T, aimed=aimed, planes=planes,
-                            min_bend_deg=5.0, max_roll_deg=45.0)
+    rot_q, _ = orient_bones(Q @ estimate, src_rot, src_pos, tgt_pos @ Q.T, parents=parents, aimed=aimed,
+                            planes=planes, min_bend_deg=5.0, max_roll_deg=45.0)
     np.testing.assert_allclose(rot_q, Q @ rot, atol=1e-9)
 
 
@@ -77,8 +79,8 @@ def test_no_plane_when_the_source_roll_follows_none():
     assert (planes == -1).all()
     # the estimate keeps its roll; the bones are only aimed at their children
     tgt_pos = src_pos * [1.1, 1.0, 1.0]
-    rot, rolled = orient_bones(src_rot, src_rot, src_pos, tgt_pos, aimed=aimed, planes=planes,
-                               min_bend_deg=5.0, max_roll_deg=45.0)
+    rot, rolled = orient_bones(src_rot, src_rot, src_pos, tgt_pos, parents=parents, aimed=aimed,
+                               planes=planes, min_bend_deg=5.0, max_roll_deg=45.0)
     assert not rolled.any()
     for k in range(3):
         bone = tgt_pos[k + 1] - tgt_pos[k]
@@ -96,6 +98,6 @@ def test_an_ill_defined_or_flipping_plane_keeps_the_estimate(bend, turn):
     elbow = np.array([np.cos(b / 2), 0, 0]) + np.sin(b / 2) * elbow_dir
     wrist = np.array([2 * np.cos(b / 2), 0, 0])
     tgt_pos = np.array([[0, 0, 0], elbow, wrist, wrist + [0.3, 0, 0]])
-    _, rolled = orient_bones(src_rot, src_rot, src_pos, tgt_pos, aimed=aimed, planes=planes,
-                             min_bend_deg=5.0, max_roll_deg=45.0)
+    _, rolled = orient_bones(src_rot, src_rot, src_pos, tgt_pos, parents=parents, aimed=aimed,
+                               planes=planes, min_bend_deg=5.0, max_roll_deg=45.0)
     assert not rolled.any()

@@ -12,6 +12,9 @@ the flesh, not the rig.  Riggers (and rig generators) set both from the joints:
   for the upper and lower arm); the plane stays with the joints when proportions change.
   The source shows which plane, if any: one whose normal, seen from the joint, lies on
   a local axis to within a hundredth of a degree.
+* **leaves follow their parent**: a bone with no child keeps its rotation relative to
+  its parent; the few vertices at a finger or toe tip (or a round eye) hold no
+  rotation worth fitting.
 
 :func:`aimed_children` and :func:`roll_planes` read the conventions off the source;
 :func:`orient_bones` applies them to the placed target joints.
@@ -168,8 +171,11 @@ def _bend_height(pos: np.ndarray, triples: np.ndarray) -> np.ndarray:
     return np.divide(np.linalg.norm(np.cross(ab, bc), axis=1), span, out=np.zeros(len(span)), where=span > 0)
 
 
-def orient_bones(bind_rot, src_rot, src_pos, pos, *, aimed, planes, min_bend_deg: float, max_roll_deg: float):
-    """Target joint rotations: each bone aimed at its child, rolled to its plane.
+def orient_bones(bind_rot, src_rot, src_pos, pos, *, parents, aimed, planes, min_bend_deg: float,
+                 max_roll_deg: float):
+    """Target joint rotations: each bone aimed at its child, rolled to its plane; a leaf
+    bone (no child) keeps its rotation relative to its parent, as in the source (the few
+    vertices at a finger or toe tip, or a round eye, hold no rotation Alg. 2 can trust).
 
     Parameters
     ----------
@@ -177,6 +183,7 @@ def orient_bones(bind_rot, src_rot, src_pos, pos, *, aimed, planes, min_bend_deg
     src_rot, src_pos : (J, 3, 3), (J, 3) source world rotations and positions (aligned
         to the target's frame).
     pos : (J, 3) placed target joints.
+    parents : (J,) parent indices.
     aimed, planes : :func:`aimed_children` and :func:`roll_planes` of the source.
     min_bend_deg : a plane bent less than this in the target is ill-defined there; the
         bone keeps its estimated roll.
@@ -200,18 +207,30 @@ def orient_bones(bind_rot, src_rot, src_pos, pos, *, aimed, planes, min_bend_deg
     rolled = np.zeros(len(aimed), dtype=bool)
     has = planes[j, 0] >= 0
     j = j[has]
-    if not len(j):
-        return out, rolled
-    bone = _unit(np.einsum("jab,jb->ja", out[j], bone_local[has]))  # the bone axis as aimed
-    src_normal, _ = _plane_normals(src_pos, planes[j])
+    if len(j):
+        out[j] = _roll_to_planes(out[j], src_rot[j], src_pos, pos, j=j, aimed=aimed, planes=planes[j],
+                                 bone_local=bone_local[has], min_bend_deg=min_bend_deg, max_roll_deg=max_roll_deg,
+                                 rolled=rolled)
+    leaf = np.flatnonzero((parents >= 0) & (np.bincount(parents[parents >= 0], minlength=len(parents)) == 0))
+    p = parents[leaf]
+    out[leaf] = out[p] @ np.swapaxes(src_rot[p], 1, 2) @ src_rot[leaf]
+    return out, rolled
+
+
+def _roll_to_planes(rot, src_rot, src_pos, pos, *, j, aimed, planes, bone_local, min_bend_deg, max_roll_deg, rolled):
+    """The bones ``j`` (rotations ``rot``, aimed) turned about their axes so that their
+    planes' normals sit in their frames as in the source; marks ``rolled``."""
+    out = rot.copy()
+    bone = _unit(np.einsum("jab,jb->ja", rot, bone_local))  # the bone axis as aimed
+    src_normal, _ = _plane_normals(src_pos, planes)
     src_bone = _unit(src_pos[aimed[j]] - src_pos[j])
-    local = np.einsum("jba,jb->ja", src_rot[j], _unit(_across(src_normal, src_bone)))
-    now = np.einsum("jab,jb->ja", out[j], local)  # where the estimate puts the plane's normal
-    normal, sine = _plane_normals(pos, planes[j])
+    local = np.einsum("jba,jb->ja", src_rot, _unit(_across(src_normal, src_bone)))
+    now = np.einsum("jab,jb->ja", rot, local)  # where the estimate puts the plane's normal
+    normal, sine = _plane_normals(pos, planes)
     want = _across(normal, bone)
     angle = np.arctan2(np.einsum("ja,ja->j", np.cross(now, want), bone), np.einsum("ja,ja->j", now, want))
     use = (sine >= np.sin(np.radians(min_bend_deg))) & (np.linalg.norm(want, axis=1) >= 0.5) \
         & (np.abs(angle) <= np.radians(max_roll_deg))
-    out[j[use]] = _twist(bone[use], angle[use]) @ out[j[use]]
+    out[use] = _twist(bone[use], angle[use]) @ rot[use]
     rolled[j[use]] = True
-    return out, rolled
+    return out

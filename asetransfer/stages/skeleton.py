@@ -381,8 +381,9 @@ def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rota
     planes = roll_planes(src_rot, cloud.joints, parents, aimed, tolerance_deg=cfg.roll_plane_tolerance,
                          min_bend_deg=cfg.roll_plane_min_bend, reach=cfg.roll_plane_reach) if cfg.roll_planes \
         else np.full((len(parents), 3), -1)
-    bind_rot, rolled = orient_bones(C @ src_rot, src_rot, cloud.joints, pos, aimed=aimed, planes=planes,
-                                    min_bend_deg=cfg.roll_plane_min_bend, max_roll_deg=cfg.roll_plane_max_turn)
+    bind_rot, rolled = orient_bones(C @ src_rot, src_rot, cloud.joints, pos, parents=parents, aimed=aimed,
+                                    planes=planes, min_bend_deg=cfg.roll_plane_min_bend,
+                                    max_roll_deg=cfg.roll_plane_max_turn)
     bind_world = np.tile(np.eye(4), (len(sk.names), 1, 1))
     bind_world[:, :3, :3], bind_world[:, :3, 3] = bind_rot, pos
     if cfg.pose_normalize:
