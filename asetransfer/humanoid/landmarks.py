@@ -18,8 +18,10 @@ direction, position, or the pose of the arms (T- to A-pose) and legs.
    landmarks are named by their side of the head.
 4. **Rules** in that frame: head top, nose (most forward point of the head on its
    mid-plane), back of the head and ears (at the nose's height), hand tips (the hand
-   extremities), thumb tips (the fingertip farthest from the hand tip), toe tips,
-   heels, and the crotch (the highest point of the shortest path between the toes).
+   extremities), fingertips (the hand's own extremities: the thumb is the one farthest
+   from the hand tip, index to pinky follow in the order of the shortest chain from
+   the thumb; only the thumb is named on a hand without exactly four others), toe
+   tips, heels, and the crotch (the highest point of the shortest path between the toes).
 
 :func:`find_landmarks` refuses a shape without this layout (a quadruped, a cube, a
 single limb) with :class:`NotHumanoidError`, and rates every landmark with a
