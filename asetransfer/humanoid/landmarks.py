@@ -260,10 +260,11 @@ def _fingertips(surface: _Surface, tip: int, height: float) -> dict:
     The fingertips are the hand's extremities seen from the middle of the body (nothing
     within ``FINGER_PROMINENCE`` along the surface is farther: not a bump in the web
     between two fingers), farthest first, each at least ``FINGER_SEPARATION`` along the
-    surface from a farther one (the corners of one blunt fingertip make one tip).  The thumb is the fingertip farthest from the hand tip; with
-    exactly four others they are index, middle, ring and pinky in the order of the
-    shortest chain of fingertips from the thumb (the hand's own layout, whatever its pose).
-    A hand with another count (mittens, three cartoon fingers) names only its thumb.
+    surface from a farther one (the corners of one blunt fingertip make one tip).  The
+    thumb is the fingertip farthest from the hand tip; with exactly four others they are
+    index, middle, ring and pinky in the order of the shortest chain of fingertips from
+    the thumb (the hand's own layout, whatever its pose).  A hand with another count
+    (mittens, three cartoon fingers) names only its thumb.
     """
     v, g = surface.vertices, surface.graph
     hand = np.flatnonzero(surface.distance_from(tip) < HAND_REACH * height)
