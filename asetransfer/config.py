@@ -50,6 +50,11 @@ class CorrespondenceConfig:
     # offsets by glue edges where they come close; pieces farther away (props) and
     # pieces glued to no marked piece ride along as before (our addition; 0: off)
     piece_gap: float = 0.01
+    # fairing (Eq. A I-1a) sees across the gaps between glued pieces: the Laplacian rows
+    # of their cut boundaries take the vertices across the gap as the missing half of the
+    # umbrella, so a body cut at the joints is smoothed like the whole body instead of
+    # each piece shrinking from its open cuts (our addition; False: one-sided rows)
+    fair_across_gaps: bool = True
     # warn when more than this fraction of a surface's area lies in pieces without a
     # marker: those pieces are not fitted, only carried along (our addition)
     unmarked_area_warning: float = 0.1

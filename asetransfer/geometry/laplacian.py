@@ -102,18 +102,68 @@ def mixed_voronoi_areas(vertices, faces) -> np.ndarray:
     return np.maximum(out, MIN_AREA_FRACTION * mean)
 
 
-def bilaplacian(vertices, faces, areas=None) -> sp.csc_matrix:
+def bilaplacian(vertices, faces, areas=None, seams=None) -> sp.csc_matrix:
     """``L^T M^-1 L``: the matrix of ``sum_i A_i |Delta x_i|^2`` (spec Eq. A I-1a, A I-2a).
 
     Parameters
     ----------
     vertices, faces : the mesh whose geometry defines the operator.
     areas : optional (n,) vertex areas (default: mixed Voronoi areas).
+    seams : optional (P, 2) vertex pairs across a gap between pieces that continue each
+        other (a body cut at the joints); the Laplacian rows of their boundary
+        vertices see across it (:func:`seamed_laplacian`).
 
     Returns
     -------
     (n, n) symmetric positive semi-definite sparse matrix.
     """
     L = cotangent_laplacian(vertices, faces)
+    if seams is not None and len(seams):
+        L = seamed_laplacian(L, vertices, faces, seams)
     a = mixed_voronoi_areas(vertices, faces) if areas is None else np.asarray(areas, dtype=np.float64)
     return (L.T @ sp.diags(1.0 / a) @ L).tocsc()
+
+
+def boundary_vertices(n_vertices: int, faces) -> np.ndarray:
+    """(n,) True for vertices on an edge used by one triangle only."""
+    f = np.asarray(faces, dtype=np.int64)
+    e = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
+    edges, count = np.unique(e, axis=0, return_counts=True)
+    out = np.zeros(n_vertices, dtype=bool)
+    out[edges[count == 1].ravel()] = True
+    return out
+
+
+def seamed_laplacian(L: sp.spmatrix, vertices, faces, seams) -> sp.csc_matrix:
+    """``L`` with the rows of boundary vertices that have partners across a seam completed.
+
+    A boundary vertex's umbrella is one-sided: for the input shape its row points into
+    its piece with the size of an edge, where inside the surface it measures curvature,
+    so smoothing (Eq. A I-1a) pulls every cut open boundary into its piece and the
+    pieces shrink.  Where the cut is only a gap in a continuing surface, the missing
+    half of the umbrella lies across it: each such row gets its partners ``P_i``, each
+    weighing ``c_i / |P_i|``, with ``c_i >= 0`` the weight that makes the row of the
+    input shape smallest (``c_i = -r_i . u_i / |u_i|^2``, ``r_i = (L x)_i``, ``u_i`` the
+    mean partner minus ``x_i``): what is left of the row is the part the gap cannot
+    explain (curvature).  Rows still sum to zero; other rows are unchanged.
+    """
+    n = L.shape[0]
+    x = np.asarray(vertices, dtype=np.float64)
+    seams = np.asarray(seams, dtype=np.int64).reshape(-1, 2)
+    pairs = np.concatenate([seams, seams[:, ::-1]])
+    pairs = np.unique(pairs[pairs[:, 0] != pairs[:, 1]], axis=0)
+    pairs = pairs[boundary_vertices(n, faces)[pairs[:, 0]]]
+    if not len(pairs):
+        return sp.csc_matrix(L)
+    count = np.bincount(pairs[:, 0], minlength=n).astype(np.float64)
+    u = np.zeros_like(x)
+    np.add.at(u, pairs[:, 0], x[pairs[:, 1]])
+    has = count > 0
+    u[has] = u[has] / count[has, None] - x[has]
+    r = np.asarray(L @ x)
+    uu = np.einsum("ij,ij->i", u, u)
+    c = np.where(uu > 0, -np.einsum("ij,ij->i", r, u) / np.where(uu > 0, uu, 1.0), 0.0)
+    c = np.maximum(c, 0.0)
+    w = c[pairs[:, 0]] / count[pairs[:, 0]]
+    extra = sp.coo_matrix((w, (pairs[:, 0], pairs[:, 1])), shape=(n, n)).tocsc()
+    return (sp.csc_matrix(L) + extra - sp.diags(np.asarray(extra.sum(axis=1)).ravel())).tocsc()

@@ -18,8 +18,10 @@ direction, position, or the pose of the arms (T- to A-pose) and legs.
    landmarks are named by their side of the head.
 4. **Rules** in that frame: head top, nose (most forward point of the head on its
    mid-plane), back of the head and ears (at the nose's height), hand tips (the hand
-   extremities), thumb tips (the fingertip farthest from the hand tip), toe tips,
-   heels, and the crotch (the highest point of the shortest path between the toes).
+   extremities), fingertips (the hand's own extremities: the thumb is the one farthest
+   from the hand tip, index to pinky follow in the order of the shortest chain from
+   the thumb; only the thumb is named on a hand without exactly four others), toe
+   tips, heels, and the crotch (the highest point of the shortest path between the toes).
 
 :func:`find_landmarks` refuses a shape without this layout (a quadruped, a cube, a
 single limb) with :class:`NotHumanoidError`, and rates every landmark with a
@@ -27,9 +29,11 @@ confidence in [0, 1] from the left/right symmetry and frame agreement it shows.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse.csgraph import dijkstra
 
 from ..geometry import geodesic
 from ..geometry.symmetry import estimate_symmetry_plane
@@ -50,6 +54,14 @@ EAR_BAND = 0.02         # ears and back of the head: at the nose's height, +- th
 MIDLINE_BAND = 0.015    # nose and back of the head: this close to the head top's mid-plane
 HAND_REACH = 0.12       # a hand: surface within this geodesic distance of its tip
 THUMB_MIN = 0.03        # a thumb tip lies at least this far from the hand tip
+# fingertips are this far apart along the surface at least (down one finger and up the
+# next: >= 0.046 H on the fixtures and more on the dev bodies), while the corners of a
+# blunt fingertip or a bump on a finger are nearer their fingertip (<= 0.022 H measured)
+FINGER_SEPARATION = 0.03
+# a fingertip is the farthest point from the middle of the body within this geodesic
+# radius: less than a short thumb's length (0.025 H lost the cartoon fixture's thumb)
+FINGER_PROMINENCE = 0.015
+FINGERS = ("index_tip", "middle_tip", "ring_tip", "pinky_tip")
 # confidence exp(-(d / scale)^2): d is how far a left/right pair is from mirror images,
 # or a midline landmark from the mid-plane (fractions of H)
 SYMMETRY_SCALE = 0.03
@@ -242,15 +254,44 @@ def _head_rules(surface: _Surface, frame: BodyFrame, head: int) -> dict:
     return out
 
 
-def _thumb(surface: _Surface, tip: int, height: float):
-    """The fingertip of the hand farthest from its tip (the thumb), or None."""
+def _fingertips(surface: _Surface, tip: int, height: float) -> dict:
+    """The fingertips of the hand whose tip is ``tip``, by name.
+
+    The fingertips are the hand's extremities seen from the middle of the body (nothing
+    within ``FINGER_PROMINENCE`` along the surface is farther: not a bump in the web
+    between two fingers), farthest first, each at least ``FINGER_SEPARATION`` along the
+    surface from a farther one (the corners of one blunt fingertip make one tip).  The
+    thumb is the fingertip farthest from the hand tip; with exactly four others they are
+    index, middle, ring and pinky in the order of the shortest chain of fingertips from
+    the thumb (the hand's own layout, whatever its pose).  A hand with another count
+    (mittens, three cartoon fingers) names only its thumb.
+    """
     v, g = surface.vertices, surface.graph
     hand = np.flatnonzero(surface.distance_from(tip) < HAND_REACH * height)
-    tips = hand[geodesic.peaks(g[hand][:, hand], surface.from_middle[hand])]  # the fingertips
+    sub, far = g[hand][:, hand], surface.from_middle[hand]
+    peaks = geodesic.extremities(sub, far, FINGER_PROMINENCE * height)
+    near = dijkstra(sub, indices=peaks, limit=FINGER_SEPARATION * height)[:, peaks]
+    kept = []
+    for k in sorted(range(len(peaks)), key=lambda k: (-far[peaks[k]], peaks[k])):  # farthest first
+        if not any(np.isfinite(near[k, m]) for m in kept):
+            kept.append(k)
+    tips = hand[peaks[kept]]
     spread = np.linalg.norm(v[tips] - v[tip], axis=1)
     if not (spread > THUMB_MIN * height).any():
-        return None
-    return int(tips[np.argmax(spread)])
+        return {}
+    thumb = int(tips[np.argmax(spread)])
+    out = {"thumb_tip": thumb}
+    others = [int(t) for t in tips if t != thumb]
+    if len(others) == 4:
+        # side by side, neighbouring fingertips are the nearest: the order is the shortest
+        # chain from the thumb through all four (a distance along the surface would cut
+        # across the palm to the short pinky)
+        def chain(order):
+            points = v[[thumb, *order]]
+            return float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum())
+        best = min(itertools.permutations(sorted(others)), key=chain)
+        out.update(zip(FINGERS, best))
+    return out
 
 
 def _named(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: list, heels: dict) -> dict:
@@ -260,9 +301,8 @@ def _named(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: li
     out = {"head_top": head}
     for t in hands:
         out[f"hand_tip.{side[t]}"] = t
-        thumb = _thumb(surface, t, frame.height)
-        if thumb is not None:
-            out[f"thumb_tip.{side[t]}"] = thumb
+        for name, x in _fingertips(surface, t, frame.height).items():
+            out[f"{name}.{side[t]}"] = x
     for t in feet:
         out[f"toe_tip.{side[t]}"] = t
         out[f"heel.{side[t]}"] = heels[t]

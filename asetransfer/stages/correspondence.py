@@ -167,8 +167,9 @@ def fair(source: _Side, target: _Side, cfg: CorrespondenceConfig):
     (a_s, 3), (a_t, 3): faired positions of the active vertices of each mesh.
     """
     xs, xt = source.vertices[source.active], target.vertices[target.active]
-    Hs = bilaplacian(xs, source.active_faces)
-    Ht = bilaplacian(xt, target.active_faces)
+    # glued pieces are faired as one surface: their cut boundaries see across the gap
+    Hs = bilaplacian(xs, source.active_faces, seams=_seams(source.glue) if cfg.fair_across_gaps else None)
+    Ht = bilaplacian(xt, target.active_faces, seams=_seams(target.glue) if cfg.fair_across_gaps else None)
     area = mixed_voronoi_areas(xs, source.active_faces).sum() + mixed_voronoi_areas(xt, target.active_faces).sum()
     K = source.markers.shape[0]
     link = sp.hstack([source.markers, -target.markers]).tocsr()       # r^s - r^t
@@ -184,6 +185,15 @@ def fair(source: _Side, target: _Side, cfg: CorrespondenceConfig):
         b = b + cfg.fair_marker_link / K * (glue.T @ (glue @ np.vstack([xs, xt])))
     x = Factorization(A, "fairing system (Eq. A I-1)").solve(b)
     return x[: len(xs)], x[len(xs):]
+
+
+def _seams(glue: sp.csr_matrix) -> np.ndarray:
+    """(G, 2) the vertex pairs of the glue rows ``e_i - e_j``."""
+    g = glue.tocoo()
+    out = np.zeros((glue.shape[0], 2), dtype=np.int64)
+    out[g.row[g.data > 0], 0] = g.col[g.data > 0]
+    out[g.row[g.data < 0], 1] = g.col[g.data < 0]
+    return out
 
 
 class _Registration:

@@ -18,7 +18,7 @@ import numpy as np
 from ..config import Config
 from ..geometry.surface import vertex_points
 from ..humanoid.body import body_axes
-from ..humanoid.landmarks import Landmarks, NotHumanoidError, find_landmarks
+from ..humanoid.landmarks import FINGERS, Landmarks, NotHumanoidError, find_landmarks
 from ..humanoid.skeleton_map import propose_skeleton_map
 from ..model.markers import Markers
 from ..model.mesh import Mesh
@@ -87,7 +87,7 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     """
     cfg = config.markers
     src, tgt = landmarks_of(source.mesh, "source", config), landmarks_of(target, "target", config)
-    names = [n for n in src.vertex if n in tgt.vertex]
+    names = _linked(src, tgt)
     confidence = {n: min(src.confidence[n], tgt.confidence[n]) for n in names}
     agreement = frame_agreement(source, src)
     if agreement is not None and agreement < 0.5:
@@ -110,16 +110,30 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     return markers, report
 
 
+def _linked(src: Landmarks, tgt: Landmarks) -> list:
+    """Landmark names both characters have; a hand tip gives way to the fingertips when both
+    name all of that hand's fingers (it is one of them, and the named one is surer)."""
+    names = [n for n in src.vertex if n in tgt.vertex]
+    for side in "LR":
+        if all(f"{f}.{side}" in names for f in FINGERS):
+            names = [n for n in names if n != f"hand_tip.{side}"]
+    return names
+
+
 def _give_way(names: list, tgt: Landmarks, target: Mesh, hand: Markers, radius: float) -> list:
-    """Automatic marker names not taken by a hand marker's name or placed near one on the target."""
+    """Automatic marker names not taken by a hand marker: one of the same name, or a hand
+    marker placed within ``radius`` (fraction of the height) whose nearest automatic marker
+    this is (the same point under another name; its neighbours, fingertips 2 %H apart,
+    stay)."""
+    if not names:
+        return names
     near = radius * tgt.frame.height
     taken = hand.target.positions(target.vertices, target.faces)
-    keep = []
-    for n in names:
-        p = target.vertices[tgt.vertex[n]]
-        if n not in hand.names and not (np.linalg.norm(taken - p, axis=1) < near).any():
-            keep.append(n)
-    return keep
+    points = target.vertices[[tgt.vertex[n] for n in names]]
+    d = np.linalg.norm(taken[:, None, :] - points[None, :, :], axis=2)
+    nearest = np.argmin(d, axis=1)
+    replaced = {names[j] for i, j in enumerate(nearest) if d[i, j] < near}
+    return [n for n in names if n not in hand.names and n not in replaced]
 
 
 def _joined(first: Markers, second: Markers) -> Markers:
