@@ -151,7 +151,17 @@ class SkeletonConfig:
     # plane (reach 3: d01 posed local 0.532 %H, 5: 0.485; 6 finds chance planes)
     roll_plane_reach: int = 5
     roll_plane_min_bend: float = 5.0
+    # and its middle joint lies at least this fraction of the skeleton's size off the line
+    # through the other two (a plane tilts by placement error / that distance: fingers'
+    # curl planes, a few mm high, made our fixture's fingers 3-9 degrees worse)
+    roll_plane_min_height: float = 0.01
     roll_plane_max_turn: float = 45.0
+    # a bone whose roll keeps a world axis across it in the source (to roll_plane_tolerance;
+    # Maya's Orient Joint with a world up, Blender's roll 0) keeps the target's matching
+    # axis instead (before any plane): the alignment's rotation, snapped to the file's
+    # axes when within roll_axis_snap degrees of them
+    roll_world_axes: bool = True
+    roll_axis_snap: float = 5.0
 
     def __post_init__(self):
         if self.joints not in ("em", "pa"):

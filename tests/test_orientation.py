@@ -2,7 +2,13 @@
 import numpy as np
 import pytest
 
-from asetransfer.stages.orientation import aimed_children, orient_bones, roll_planes
+from asetransfer.stages.orientation import (
+    aimed_children,
+    nearest_axis_frame,
+    orient_bones,
+    roll_axes,
+    roll_planes,
+)
 
 
 def _rotation(axis, angle):
@@ -101,3 +107,41 @@ def test_an_ill_defined_or_flipping_plane_keeps_the_estimate(bend, turn):
     _, rolled = orient_bones(src_rot, src_rot, src_pos, tgt_pos, parents=parents, aimed=aimed,
                                planes=planes, min_bend_deg=5.0, max_roll_deg=45.0)
     assert not rolled.any()
+
+
+def test_a_world_up_roll_keeps_the_targets_matching_axis():
+    # a leg rigged Maya-style: y along each bone, z leaning to world +Z (front)
+    src_pos = np.array([[0.1, 1.0, 0], [0.12, 0.55, 0.02], [0.12, 0.1, -0.01], [0.12, 0.0, 0.12]])
+    parents = np.array([-1, 0, 1, 2])
+    src_rot = np.stack([_frame(src_pos[min(k + 1, 3)] - src_pos[min(k, 2)], [0, 0, 1.0]) for k in range(4)])
+    aimed = aimed_children(src_rot, src_pos, parents, label=None, tolerance_deg=1.0)
+    axis = roll_axes(src_rot, src_pos, aimed, np.eye(3), tolerance_deg=0.01)
+    # thigh and shin keep world Z across them; the shin, in the y-z plane, keeps X as well
+    assert axis[:2].tolist() == [[False, False, True], [True, False, True]]
+    # the target: another leg, turned 90 degrees about up in its file (facing +X)
+    Q = _rotation([0, 1, 0], np.pi / 2)
+    tgt_pos = np.array([[0.13, 0.95, 0], [0.16, 0.5, 0.05], [0.15, 0.08, 0.0], [0.15, 0.0, 0.13]]) @ Q.T
+    truth = np.stack([Q @ _frame(Q.T @ (tgt_pos[k + 1] - tgt_pos[k]), [0, 0, 1.0]) for k in range(2)])
+    estimate = np.stack([_rotation(truth[k][:, 1], np.radians(-25)) @ truth[k] for k in range(2)]
+                        + [Q @ src_rot[2], Q @ src_rot[3]])
+    alignment = _rotation([0.2, 1, 0.1], np.radians(2)) @ Q  # the marker fit: Q, 2 degrees off
+    tgt_axes = nearest_axis_frame(alignment, 5.0)
+    np.testing.assert_allclose(tgt_axes, Q, atol=1e-12)
+    rot, rolled = orient_bones(estimate, alignment @ src_rot, src_pos @ alignment.T, tgt_pos, parents=parents,
+                               aimed=aimed, planes=np.full((4, 3), -1), axis=axis, src_axes=alignment,
+                               tgt_axes=tgt_axes, min_bend_deg=5.0, max_roll_deg=45.0)
+    assert rolled[:2].all()
+    np.testing.assert_allclose(rot[0], truth[0], atol=1e-9)
+    # the shin follows X or Z, whichever turns it less: the same roll up to how far the
+    # target's shin leaves the y-z plane (here 0.16 degrees)
+    off = np.degrees(np.arccos(np.clip((np.trace(rot[1].T @ truth[1]) - 1) / 2, -1, 1)))
+    assert off < 0.5
+
+
+def test_nearest_axis_frame_snaps_only_near_the_axes():
+    P = np.array([[0, 0, 1.0], [1, 0, 0], [0, 1, 0]])  # Z-up, turned: a signed permutation
+    near = _rotation([1, 2, 3], np.radians(3)) @ P
+    np.testing.assert_allclose(nearest_axis_frame(near, 5.0), P, atol=1e-15)
+    far = _rotation([1, 2, 3], np.radians(10)) @ P
+    np.testing.assert_allclose(nearest_axis_frame(far, 5.0), far)
+    assert nearest_axis_frame(near, 2.0) is near

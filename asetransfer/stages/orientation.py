@@ -7,6 +7,9 @@ the flesh, not the rig.  Riggers (and rig generators) set both from the joints:
 * **aim**: a bone points at one child.  A joint with one child aims at it; a joint
   with several (a chest with neck and clavicles) aims at the child that lies on one
   of its local axes in the source, if one does.
+* **roll from a world axis**: rigs oriented with a world "up" (Maya's *Orient Joint*
+  with a secondary world axis, Blender's roll 0) keep a local axis on that world axis
+  seen across the bone; the target keeps its matching axis.
 * **roll from a bend plane**: a limb bone's roll is set so that one of its local axes
   is the normal of a plane through three joints of its chain (the arm's elbow plane
   for the upper and lower arm); the plane stays with the joints when proportions change.
@@ -16,7 +19,7 @@ the flesh, not the rig.  Riggers (and rig generators) set both from the joints:
   its parent; the few vertices at a finger or toe tip (or a round eye) hold no
   rotation worth fitting.
 
-:func:`aimed_children` and :func:`roll_planes` read the conventions off the source;
+:func:`aimed_children`, :func:`roll_axes` and :func:`roll_planes` read the conventions off the source;
 :func:`orient_bones` applies them to the placed target joints.
 """
 from __future__ import annotations
@@ -106,7 +109,7 @@ def _across(normal: np.ndarray, axis: np.ndarray) -> np.ndarray:
 
 
 def roll_planes(src_rot: np.ndarray, src_pos: np.ndarray, parents: np.ndarray, aimed: np.ndarray, *,
-                tolerance_deg: float, min_bend_deg: float, reach: int) -> np.ndarray:
+                tolerance_deg: float, min_bend_deg: float, reach: int, min_height: float = 0.0) -> np.ndarray:
     """The joint triple whose plane sets each bone's roll in the source, if any.
 
     A triple of joints on the bone's chain (up to ``reach`` ancestors and aimed
@@ -122,6 +125,9 @@ def roll_planes(src_rot: np.ndarray, src_pos: np.ndarray, parents: np.ndarray, a
     src_rot, src_pos : (J, 3, 3), (J, 3) source world rotations and positions.
     parents, aimed : (J,) parents and :func:`aimed_children`.
     min_bend_deg : triples bent less than this at their middle joint define no plane.
+    min_height : nor do triples whose middle joint lies closer than this to the line
+        through the other two: a finger's curl plane, through joints millimetres apart,
+        turns by the placement error over that height.
 
     Returns
     -------
@@ -140,17 +146,61 @@ def roll_planes(src_rot: np.ndarray, src_pos: np.ndarray, parents: np.ndarray, a
     bone = _unit(src_pos[aimed[joint]] - src_pos[joint])
     across = _across(normal, bone)
     local = _unit(np.einsum("ka,kab->kb", across, src_rot[joint]))  # in the joint's frame
+    height = _bend_height(src_pos, triples)
     ok = (sine >= np.sin(np.radians(min_bend_deg))) & (np.linalg.norm(across, axis=1) >= 0.5) \
-        & _on_axis(local, tolerance_deg)
+        & (height >= min_height) & _on_axis(local, tolerance_deg)
     out = np.full((n, 3), -1)
     # per joint, the matching triple least tilted by a joint placed off: the one whose
     # middle joint lies furthest from the line through the other two
-    height = _bend_height(src_pos, triples)
     k = np.flatnonzero(ok)
     k = k[np.lexsort((height[k], joint[k]))]
     last = np.r_[joint[k][1:] != joint[k][:-1], True][:len(k)]
     out[joint[k][last]] = triples[k][last]
     return out
+
+
+def roll_axes(src_rot: np.ndarray, src_pos: np.ndarray, aimed: np.ndarray, axes: np.ndarray, *,
+              tolerance_deg: float) -> np.ndarray:
+    """The world axis that sets each bone's roll in the source, if any.
+
+    Rigs oriented with a world "up" (Maya's *Orient Joint* with a secondary world axis,
+    Blender's roll 0) keep one of a bone's local axes on a world axis seen across the
+    bone.  A world axis sets the roll when its part across the bone, in the joint's
+    frame, lies within ``tolerance_deg`` of a local axis (and is at least half its length).
+
+    Parameters
+    ----------
+    src_rot, src_pos : (J, 3, 3), (J, 3) source world rotations and positions.
+    aimed : (J,) :func:`aimed_children`.
+    axes : (3, 3) the source's world axes as columns (in the frame of ``src_rot``).
+
+    Returns
+    -------
+    (J, 3) bool: which axes (columns of ``axes``) set each bone's roll.  A bone lying in
+    a world plane matches that plane's normal as well as its "up";
+    :func:`orient_bones` then follows the one nearer Alg. 2's estimate.
+    """
+    out = np.zeros((len(aimed), 3), dtype=bool)
+    j = np.flatnonzero(aimed >= 0)
+    bone = _unit(src_pos[aimed[j]] - src_pos[j])
+    for k in range(3):
+        across = _across(np.broadcast_to(axes[:, k], bone.shape), bone)
+        local = _unit(np.einsum("ja,jab->jb", across, src_rot[j]))
+        out[j, k] = (np.linalg.norm(across, axis=1) >= 0.5) & _on_axis(local, tolerance_deg)
+    return out
+
+
+def nearest_axis_frame(rotation: np.ndarray, tolerance_deg: float) -> np.ndarray:
+    """``rotation`` (3, 3) snapped to the nearest signed permutation of the axes when it is
+    within ``tolerance_deg`` of one (files are drawn on their axes: a target turned to
+    face +X keeps its up exactly on Z), else unchanged."""
+    snapped = np.zeros((3, 3))
+    snapped[np.argmax(np.abs(rotation), axis=0), np.arange(3)] = 1.0
+    snapped *= np.sign(rotation)
+    if np.linalg.det(snapped) < 0.5 or len(set(np.argmax(np.abs(rotation), axis=0))) < 3:
+        return rotation
+    angle = np.degrees(np.arccos(np.clip((np.trace(snapped.T @ rotation) - 1) / 2, -1, 1)))
+    return snapped if angle <= tolerance_deg else rotation
 
 
 def _twist(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
@@ -171,8 +221,8 @@ def _bend_height(pos: np.ndarray, triples: np.ndarray) -> np.ndarray:
     return np.divide(np.linalg.norm(np.cross(ab, bc), axis=1), span, out=np.zeros(len(span)), where=span > 0)
 
 
-def orient_bones(bind_rot, src_rot, src_pos, pos, *, parents, aimed, planes, min_bend_deg: float,
-                 max_roll_deg: float):
+def orient_bones(bind_rot, src_rot, src_pos, pos, *, parents, aimed, planes, axis=None, src_axes=None,
+                 tgt_axes=None, min_bend_deg: float, max_roll_deg: float):
     """Target joint rotations: each bone aimed at its child, rolled to its plane; a leaf
     bone (no child) keeps its rotation relative to its parent, as in the source (the few
     vertices at a finger or toe tip, or a round eye, hold no rotation Alg. 2 can trust).
@@ -185,6 +235,10 @@ def orient_bones(bind_rot, src_rot, src_pos, pos, *, parents, aimed, planes, min
     pos : (J, 3) placed target joints.
     parents : (J,) parent indices.
     aimed, planes : :func:`aimed_children` and :func:`roll_planes` of the source.
+    axis, src_axes, tgt_axes : :func:`roll_axes` of the source (None: no bone follows a
+        world axis), the source's world axes (3, 3) as columns and the target's that
+        correspond to them (:func:`nearest_axis_frame` of the alignment).  A bone on a
+        world axis follows it rather than a plane; on several, the one that turns it least.
     min_bend_deg : a plane bent less than this in the target is ill-defined there; the
         bone keeps its estimated roll.
     max_roll_deg : nor is a plane followed when that turns the bone further than this
@@ -205,32 +259,41 @@ def orient_bones(bind_rot, src_rot, src_pos, pos, *, parents, aimed, planes, min
     j, bone_local = j[ok], bone_local[ok]
     out[j] = swing(predicted[ok], actual[ok]) @ bind_rot[j]
     rolled = np.zeros(len(aimed), dtype=bool)
-    has = planes[j, 0] >= 0
-    j = j[has]
-    if len(j):
-        out[j] = _roll_to_planes(out[j], src_rot[j], src_pos, pos, j=j, aimed=aimed, planes=planes[j],
-                                 bone_local=bone_local[has], min_bend_deg=min_bend_deg, max_roll_deg=max_roll_deg,
-                                 rolled=rolled)
+    axis = np.zeros((len(aimed), 3), dtype=bool) if axis is None else axis
+    src_bone = _unit(src_pos[aimed[j]] - src_pos[j])
+    # each bone's turn about itself to each of its references: world axes, then its plane
+    turn = np.full((len(j), 4), np.nan)
+    for k in range(3 if axis.any() else 0):
+        m = axis[j, k]
+        turn[m, k] = _roll_angle(out[j[m]], src_rot[j[m]], bone_local[m], src_bone[m],
+                                 np.broadcast_to(src_axes[:, k], (m.sum(), 3)),
+                                 np.broadcast_to(tgt_axes[:, k], (m.sum(), 3)))
+    m = ~axis[j].any(axis=1) & (planes[j, 0] >= 0)
+    normal, sine = _plane_normals(pos, planes[j[m]])
+    turn[m, 3] = np.where(sine >= np.sin(np.radians(min_bend_deg)), _roll_angle(
+        out[j[m]], src_rot[j[m]], bone_local[m], src_bone[m], _plane_normals(src_pos, planes[j[m]])[0], normal),
+        np.nan)
+    has = ~np.isnan(turn).all(axis=1)
+    angle = np.zeros(len(j))
+    angle[has] = np.take_along_axis(turn[has], np.nanargmin(np.abs(turn[has]), axis=1)[:, None], axis=1)[:, 0]
+    use = has & (np.abs(angle) <= np.radians(max_roll_deg))
+    bone = _unit(np.einsum("jab,jb->ja", out[j[use]], bone_local[use]))
+    out[j[use]] = _twist(bone, angle[use]) @ out[j[use]]
+    rolled[j[use]] = True
     leaf = np.flatnonzero((parents >= 0) & (np.bincount(parents[parents >= 0], minlength=len(parents)) == 0))
     p = parents[leaf]
     out[leaf] = out[p] @ np.swapaxes(src_rot[p], 1, 2) @ src_rot[leaf]
     return out, rolled
 
 
-def _roll_to_planes(rot, src_rot, src_pos, pos, *, j, aimed, planes, bone_local, min_bend_deg, max_roll_deg, rolled):
-    """The bones ``j`` (rotations ``rot``, aimed) turned about their axes so that their
-    planes' normals sit in their frames as in the source; marks ``rolled``."""
-    out = rot.copy()
+def _roll_angle(rot, src_rot, bone_local, src_bone, src_ref, tgt_ref) -> np.ndarray:
+    """(K,) the turn (radians) about each aimed bone (rotations ``rot``) that puts its
+    reference direction (a plane normal or a world axis: ``src_ref`` in the source,
+    ``tgt_ref`` in the target, (K, 3)) across it as in the source; NaN where the target's
+    reference runs nearly along the bone."""
     bone = _unit(np.einsum("jab,jb->ja", rot, bone_local))  # the bone axis as aimed
-    src_normal, _ = _plane_normals(src_pos, planes)
-    src_bone = _unit(src_pos[aimed[j]] - src_pos[j])
-    local = np.einsum("jba,jb->ja", src_rot, _unit(_across(src_normal, src_bone)))
-    now = np.einsum("jab,jb->ja", rot, local)  # where the estimate puts the plane's normal
-    normal, sine = _plane_normals(pos, planes)
-    want = _across(normal, bone)
+    local = np.einsum("jba,jb->ja", src_rot, _unit(_across(src_ref, src_bone)))
+    now = np.einsum("jab,jb->ja", rot, local)  # where the estimate puts the reference
+    want = _across(tgt_ref, bone)
     angle = np.arctan2(np.einsum("ja,ja->j", np.cross(now, want), bone), np.einsum("ja,ja->j", now, want))
-    use = (sine >= np.sin(np.radians(min_bend_deg))) & (np.linalg.norm(want, axis=1) >= 0.5) \
-        & (np.abs(angle) <= np.radians(max_roll_deg))
-    out[use] = _twist(bone[use], angle[use]) @ rot[use]
-    rolled[j[use]] = True
-    return out
+    return np.where(np.linalg.norm(want, axis=1) >= 0.5, angle, np.nan)

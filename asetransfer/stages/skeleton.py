@@ -19,7 +19,7 @@ from ..config import SkeletonConfig
 from .correspondence import Correspondence
 from .joints import (SurfaceRays, delta_rotations, joint_positions_em, joint_positions_pa,
                      procrustes_transforms)
-from .orientation import aimed_children, orient_bones, roll_planes
+from .orientation import aimed_children, nearest_axis_frame, orient_bones, roll_axes, roll_planes
 from ..model.mesh import Mesh
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
@@ -260,7 +260,7 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     skeleton, C, rolled = _oriented_skeleton(
         cloud, pos, sk, alignment_rotation=al.rotation, label=label if cfg.keep_coincident else None, cfg=cfg,
         rest=(al.rotation @ closest_rotation(rest[:, :3, :3]), al.apply(rest[:, :3, 3])))
-    report["roll_from_planes"] = [sk.names[j] for j in np.flatnonzero(rolled)]
+    report["bones_rolled"] = [sk.names[j] for j in np.flatnonzero(rolled)]
     delta = np.degrees(np.arccos(np.clip((np.trace(C, axis1=1, axis2=2) - 1) / 2, -1, 1)))
     report["delta_rotation_deg"] = {"mean": float(delta.mean()), "max": float(delta.max()),
                                     "max_joint": sk.names[int(np.argmax(delta))]}
@@ -372,18 +372,23 @@ def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rota
     Returns
     -------
     skeleton : :class:`Skeleton`; C : (J, 3, 3) the accumulated Delta rotations;
-    rolled : (J,) bool, the bones whose roll follows a plane of joints.
+    rolled : (J,) bool, the bones whose roll follows a world axis or a plane of joints.
     """
     parents = sk.parents
     C = delta_rotations(cloud.source, cloud.target, cloud.weights, parents)
     src_rot = alignment_rotation @ closest_rotation(sk.bind_world[:, :3, :3])
     aimed = aimed_children(src_rot, cloud.joints, parents, label=label, tolerance_deg=cfg.aim_tolerance)
+    size = float(np.ptp(cloud.joints, axis=0).max())
     planes = roll_planes(src_rot, cloud.joints, parents, aimed, tolerance_deg=cfg.roll_plane_tolerance,
-                         min_bend_deg=cfg.roll_plane_min_bend, reach=cfg.roll_plane_reach) if cfg.roll_planes \
+                         min_bend_deg=cfg.roll_plane_min_bend, reach=cfg.roll_plane_reach,
+                         min_height=cfg.roll_plane_min_height * size) if cfg.roll_planes \
         else np.full((len(parents), 3), -1)
+    axis = roll_axes(src_rot, cloud.joints, aimed, alignment_rotation, tolerance_deg=cfg.roll_plane_tolerance) \
+        if cfg.roll_world_axes else None
     bind_rot, rolled = orient_bones(C @ src_rot, src_rot, cloud.joints, pos, parents=parents, aimed=aimed,
-                                    planes=planes, min_bend_deg=cfg.roll_plane_min_bend,
-                                    max_roll_deg=cfg.roll_plane_max_turn)
+                                    planes=planes, axis=axis, src_axes=alignment_rotation,
+                                    tgt_axes=nearest_axis_frame(alignment_rotation, cfg.roll_axis_snap),
+                                    min_bend_deg=cfg.roll_plane_min_bend, max_roll_deg=cfg.roll_plane_max_turn)
     bind_world = np.tile(np.eye(4), (len(sk.names), 1, 1))
     bind_world[:, :3, :3], bind_world[:, :3, 3] = bind_rot, pos
     if cfg.pose_normalize:
