@@ -66,8 +66,11 @@ class SurfaceIndex:
             self._tree = igl.AABB()
             self._tree.init(self.vertices, self.faces)
 
-    def closest(self, points: np.ndarray):
+    def closest(self, points: np.ndarray, *, bary: bool = True):
         """Closest surface point of each query point.
+
+        ``bary=False`` skips the barycentric coordinates (None is returned in their
+        place): a loop that needs only the points saves their cost on every query.
 
         Returns
         -------
@@ -81,9 +84,12 @@ class SurfaceIndex:
         else:
             sqd, face, cp = self._tree.squared_distance(self.vertices, self.faces, points)
         face = face.astype(np.int64)
-        bary = np.clip(barycentric(cp, self.vertices, self.faces, face), 0.0, None)
-        bary /= bary.sum(axis=1, keepdims=True)
-        return face, bary, np.sqrt(np.maximum(sqd, 0.0)), cp
+        dist = np.sqrt(np.maximum(sqd, 0.0))
+        if not bary:
+            return face, None, dist, cp
+        coords = np.clip(barycentric(cp, self.vertices, self.faces, face), 0.0, None)
+        coords /= coords.sum(axis=1, keepdims=True)
+        return face, coords, dist, cp
 
 
     def _closest_near_vertices(self, points: np.ndarray, chunk: int = 8192):

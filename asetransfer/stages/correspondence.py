@@ -95,6 +95,31 @@ class _Side:
     markers: sp.csr_matrix    # (K, a) barycentric rows of the markers, active numbering
     unmarked: tuple           # (pieces without a marker, all pieces, their fraction of the area)
     glue: sp.csr_matrix       # (G, a) rows e_i - e_j: vertex pairs holding neighbouring pieces together
+    _operator: tuple | None = None  # (bi-Laplacian, total area) of the marked part, see operator()
+    _surfaces: dict = field(default_factory=dict)  # search trees, see surface()
+
+    def operator(self):
+        """``(L^T M^-1 L, sum of the vertex areas)`` of the marked part as prepared (computed once:
+        the fairing, Eq. A I-1a, and the registration, Eq. A I-2a, use the same operator of the source)."""
+        if self._operator is None:
+            x = self.vertices[self.active]
+            areas = mixed_voronoi_areas(x, self.active_faces)
+            self._operator = (bilaplacian(x, self.active_faces, areas), float(areas.sum()))
+        return self._operator
+
+    def surface(self, part: str = "active") -> SurfaceIndex:
+        """A closest-point search tree of the marked part (``"active"``) or of the whole welded
+        mesh (``"whole"``), built once; the two are one tree when every vertex and triangle is
+        marked (the registration onto the target and the maps share it)."""
+        if part not in self._surfaces:
+            whole_is_active = len(self.active) == len(self.vertices) and np.array_equal(self.active_faces, self.faces)
+            if whole_is_active and ("whole" if part == "active" else "active") in self._surfaces:
+                self._surfaces[part] = self._surfaces["whole" if part == "active" else "active"]
+            elif part == "active":
+                self._surfaces[part] = SurfaceIndex(self.vertices[self.active], self.active_faces)
+            else:
+                self._surfaces[part] = SurfaceIndex(self.vertices, self.faces)
+        return self._surfaces[part]
 
 
 def _glue(v, f, gap: float):
@@ -167,9 +192,8 @@ def fair(source: _Side, target: _Side, cfg: CorrespondenceConfig):
     (a_s, 3), (a_t, 3): faired positions of the active vertices of each mesh.
     """
     xs, xt = source.vertices[source.active], target.vertices[target.active]
-    Hs = bilaplacian(xs, source.active_faces)
-    Ht = bilaplacian(xt, target.active_faces)
-    area = mixed_voronoi_areas(xs, source.active_faces).sum() + mixed_voronoi_areas(xt, target.active_faces).sum()
+    (Hs, area_s), (Ht, area_t) = source.operator(), target.operator()
+    area = area_s + area_t
     K = source.markers.shape[0]
     link = sp.hstack([source.markers, -target.markers]).tocsr()       # r^s - r^t
     mid = 0.5 * sp.hstack([source.markers, target.markers]).tocsr()   # (r^s + r^t) / 2
@@ -199,10 +223,11 @@ class _Registration:
     """
 
     def __init__(self, geometry: np.ndarray, faces: np.ndarray, markers: sp.csr_matrix, cfg,
-                 glue: sp.csr_matrix | None = None):
+                 glue: sp.csr_matrix | None = None, operator: tuple | None = None):
         n, K = len(geometry), markers.shape[0]
-        self.H = bilaplacian(geometry, faces)
-        area = mixed_voronoi_areas(geometry, faces).sum()
+        # operator: (bi-Laplacian, total area) of (geometry, faces) when already computed
+        self.H, area = operator if operator is not None else (bilaplacian(geometry, faces),
+                                                              mixed_voronoi_areas(geometry, faces).sum())
         self.w_detail = cfg.register_detail / area
         self.w_fit = cfg.register_fit / n
         self.w_markers = cfg.register_markers / K
@@ -250,7 +275,7 @@ def register(system: _Registration, rest: np.ndarray, *, faces: np.ndarray, surf
         if it == 1 and first_fit is not None:
             fit = first_fit
         else:
-            face, _, dist, fit = surface.closest(x)
+            face, _, dist, fit = surface.closest(x, bary=False)
             agree = np.einsum("ij,ij->i", vertex_normals(x, faces), target_normals[face]) >= cos_max
             keep = (dist <= cfg.reject_distance) & agree
             fit = np.where(keep[:, None], fit, x)
@@ -273,8 +298,7 @@ def _carry(moved_active: np.ndarray, side: _Side) -> np.ndarray:
     out[side.active] = moved_active
     rest = np.setdiff1d(np.arange(len(side.vertices)), side.active)
     if len(rest):
-        index = SurfaceIndex(side.vertices[side.active], side.active_faces)
-        face, bary, _, anchor = index.closest(side.vertices[rest])
+        face, bary, _, anchor = side.surface("active").closest(side.vertices[rest])
         out[rest] = side.vertices[rest] - anchor + interpolate(moved_active, side.active_faces, face, bary)
     return out
 
@@ -401,7 +425,8 @@ def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, cfg: Correspon
     iterations : [stage 1, stage 2].  Adds the stage times to ``timings``.
     """
     t = time.perf_counter()
-    system = _Registration(src.vertices[src.active], src.active_faces, src.markers, cfg, glue=src.glue)
+    system = _Registration(src.vertices[src.active], src.active_faces, src.markers, cfg, glue=src.glue,
+                           operator=src.operator())
     timings["factor"] = time.perf_counter() - t
     t = time.perf_counter()
     faired_index = SurfaceIndex(faired_t, tgt.active_faces)
@@ -412,7 +437,7 @@ def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, cfg: Correspon
     original_t = tgt.vertices[tgt.active]
     face, bary, _, _ = faired_index.closest(x1)
     x2, it2 = register(system, src.vertices[src.active], faces=src.active_faces,
-                       surface=SurfaceIndex(original_t, tgt.active_faces), marker_goal=tgt.markers @ original_t,
+                       surface=tgt.surface("active"), marker_goal=tgt.markers @ original_t,
                        cfg=cfg, max_iterations=cfg.max_iterations,
                        first_fit=interpolate(original_t, tgt.active_faces, face, bary))
     timings["register_original"] = time.perf_counter() - t
@@ -431,8 +456,7 @@ def _proxy_side(tgt: _Side, cfg: CorrespondenceConfig) -> _Side:
 def _through_proxy(moved: np.ndarray, proxy: _Side, tgt: _Side) -> np.ndarray:
     """(a_t, 3) the target's marked vertices moved with the proxy: each follows its closest
     point on the proxy (same triangle, same barycentric coordinates on ``moved``)."""
-    face, bary, _, _ = SurfaceIndex(proxy.vertices[proxy.active], proxy.active_faces).closest(
-        tgt.vertices[tgt.active])
+    face, bary, _, _ = proxy.surface("active").closest(tgt.vertices[tgt.active])
     return interpolate(moved, proxy.active_faces, face, bary)
 
 
@@ -444,7 +468,7 @@ def _maps(registered, src: _Side, tgt: _Side, names, cfg: CorrespondenceConfig):
     source_to_target, target_to_source : :class:`SurfacePoints` per input vertex;
     d_st, d_ts : (n_s',), (n_t',) closest-point distances of the welded vertices (normalised frame).
     """
-    target_index = SurfaceIndex(tgt.vertices, tgt.faces)
+    target_index = tgt.surface("whole")
     f_st, b_st, d_st, _ = target_index.closest(registered)
     f_ts, b_ts, d_ts, _ = SurfaceIndex(registered, src.faces).closest(tgt.vertices)
     if cfg.symmetric:

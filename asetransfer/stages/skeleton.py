@@ -346,7 +346,7 @@ def _symmetry_plane(target: Mesh, pos, pairs, cfg: SkeletonConfig, height: float
                                     iterations=cfg.symmetry_iterations, index=index)
     # how well the target mirrors: every vertex, or a regular subsample of a large target
     sample = target.vertices[:: max(1, len(target.vertices) // SYMMETRY_TEST_VERTICES)]
-    _, _, dist, _ = index.closest(reflect(sample, plane))
+    _, _, dist, _ = index.closest(reflect(sample, plane), bary=False)
     return plane, bool(np.median(dist) <= cfg.symmetric_tolerance * height)
 
 
