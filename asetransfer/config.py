@@ -37,9 +37,11 @@ class CorrespondenceConfig:
     # proxy_above vertices is faired and registered (both stages) on a decimated proxy
     # of proxy_vertices vertices (geometry/decimate.py); the maps use the full target.  Fairing costs ~n^1.4 (16 s of 21 s on a 200k target), the proxy
     # makes it a constant; 10k, 15k and 20k proxies all keep the scores of the 13k
-    # target (docs/benchmarks.md, "Scale"), 15k is the middle.  proxy_vertices = 0:
-    # never (every target faired as it is).
-    proxy_vertices: int = 15000
+    # target (docs/benchmarks.md, "Scale"); 10k is the smallest that does (8k: weight
+    # error +1.8 % on the 50k d01 target) and the fastest (50k: 0.6-0.9 s less than 15k
+    # under load, fairing 23k unknowns instead of 28k).  proxy_vertices = 0: never
+    # (every target faired as it is).
+    proxy_vertices: int = 10000
     proxy_above: int = 25000
     # Appendix I, last part: average each map with the mirror of the mirrored map
     symmetric: bool = False

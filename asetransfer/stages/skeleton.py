@@ -330,7 +330,8 @@ def _joint_positions(cloud: SkinnedCloud, source: Rig, cfg: SkeletonConfig, unit
 
 #: the symmetry test (median distance of the reflected target to itself) uses at most
 #: about this many vertices: on a 1M target every vertex took 30 s, for the same median
-SYMMETRY_TEST_VERTICES = 25_000
+#: (a regular subsample: a target below twice this size, every dev target, is tested whole)
+SYMMETRY_TEST_VERTICES = 12_500
 
 
 def _symmetry_plane(target: Mesh, pos, pairs, cfg: SkeletonConfig, height: float):
