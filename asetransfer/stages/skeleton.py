@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
-from scipy.spatial import cKDTree
 
 from ..config import SkeletonConfig
 from .correspondence import Correspondence
@@ -24,19 +22,29 @@ from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..geometry.rotations import swing
 from ..geometry.surface import SurfaceIndex
+from ..geometry.topology import components
 from ..geometry.symmetry import estimate_symmetry_plane, normalize_plane, plane_from_pairs, reflect
 from ..humanoid.naming import lr_pairs, spine_chain
 from ..model.transforms import closest_rotation
 
 
+#: skeletons up to this many joints are searched for coincident joints pair by pair
+COINCIDENT_DIRECT = 2000
+
+
 def coincident_joints(positions: np.ndarray, tolerance: float) -> np.ndarray:
     """(J,) group label of every joint: joints closer than ``tolerance`` to one another
     (transitively) share a label; the label is the group's lowest joint index."""
-    pairs = cKDTree(positions).query_pairs(tolerance, output_type="ndarray")
     n = len(positions)
-    graph = sp.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n)) if len(pairs) \
-        else sp.coo_matrix((n, n))
-    _, comp = connected_components(graph, directed=False)
+    if n <= COINCIDENT_DIRECT:  # every pair at once: no k-d tree (nor SciPy's spatial import) for a skeleton
+        p = np.asarray(positions, dtype=np.float64)
+        i, j = np.triu_indices(n, k=1)
+        pairs = np.stack([i, j], axis=1)[np.linalg.norm(p[i] - p[j], axis=1) <= tolerance]
+    else:
+        from scipy.spatial import cKDTree
+
+        pairs = cKDTree(positions).query_pairs(tolerance, output_type="ndarray")
+    comp = components(n, pairs[:, 0], pairs[:, 1])
     first = np.full(comp.max() + 1, n)
     np.minimum.at(first, comp, np.arange(n))
     return first[comp]
