@@ -159,15 +159,46 @@ def closest_on_triangles(p, a, b, c) -> np.ndarray:
     return out
 
 
+#: the search trees :func:`surface_index` built last, newest first:
+#: (weak reference to the vertices array, to the faces array, the tree)
+_RECENT: list = []
+#: how many of them are kept (a run queries the target and the source mesh)
+RECENT_INDEXES = 2
+
+
+def surface_index(vertices: np.ndarray, faces: np.ndarray) -> SurfaceIndex:
+    """A :class:`SurfaceIndex` of a mesh's own arrays, shared by the steps of a run that query
+    the same mesh for a few points each (marker snapping, the symmetry plane, the quality
+    checks): the tree of the last ``RECENT_INDEXES`` meshes is kept and found again when the
+    very same arrays (``is``, not equal values) come back.  A 50k-vertex target's tree takes
+    0.1-0.2 s to build, a 1M one's ~1 s.  Arrays changed in place after their tree was built
+    would not be seen: meshes here are never modified in place (a new pose is a new mesh).
+    """
+    import weakref
+
+    for ref_v, ref_f, index in _RECENT:
+        if ref_v() is vertices and ref_f() is faces:
+            return index
+    index = SurfaceIndex(vertices, faces)
+    try:
+        entry = (weakref.ref(vertices), weakref.ref(faces), index)
+    except TypeError:  # not an ndarray (a list): nothing to recognise it by
+        return index
+    _RECENT.insert(0, entry)
+    del _RECENT[RECENT_INDEXES:]
+    return index
+
+
 def closest_points(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray):
-    """Closest surface point of each query point (igl AABB tree).
+    """Closest surface point of each query point on the mesh ``(vertices, faces)``
+    (its tree shared through :func:`surface_index`).
 
     Returns
     -------
     face : (K,) triangle index, bary : (K, 3) barycentric coordinates clipped to
     the triangle, dist : (K,) Euclidean distance.
     """
-    face, bary, dist, _ = SurfaceIndex(vertices, faces).closest(points)
+    face, bary, dist, _ = surface_index(vertices, faces).closest(points)
     return face, bary, dist
 
 

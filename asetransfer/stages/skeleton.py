@@ -21,7 +21,7 @@ from ..model.mesh import Mesh
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..geometry.rotations import swing
-from ..geometry.surface import SurfaceIndex
+from ..geometry.surface import surface_index
 from ..geometry.topology import components
 from ..geometry.symmetry import estimate_symmetry_plane, normalize_plane, plane_from_pairs, reflect
 from ..humanoid.naming import lr_pairs, spine_chain
@@ -350,7 +350,7 @@ def _symmetry_plane(target: Mesh, pos, pairs, cfg: SkeletonConfig, height: float
         return normalize_plane(cfg.symmetry_plane), True
     if not pairs or plane_from_pairs(pos, pairs) is None:
         return None, False
-    index = SurfaceIndex(target.vertices, target.faces)
+    index = surface_index(target.vertices, target.faces)  # shared with marker snapping and the quality checks
     plane = estimate_symmetry_plane(target.vertices, target.faces, plane_from_pairs(pos, pairs),
                                     iterations=cfg.symmetry_iterations, index=index)
     # how well the target mirrors: every vertex, or a regular subsample of a large target
