@@ -125,8 +125,12 @@ class _Side:
 def _glue(v, f, gap: float):
     """Vertex pairs on different pieces within ``gap`` (armour plates, joint covers, clothing
     layers), and the piece labels with those pieces joined."""
-    bridges = bridge_edges(v, unique_edges(f), gap, connect_all=False) if gap > 0 else np.zeros((0, 2), int)
-    labels = vertex_components(len(v), np.concatenate([f, bridges[:, [0, 1, 1]]]) if len(bridges) else f)
+    labels = vertex_components(len(v), f)
+    if gap <= 0 or labels.max(initial=0) == 0:  # one piece (the usual body): nothing to bridge
+        return np.zeros((0, 2), int), labels
+    bridges = bridge_edges(v, unique_edges(f), gap, connect_all=False)
+    if len(bridges):
+        labels = vertex_components(len(v), np.concatenate([f, bridges[:, [0, 1, 1]]]))
     return bridges, labels
 
 
