@@ -166,12 +166,12 @@ def blender_data_transfer(source: Path, target: Path, python: str | None = None)
     wall time includes ours)."""
     python = python or sys.executable
     probe = subprocess.run([python, "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('bpy') is None)"],
-                           capture_output=True)
+                           capture_output=True, check=False)
     if probe.returncode != 0:
         return None
     t0 = time.perf_counter()
     proc = subprocess.run([python, "-c", _BLENDER_TRANSFER, str(source), str(target)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
     line = [s for s in proc.stdout.splitlines() if s.startswith("blender ")]
     return (*(float(x) for x in line[-1].split()[1:]), wall) if line else None

@@ -15,7 +15,6 @@ import scipy.sparse as sp
 
 from .topology import components
 
-
 #: local maxima examined by :func:`extremities`, farthest first (a noisy scan can
 #: have thousands; the tips of a body are among the farthest few)
 MAX_CANDIDATES = 400
@@ -47,7 +46,8 @@ def bridge_edges(vertices: np.ndarray, edges: np.ndarray, gap: float, neighbours
     label = _components(n, edges)
     if label.max(initial=0) == 0:
         return np.zeros((0, 2), dtype=np.int64)
-    from scipy.spatial import cKDTree  # imported on use (~0.1 s): a mesh in one piece needs none
+    # imported on use (~0.1 s): a mesh in one piece needs none
+    from scipy.spatial import cKDTree
 
     dist, near = cKDTree(vertices).query(vertices, k=min(neighbours, n))
     i = np.repeat(np.arange(n), near.shape[1])
@@ -87,7 +87,8 @@ def surface_graph(vertices: np.ndarray, faces: np.ndarray, gap: float) -> sp.csr
 
 def distances(graph: sp.csr_matrix, source: int, limit: float = np.inf) -> np.ndarray:
     """(N,) graph distance of every vertex from ``source`` (``inf`` beyond ``limit``)."""
-    from scipy.sparse.csgraph import dijkstra  # imported on use (~0.12 s): a transfer with markers needs none
+    # imported on use (~0.12 s): a transfer with markers needs none
+    from scipy.sparse.csgraph import dijkstra
 
     return dijkstra(graph, indices=int(source), limit=limit)
 

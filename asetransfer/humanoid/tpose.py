@@ -39,7 +39,8 @@ def _swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     handles opposite directions, which an arm hanging straight down can meet); kept so
     T-poses and the calibrations recording them stay bit for bit as they were.
     """
-    from scipy.spatial.transform import Rotation  # imported on use: a transfer that poses nothing skips it
+    # imported on use: a transfer that poses nothing skips it
+    from scipy.spatial.transform import Rotation
 
     a = a / np.linalg.norm(a)
     b = b / np.linalg.norm(b)

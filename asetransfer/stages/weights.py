@@ -125,7 +125,8 @@ def _attach_orphans(V, F, Wd, reference, used, *, contact_neighbours: int) -> np
     orphan = ~has_known[labels] & used
     if orphan.any():
         ref = np.flatnonzero(reference)
-        from scipy.spatial import cKDTree  # imported on use: only pieces without weights need it
+        # imported on use: only pieces without weights need it
+        from scipy.spatial import cKDTree
 
         tree = cKDTree(V[ref])
         dist, nearest = tree.query(V[orphan])
