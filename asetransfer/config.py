@@ -37,9 +37,11 @@ class CorrespondenceConfig:
     # proxy_above vertices is faired and registered (both stages) on a decimated proxy
     # of proxy_vertices vertices (geometry/decimate.py); the maps use the full target.  Fairing costs ~n^1.4 (16 s of 21 s on a 200k target), the proxy
     # makes it a constant; 10k, 15k and 20k proxies all keep the scores of the 13k
-    # target (docs/benchmarks.md, "Scale"), 15k is the middle.  proxy_vertices = 0:
-    # never (every target faired as it is).
-    proxy_vertices: int = 15000
+    # target (docs/benchmarks.md, "Scale"); 10k is the smallest that does (8k: weight
+    # error +1.8 % on the 50k d01 target) and the fastest (50k: 0.6-0.9 s less than 15k
+    # under load, fairing 23k unknowns instead of 28k).  proxy_vertices = 0: never
+    # (every target faired as it is).
+    proxy_vertices: int = 10000
     proxy_above: int = 25000
     # Appendix I, last part: average each map with the mirror of the mirrored map
     symmetric: bool = False
@@ -291,6 +293,14 @@ class QualityConfig:
     # and change side with millimetres of fit; a misplaced joint is off by several %
     outside_poor_fraction: float = 0.1
     outside_tolerance_pct: float = 1.0
+    # (our addition, for speed) a mesh of more than inside_exact_faces triangles is tested
+    # for the joints' sides on a vertex clustering of inside_cells cells: the winding
+    # numbers' set-up over every triangle took 3.6 s of a 1M-vertex target's run, the
+    # clustering 1.0 s plus 0.5 s; its cells (~4 mm on a body, the copy within ~7 mm) are
+    # below outside_tolerance_pct (~17 mm), so only joints that count neither way can
+    # change side (1M d01: 0-3 of 163 joints, all within 0.3 mm of the surface)
+    inside_exact_faces: int = 400_000
+    inside_cells: int = 100_000
     # a --symmetry-plane farther from the target's centre than this fraction of its
     # height does not cut the body: refused (it would mirror joints off the body)
     plane_offset_refuse: float = 0.25
@@ -301,6 +311,8 @@ class QualityConfig:
                 and 0 <= self.mapped_poor <= self.mapped_check <= 1 and self.mapped_distance_pct > 0
                 and 0 < self.outside_poor_fraction <= 1 and self.outside_tolerance_pct >= 0 and self.plane_offset_refuse > 0 and self.few_markers >= 3):
             raise ValueError("quality thresholds must be ordered (warn <= refuse, check <= poor) and positive")
+        if self.inside_exact_faces < 0 or self.inside_cells < 1:
+            raise ValueError("inside_exact_faces must be >= 0 and inside_cells >= 1")
 
 
 @dataclass(frozen=True)

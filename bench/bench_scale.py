@@ -18,12 +18,16 @@ ground-truth vertex with the nearest output vertex, so any triangulation of the
 same surface can be scored); ``joints vs 13k`` is the mean / max distance, in mm,
 between the joints placed on that size and on the case's own target.  When ``bpy``
 is importable, Blender's Data Transfer (nearest face interpolated) copies the
-source's weights onto the 50k target in a child process, for comparison.
+source's weights onto the 50k target in a child process, for comparison.  The
+interpreter that runs it: ``--blender-python``, else ``$ASETRANSFER_BLENDER_PYTHON``
+(the one tests/test_blender.py uses, e.g. a venv with ``pip install bpy==4.5.*``),
+else this one.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -153,18 +157,24 @@ print("blender", time.perf_counter() - t0, time.perf_counter() - t1)
 """
 
 
-def blender_data_transfer(source: Path, target: Path):
-    """(whole s, transfer-only s) of Blender's Data Transfer in a child process, or None without bpy."""
-    try:
-        import importlib.util
-        if importlib.util.find_spec("bpy") is None:
-            return None
-    except ValueError:
+def blender_data_transfer(source: Path, target: Path, python: str | None = None):
+    """(whole s, transfer-only s, child wall s) of Blender's Data Transfer in a child process
+    run by ``python`` (default: this interpreter), or None where that interpreter has no bpy.
+
+    *whole*: importing both files and the modifier, timed inside Blender; *child wall*: the
+    child process from start to exit (Python start-up and ``import bpy`` included, as our
+    wall time includes ours)."""
+    python = python or sys.executable
+    probe = subprocess.run([python, "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('bpy') is None)"],
+                           capture_output=True, check=False)
+    if probe.returncode != 0:
         return None
-    proc = subprocess.run([sys.executable, "-c", _BLENDER_TRANSFER, str(source), str(target)],
-                          capture_output=True, text=True)
+    t0 = time.perf_counter()
+    proc = subprocess.run([python, "-c", _BLENDER_TRANSFER, str(source), str(target)],
+                          capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
     line = [s for s in proc.stdout.splitlines() if s.startswith("blender ")]
-    return tuple(float(x) for x in line[-1].split()[1:]) if line else None
+    return (*(float(x) for x in line[-1].split()[1:]), wall) if line else None
 
 
 def main():
@@ -175,6 +185,9 @@ def main():
     ap.add_argument("--flags", default="", help="extra flags of the transfer command")
     ap.add_argument("--out", default="/tmp/asetransfer-scale")
     ap.add_argument("--json", help="write all rows here")
+    ap.add_argument("--blender-python", default=os.environ.get("ASETRANSFER_BLENDER_PYTHON"),
+                    help="interpreter with bpy for Blender's Data Transfer (default $ASETRANSFER_BLENDER_PYTHON, "
+                         "else this one)")
     args = ap.parse_args()
     sys.path.insert(0, str(EVAL))
     sys.path.insert(0, str(ROOT))
@@ -210,13 +223,17 @@ def main():
               f"{stages:48}  {row['joint_mean_mm']:8.1f}  {row['weight_err']:6.3f}  {row['local_mean']:8.2f}  "
               f"{vs[0]:.2f} / {vs[1]:.2f}", flush=True)
     fifty = min(sizes, key=lambda n: abs(n - 50000))
-    blender = blender_data_transfer(DEV / args.case / "source.glb", built[fifty][0])
+    blender = blender_data_transfer(DEV / args.case / "source.glb", built[fifty][0], args.blender_python)
     if blender is None:
-        print("Blender Data Transfer: bpy not importable, skipped")
+        print(f"Blender Data Transfer: bpy not importable by {args.blender_python or sys.executable}, skipped")
     else:
         ours = next(r["wall_s"] for r in rows if r["size"] == fifty)
-        print(f"Blender Data Transfer on {built[fifty][2]} vertices: {blender[0]:.2f} s whole "
-              f"({blender[1]:.2f} s the modifier); ours {ours:.2f} s, ratio {ours / blender[0]:.2f}")
+        print(f"Blender Data Transfer on {built[fifty][2]} vertices: {blender[0]:.2f} s import + transfer "
+              f"({blender[1]:.2f} s the modifier, {blender[2]:.2f} s the child process); ours {ours:.2f} s, "
+              f"ratio ours / Blender {ours / blender[0]:.2f} (against the child process: {ours / blender[2]:.2f})")
+        rows.append({"blender_data_transfer": {"vertices": built[fifty][2], "import_and_transfer_s": blender[0],
+                                               "modifier_s": blender[1], "process_s": blender[2],
+                                               "ours_s": ours}})
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
 

@@ -53,11 +53,13 @@ class Plan:
 
 def prepare(args, source) -> Plan:
     """Read and check the source calibration (and the skeleton map the T-pose needs)."""
+    plan = Plan()
+    if not args.calibration and not args.tpose:  # no hand-off asked for: nothing to import
+        return plan
     from asetransfer.handoff.calibration import propose_calibration
     from asetransfer.humanoid.skeleton_map import propose_skeleton_map
     from asetransfer.io.calibration import read_calibration
 
-    plan = Plan()
     if args.calibration:
         plan.calibration = read_calibration(args.calibration, source)
         plan.mapping = plan.calibration.skeleton_map
@@ -77,6 +79,8 @@ def prepare(args, source) -> Plan:
 
 def write(args, plan: Plan, source, result, inputs) -> list:
     """Write the extra outputs; returns their paths."""
+    if not args.tpose and plan.calibration is None:
+        return []
     from asetransfer.handoff.calibration import transfer_calibration
     from asetransfer.handoff.motion import animation_to_bvh
     from asetransfer.humanoid.tpose import tpose, tpose_rig

@@ -323,3 +323,21 @@ def test_symmetric_filter_makes_the_map_mirror_consistent():
     # measured: 1.1e-4 without the filter, 1.3e-8 with it
     assert mismatch(plain) > 1e-5
     assert mismatch(sym) < 1e-6
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_components_label_as_scipy(seed, monkeypatch):
+    """geometry.topology.components numbers components as SciPy's csgraph does (lowest vertex
+    first), by its numpy path and by its SciPy path."""
+    from scipy.sparse.csgraph import connected_components
+
+    from asetransfer.geometry import topology
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    e = rng.integers(0, n, size=(int(rng.integers(0, n)), 2))
+    g = sp.coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
+    expected = connected_components(g, directed=False)[1]
+    np.testing.assert_array_equal(topology.components(n, e[:, 0], e[:, 1]), expected)
+    monkeypatch.setattr(topology, "DIRECT_COMPONENTS", 0)
+    np.testing.assert_array_equal(topology.components(n, e[:, 0], e[:, 1]), expected)

@@ -77,3 +77,15 @@ def test_closest_rotation_of_a_rotation_is_itself():
     noisy = r + 1e-3 * np.random.default_rng(3).normal(size=(3, 3))
     q = closest_rotation(noisy)
     np.testing.assert_allclose(q @ q.T, np.eye(3), atol=1e-12)
+
+
+def test_matrix_to_quat_is_scipys_conversion():
+    """The numpy conversion gives SciPy's quaternions (canonical sign), orthogonal or not."""
+    rng = np.random.default_rng(5)
+    r = Rotation.random(200, random_state=rng).as_matrix()
+    special = np.array([np.eye(3), np.diag([1.0, -1, -1]), np.diag([-1.0, 1, -1]), np.diag([-1.0, -1, 1])])
+    for m in (r, r * (1 + 1e-9), special):
+        q = Rotation.from_matrix(m).as_quat()
+        np.testing.assert_allclose(matrix_to_quat(m), np.where(q[:, 3:4] < 0, -q, q), rtol=0, atol=1e-14)
+    with pytest.raises(ValueError):
+        matrix_to_quat(np.diag([1.0, 1, -1]))

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components, dijkstra
 
+from .topology import components
 
 #: local maxima examined by :func:`extremities`, farthest first (a noisy scan can
 #: have thousands; the tips of a body are among the farthest few)
@@ -31,8 +31,7 @@ def unique_edges(faces: np.ndarray) -> np.ndarray:
 
 
 def _components(n: int, edges: np.ndarray) -> np.ndarray:
-    g = sp.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n, n))
-    return connected_components(g, directed=False)[1]
+    return components(n, edges[:, 0], edges[:, 1])
 
 
 def bridge_edges(vertices: np.ndarray, edges: np.ndarray, gap: float, neighbours: int = 12,
@@ -43,12 +42,13 @@ def bridge_edges(vertices: np.ndarray, edges: np.ndarray, gap: float, neighbours
     on another piece within ``gap``; with ``connect_all``, pieces still apart afterwards
     are joined to the largest piece by their closest vertex pair, one at a time.
     """
-    from scipy.spatial import cKDTree  # imported on use: ~0.15 s
-
     n = len(vertices)
     label = _components(n, edges)
     if label.max(initial=0) == 0:
         return np.zeros((0, 2), dtype=np.int64)
+    # imported on use (~0.1 s): a mesh in one piece needs none
+    from scipy.spatial import cKDTree
+
     dist, near = cKDTree(vertices).query(vertices, k=min(neighbours, n))
     i = np.repeat(np.arange(n), near.shape[1])
     j, d = near.ravel(), dist.ravel()
@@ -87,11 +87,16 @@ def surface_graph(vertices: np.ndarray, faces: np.ndarray, gap: float) -> sp.csr
 
 def distances(graph: sp.csr_matrix, source: int, limit: float = np.inf) -> np.ndarray:
     """(N,) graph distance of every vertex from ``source`` (``inf`` beyond ``limit``)."""
+    # imported on use (~0.12 s): a transfer with markers needs none
+    from scipy.sparse.csgraph import dijkstra
+
     return dijkstra(graph, indices=int(source), limit=limit)
 
 
 def shortest_path(graph: sp.csr_matrix, start: int, end: int) -> np.ndarray:
     """Vertex indices of a shortest path from ``start`` to ``end`` (both included)."""
+    from scipy.sparse.csgraph import dijkstra
+
     _, previous = dijkstra(graph, indices=int(start), return_predecessors=True)
     path = [int(end)]
     while path[-1] != start:
@@ -116,6 +121,8 @@ def extremities(graph: sp.csr_matrix, distance: np.ndarray, radius: float) -> np
     no edge neighbour is farther; a candidate is kept when no vertex within
     ``radius`` of it is farther either.  Ties keep the lower index.
     """
+    from scipy.sparse.csgraph import dijkstra
+
     g = graph.tocsr()
     candidates = peaks(g, distance)
     candidates = candidates[np.lexsort((candidates, -distance[candidates]))][:MAX_CANDIDATES]

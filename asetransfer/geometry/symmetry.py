@@ -70,7 +70,7 @@ def estimate_symmetry_plane(vertices: np.ndarray, faces: np.ndarray, initial: np
         u /= np.linalg.norm(u)
         v = np.cross(n, u)
         s = x @ n - d
-        face, _, dist, q = index.closest(x - 2.0 * s[:, None] * n)
+        face, _, dist, q = index.closest(x - 2.0 * s[:, None] * n, bary=False)
         keep = dist <= 3.0 * np.median(dist) + 1e-12 * scale
         m = normals[face[keep]]
         xk, sk = x[keep], s[keep]

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 
 def weld(vertices: np.ndarray, faces: np.ndarray, tolerance: float = 1e-7):
@@ -47,6 +45,45 @@ def _unique_rows(keys: np.ndarray):
     return order[new], inverse
 
 
+#: graphs up to this many vertices are labelled in numpy (:func:`components`: 7 ms on a
+#: 13k-vertex mesh, 52 ms on 200k) rather than by SciPy's csgraph (2 ms, 27 ms), whose
+#: import (it loads scipy.sparse.linalg and scipy.linalg) costs ~0.12 s of every run
+DIRECT_COMPONENTS = 300_000
+
+
+def components(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """(n,) connected-component label of each vertex of the undirected graph with edges
+    ``(i[k], j[k])``, components numbered by their lowest vertex index (the labels of
+    ``scipy.sparse.csgraph.connected_components``; tests compare them).
+
+    Up to ``DIRECT_COMPONENTS`` vertices: every edge hooks the root of its larger end
+    onto the root of its smaller one, then pointer jumping flattens the trees, until no
+    edge joins two roots (a few rounds on a mesh; a root is always its tree's lowest vertex).
+    """
+    i = np.asarray(i, dtype=np.int64).ravel()
+    j = np.asarray(j, dtype=np.int64).ravel()
+    if n > DIRECT_COMPONENTS:
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import connected_components
+
+        g = sp.coo_matrix((np.ones(len(i)), (i, j)), shape=(n, n))
+        return connected_components(g, directed=False)[1]
+    parent = np.arange(n)
+    while len(i):
+        pi, pj = parent[i], parent[j]
+        apart = pi != pj
+        if not apart.any():
+            break
+        i, j, pi, pj = i[apart], j[apart], pi[apart], pj[apart]
+        np.minimum.at(parent, np.maximum(pi, pj), np.minimum(pi, pj))
+        while True:
+            up = parent[parent]
+            if np.array_equal(up, parent):
+                break
+            parent = up
+    return np.unique(parent, return_inverse=True)[1].reshape(-1).astype(np.int32)
+
+
 def vertex_components(n_vertices: int, faces: np.ndarray) -> np.ndarray:
     """(n,) connected-component label of each vertex (edges of the triangles).
 
@@ -54,11 +91,7 @@ def vertex_components(n_vertices: int, faces: np.ndarray) -> np.ndarray:
     no triangle is a component of its own.
     """
     f = np.asarray(faces, dtype=np.int64)
-    i = np.concatenate([f[:, 0], f[:, 1], f[:, 2]])
-    j = np.concatenate([f[:, 1], f[:, 2], f[:, 0]])
-    g = sp.coo_matrix((np.ones(len(i)), (i, j)), shape=(n_vertices, n_vertices))
-    _, labels = connected_components(g, directed=False)
-    return labels
+    return components(n_vertices, np.concatenate([f[:, 0], f[:, 1]]), np.concatenate([f[:, 1], f[:, 2]]))
 
 
 def _area_normals(vertices, faces):

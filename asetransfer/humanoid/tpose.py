@@ -19,7 +19,6 @@ rig whose bind and rest pose are the T-pose (mesh skinned by linear blend skinni
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from ..geometry.rotations import angle_between
 from ..model.animation import Animation
@@ -40,6 +39,9 @@ def _swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     handles opposite directions, which an arm hanging straight down can meet); kept so
     T-poses and the calibrations recording them stay bit for bit as they were.
     """
+    # imported on use: a transfer that poses nothing skips it
+    from scipy.spatial.transform import Rotation
+
     a = a / np.linalg.norm(a)
     b = b / np.linalg.norm(b)
     axis = np.cross(a, b)
@@ -54,6 +56,8 @@ def _swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _about(axis: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Rotation about ``axis`` taking ``a``'s component perpendicular to it onto ``b``'s."""
+    from scipy.spatial.transform import Rotation  # imported on use
+
     axis = axis / np.linalg.norm(axis)
     pa, pb = a - (a @ axis) * axis, b - (b @ axis) * axis
     if np.linalg.norm(pa) < 1e-12 or np.linalg.norm(pb) < 1e-12:

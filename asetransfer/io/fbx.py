@@ -311,7 +311,7 @@ def merge_pieces(scene: FbxScene, pieces: list) -> Mesh:
                     np.concatenate([np.full(len(p), i, np.int32) for i, (_, p, _) in enumerate(pieces)]))
     except ValueError as e:
         scene.fail(str(e))
-    if mesh.degenerate_faces().all():
+    if mesh.all_faces_degenerate():
         scene.fail(DEGENERATE_MESSAGE)
     return mesh
 

@@ -320,7 +320,7 @@ def _merge(d, pieces, names):
         mesh = Mesh(verts, faces, tuple(uniq), part, normals, uv)
     except ValueError as e:
         d.fail(str(e))
-    if mesh.degenerate_faces().all():
+    if mesh.all_faces_degenerate():
         d.fail(DEGENERATE_MESSAGE)
     return mesh, offsets
 

@@ -59,7 +59,7 @@ def _as_mesh(path, vertices, faces, **kw) -> Mesh:
         mesh = Mesh(vertices, faces, **kw)
     except ValueError as e:
         raise InputError(path, str(e)) from None
-    if mesh.degenerate_faces().all():
+    if mesh.all_faces_degenerate():
         raise InputError(path, DEGENERATE_MESSAGE)
     return mesh
 

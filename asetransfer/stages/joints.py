@@ -7,7 +7,7 @@ batched over joints with segment sums; no per-joint solver calls.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import igl
 import numpy as np
@@ -128,6 +128,25 @@ class SurfaceRays:
     n_rays: int
     share: float              # prior mass of the hits of a joint that has weighted vertices
     min_hit_fraction: float   # fewer hits than this fraction: the joint is not enclosed
+    _cast: list = field(default_factory=list, compare=False, repr=False)  # the last cast, see hits()
+
+    def hits(self, vertices: np.ndarray, joints: np.ndarray):
+        """:func:`joint_rays` from ``joints`` on ``(vertices, self.faces)``.  The hits of each
+        ray depend only on its origin, so joints already cast from (the same vertices array,
+        the same position: the coincident groups after every joint) reuse the last cast."""
+        joints = np.asarray(joints, dtype=np.float64)
+        if self._cast and self._cast[0] is vertices:
+            _, cast_joints, (r_joint, r_face, r_bary) = self._cast
+            same = (joints[:, None, :] == cast_joints[None, :, :]).all(axis=2)
+            if same.any(axis=1).all():
+                row = np.argmax(same, axis=1)  # each joint -> a cast joint at its place
+                # each joint's hits in ray order, joints in the order asked: as a new cast lists them
+                own = [np.flatnonzero(r_joint == c) for c in row]
+                k = np.concatenate(own) if own else np.zeros(0, dtype=np.int64)
+                return np.repeat(np.arange(len(row)), [len(o) for o in own]), r_face[k], r_bary[k]
+        result = joint_rays(vertices, self.faces, joints, self.n_rays)
+        self._cast[:] = [vertices, joints.copy(), result]
+        return result
 
 
 def _em_fit(source: np.ndarray, target: np.ndarray, joint: np.ndarray, prior: np.ndarray, joints: np.ndarray,
@@ -215,7 +234,7 @@ def joint_positions_em(source: np.ndarray, target: np.ndarray, weights: sp.spmat
     wsum = np.bincount(joint, weights=w, minlength=n_joints)
     if rays is None:
         return _em_fit(source[vert], target[vert], joint, w, joints, omega=omega, unit=unit)
-    r_joint, r_face, r_bary = joint_rays(source, rays.faces, joints, rays.n_rays)
+    r_joint, r_face, r_bary = rays.hits(source, joints)
     hits = np.bincount(r_joint, minlength=n_joints)
     share = np.where(hits >= rays.min_hit_fraction * rays.n_rays, np.where(wsum > 0, rays.share, 1.0), 0.0)
     s_prior = w * ((1.0 - share) / np.where(wsum > 0, wsum, 1.0))[joint]

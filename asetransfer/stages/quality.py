@@ -34,18 +34,25 @@ def height(mesh: Mesh) -> float:
     return float(np.max(hi - lo))
 
 
-def inside(points: np.ndarray, mesh: Mesh) -> np.ndarray:
+def inside(points: np.ndarray, mesh: Mesh, config: QualityConfig | None = None) -> np.ndarray:
     """(K,) True where the (K, 3) points are inside ``mesh`` (generalised winding number >= 0.5).
 
     The winding number is the solid angle the surface subtends at a point over 4 pi: 1
-    inside a closed surface, 0 outside, and still about right through small holes.
+    inside a closed surface, 0 outside, and still about right through small holes.  A
+    mesh of more than ``config.inside_exact_faces`` triangles is measured on its vertex
+    clustering (``config.inside_cells`` cells; :class:`~asetransfer.config.QualityConfig`).
     """
+    cfg = config or QualityConfig()
     import igl  # imported on use (libigl loads in ~0.3 s)
 
     if len(points) == 0:
         return np.zeros(0, bool)
-    w = igl.fast_winding_number(np.ascontiguousarray(mesh.vertices, np.float64),
-                                np.ascontiguousarray(mesh.faces, np.int64),
+    v, f = mesh.vertices, mesh.faces
+    if len(f) > cfg.inside_exact_faces:
+        from ..geometry.decimate import cluster_vertices
+
+        v, f, _ = cluster_vertices(v, f, cfg.inside_cells)
+    w = igl.fast_winding_number(np.ascontiguousarray(v, np.float64), np.ascontiguousarray(f, np.int64),
                                 np.ascontiguousarray(points, np.float64))
     return np.abs(np.asarray(w)) >= 0.5  # either orientation of the faces
 
@@ -78,7 +85,7 @@ def _distances(points: np.ndarray, mesh: Mesh) -> np.ndarray:
     return closest_points(points, mesh.vertices, mesh.faces)[2]
 
 
-def joints_outside_body(source: Rig, rig: Rig, tolerance: float) -> tuple:
+def joints_outside_body(source: Rig, rig: Rig, tolerance: float, config: QualityConfig | None = None) -> tuple:
     """Joints clearly inside the source's body that end clearly outside the target's.
 
     ``tolerance``: a fraction of each mesh's height; joints closer than it to the surface
@@ -90,11 +97,11 @@ def joints_outside_body(source: Rig, rig: Rig, tolerance: float) -> tuple:
     if rig.skeleton.n_joints != source.skeleton.n_joints:
         return [], 0
     now = rig.skeleton.bind_world[:, :3, 3]
-    candidates = np.flatnonzero(~inside(now, rig.mesh))
+    candidates = np.flatnonzero(~inside(now, rig.mesh, config))
     if len(candidates) == 0:
         return [], 0
     was = source.skeleton.bind_world[:, :3, 3]
-    was_inside = inside(was, source.mesh) & (_distances(was, source.mesh) > tolerance * height(source.mesh))
+    was_inside = inside(was, source.mesh, config) & (_distances(was, source.mesh) > tolerance * height(source.mesh))
     far_out = _distances(now[candidates], rig.mesh) > tolerance * height(rig.mesh)
     outside = candidates[far_out & was_inside[candidates]]
     return [source.skeleton.names[j] for j in outside], int(was_inside.sum())
@@ -115,7 +122,7 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
     h = max(height(rig.mesh), 1e-300)
     residual = 100.0 * marker_residual_max / h
     mapped = mapped_area_fraction(rig.mesh, target_points, cfg.mapped_distance_pct / 100.0 * h)
-    outside, n_inside = joints_outside_body(source, rig, cfg.outside_tolerance_pct / 100.0)
+    outside, n_inside = joints_outside_body(source, rig, cfg.outside_tolerance_pct / 100.0, cfg)
     graded = [
         (_grade(residual, cfg.residual_check_pct, cfg.residual_poor_pct),
          f"largest marker residual {residual:.2f} % of the height"),

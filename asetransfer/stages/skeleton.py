@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
-from scipy.spatial import cKDTree
 
 from ..config import SkeletonConfig
 from .correspondence import Correspondence
@@ -24,20 +22,30 @@ from ..model.mesh import Mesh
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..geometry.rotations import swing
-from ..geometry.surface import SurfaceIndex
+from ..geometry.surface import surface_index
+from ..geometry.topology import components
 from ..geometry.symmetry import estimate_symmetry_plane, normalize_plane, plane_from_pairs, reflect
 from ..humanoid.naming import lr_pairs, spine_chain
 from ..model.transforms import closest_rotation
 
 
+#: skeletons up to this many joints are searched for coincident joints pair by pair
+COINCIDENT_DIRECT = 2000
+
+
 def coincident_joints(positions: np.ndarray, tolerance: float) -> np.ndarray:
     """(J,) group label of every joint: joints closer than ``tolerance`` to one another
     (transitively) share a label; the label is the group's lowest joint index."""
-    pairs = cKDTree(positions).query_pairs(tolerance, output_type="ndarray")
     n = len(positions)
-    graph = sp.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n)) if len(pairs) \
-        else sp.coo_matrix((n, n))
-    _, comp = connected_components(graph, directed=False)
+    if n <= COINCIDENT_DIRECT:  # every pair at once: no k-d tree (nor SciPy's spatial import) for a skeleton
+        p = np.asarray(positions, dtype=np.float64)
+        i, j = np.triu_indices(n, k=1)
+        pairs = np.stack([i, j], axis=1)[np.linalg.norm(p[i] - p[j], axis=1) <= tolerance]
+    else:
+        from scipy.spatial import cKDTree
+
+        pairs = cKDTree(positions).query_pairs(tolerance, output_type="ndarray")
+    comp = components(n, pairs[:, 0], pairs[:, 1])
     first = np.full(comp.max() + 1, n)
     np.minimum.at(first, comp, np.arange(n))
     return first[comp]
@@ -301,7 +309,8 @@ def _joint_positions(cloud: SkinnedCloud, source: Rig, cfg: SkeletonConfig, unit
 
 #: the symmetry test (median distance of the reflected target to itself) uses at most
 #: about this many vertices: on a 1M target every vertex took 30 s, for the same median
-SYMMETRY_TEST_VERTICES = 25_000
+#: (a regular subsample: a target below twice this size, every dev target, is tested whole)
+SYMMETRY_TEST_VERTICES = 12_500
 
 
 def _symmetry_plane(target: Mesh, pos, pairs, cfg: SkeletonConfig, height: float):
@@ -312,12 +321,12 @@ def _symmetry_plane(target: Mesh, pos, pairs, cfg: SkeletonConfig, height: float
         return normalize_plane(cfg.symmetry_plane), True
     if not pairs or plane_from_pairs(pos, pairs) is None:
         return None, False
-    index = SurfaceIndex(target.vertices, target.faces)
+    index = surface_index(target.vertices, target.faces)  # shared with marker snapping and the quality checks
     plane = estimate_symmetry_plane(target.vertices, target.faces, plane_from_pairs(pos, pairs),
                                     iterations=cfg.symmetry_iterations, index=index)
     # how well the target mirrors: every vertex, or a regular subsample of a large target
     sample = target.vertices[:: max(1, len(target.vertices) // SYMMETRY_TEST_VERTICES)]
-    _, _, dist, _ = index.closest(reflect(sample, plane))
+    _, _, dist, _ = index.closest(reflect(sample, plane), bary=False)
     return plane, bool(np.median(dist) <= cfg.symmetric_tolerance * height)
 
 

@@ -16,7 +16,6 @@ import logging
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.spatial import cKDTree
 
 from ..geometry.laplacian import bilaplacian
 from ..geometry.linsolve import Factorization
@@ -126,6 +125,9 @@ def _attach_orphans(V, F, Wd, reference, used, *, contact_neighbours: int) -> np
     orphan = ~has_known[labels] & used
     if orphan.any():
         ref = np.flatnonzero(reference)
+        # imported on use: only pieces without weights need it
+        from scipy.spatial import cKDTree
+
         tree = cKDTree(V[ref])
         dist, nearest = tree.query(V[orphan])
         piece = labels[orphan]
