@@ -95,6 +95,7 @@ class _Side:
     markers: sp.csr_matrix    # (K, a) barycentric rows of the markers, active numbering
     unmarked: tuple           # (pieces without a marker, all pieces, their fraction of the area)
     glue: sp.csr_matrix       # (G, a) rows e_i - e_j: vertex pairs holding neighbouring pieces together
+    seam_rows: np.ndarray     # (a,) bool: vertices whose fairing rows see across the glue (see _prepare)
     _operators: dict = field(default_factory=dict)  # (bi-Laplacian, total area) of the marked part, see operator()
     _surfaces: dict = field(default_factory=dict)  # search trees, see surface()
 
@@ -104,11 +105,12 @@ class _Side:
         ``across_gaps``: the Laplacian rows of glued pieces' cut boundaries see across the gap
         (:func:`~asetransfer.geometry.laplacian.seamed_laplacian`; the fairing's operator); a mesh
         in one piece has one operator either way."""
-        key = bool(across_gaps) and self.glue.shape[0] > 0
+        key = bool(across_gaps) and self.glue.shape[0] > 0 and bool(self.seam_rows.any())
         if key not in self._operators:
             x = self.vertices[self.active]
             areas = mixed_voronoi_areas(x, self.active_faces)
-            H = bilaplacian(x, self.active_faces, areas, seams=_seams(self.glue) if key else None)
+            seams = self.glue.indices.reshape(-1, 2) if key else None  # each glue row: its two vertices
+            H = bilaplacian(x, self.active_faces, areas, seams=seams, seam_rows=self.seam_rows)
             self._operators[key] = (H, float(areas.sum()))
         return self._operators[key]
 
@@ -129,19 +131,18 @@ class _Side:
 
 def _glue(v, f, gap: float):
     """Vertex pairs on different pieces within ``gap`` (armour plates, joint covers, clothing
-    layers), and the piece labels with those pieces joined."""
-    labels = vertex_components(len(v), f)
-    if gap <= 0 or labels.max(initial=0) == 0:  # one piece (the usual body): nothing to bridge
-        return np.zeros((0, 2), int), labels
+    layers), the piece labels with those pieces joined, and the pieces' own labels."""
+    pieces = vertex_components(len(v), f)
+    if gap <= 0 or pieces.max(initial=0) == 0:  # one piece (the usual body): nothing to bridge
+        return np.zeros((0, 2), int), pieces, pieces
     bridges = bridge_edges(v, unique_edges(f), gap, connect_all=False)
-    if len(bridges):
-        labels = vertex_components(len(v), np.concatenate([f, bridges[:, [0, 1, 1]]]))
-    return bridges, labels
+    labels = vertex_components(len(v), np.concatenate([f, bridges[:, [0, 1, 1]]])) if len(bridges) else pieces
+    return bridges, labels, pieces
 
 
 def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     v, f, index = weld(vertices, faces, cfg.weld_tolerance)
-    bridges, labels = _glue(v, f, cfg.piece_gap)
+    bridges, labels, own = _glue(v, f, cfg.piece_gap)
     marked = np.unique(labels[f[points.face].ravel()])
     face_active = np.isin(labels[f[:, 0]], marked)
     active_mask = np.isin(labels, marked)
@@ -165,7 +166,11 @@ def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     rows = np.repeat(np.arange(len(held)), 2)
     G = sp.csr_matrix((np.tile([1.0, -1.0], len(held)), (rows, renumber[held].ravel())),
                       shape=(len(held), len(active)))
-    return _Side(v, f, index, active, active_faces, B, unmarked, G)
+    # the fairing sees across a gap from the pieces holding too few markers to keep their
+    # size (a similarity needs three points): alone they would shrink from their cuts
+    count = np.bincount(own[f[points.face, 0]], minlength=own.max(initial=0) + 1)
+    return _Side(v, f, index, active, active_faces, B, unmarked, G,
+                 count[own[active]] < cfg.fair_across_gaps_below)
 
 
 def _loose_vertices(vertices, faces, face_active, points: SurfacePoints) -> np.ndarray:
@@ -218,15 +223,6 @@ def fair(source: _Side, target: _Side, cfg: CorrespondenceConfig):
         b = b + cfg.fair_marker_link / K * (glue.T @ (glue @ np.vstack([xs, xt])))
     x = Factorization(A, "fairing system (Eq. A I-1)").solve(b)
     return x[: len(xs)], x[len(xs):]
-
-
-def _seams(glue: sp.csr_matrix) -> np.ndarray:
-    """(G, 2) the vertex pairs of the glue rows ``e_i - e_j``."""
-    g = glue.tocoo()
-    out = np.zeros((glue.shape[0], 2), dtype=np.int64)
-    out[g.row[g.data > 0], 0] = g.col[g.data > 0]
-    out[g.row[g.data < 0], 1] = g.col[g.data < 0]
-    return out
 
 
 class _Registration:
