@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -36,7 +37,7 @@ def run_cli(source: Path, target: Path, markers: Path, flags: list, out: Path):
     cmd = [sys.executable, "-c", _RUN_AND_REPORT_PEAK, "transfer", str(source), str(target),
            "--markers", str(markers), "-o", str(out), "--report", str(report), "-q", *flags]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, env=CHILD_ENV)
     _, err = proc.communicate()
     wall = time.perf_counter() - t0
     err = err.decode()
@@ -45,6 +46,10 @@ def run_cli(source: Path, target: Path, markers: Path, flags: list, out: Path):
     peak = float(err.strip().splitlines()[-1].split()[-1]) / 1024.0
     return wall, peak, json.loads(report.read_text())
 
+
+# Children may cache their bytecode, as an installed package has it: a shell with
+# PYTHONDONTWRITEBYTECODE set would recompile our ~60 modules on every run (~0.1 s).
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 # The command line, then the child's own peak resident memory (VmHWM, kB) on stderr.
 # ru_maxrss of a child would include the memory of the bench process it was forked from.

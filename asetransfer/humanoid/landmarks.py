@@ -33,7 +33,6 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse.csgraph import dijkstra
 
 from ..geometry import geodesic
 from ..geometry.symmetry import estimate_symmetry_plane
@@ -270,6 +269,7 @@ def _fingertips(surface: _Surface, tip: int, height: float) -> dict:
     hand = np.flatnonzero(surface.distance_from(tip) < HAND_REACH * height)
     sub, far = g[hand][:, hand], surface.from_middle[hand]
     peaks = geodesic.extremities(sub, far, FINGER_PROMINENCE * height)
+    from scipy.sparse.csgraph import dijkstra  # loaded on use: a transfer with hand markers never needs it
     near = dijkstra(sub, indices=peaks, limit=FINGER_SEPARATION * height)[:, peaks]
     kept = []
     for k in sorted(range(len(peaks)), key=lambda k: (-far[peaks[k]], peaks[k])):  # farthest first
