@@ -109,7 +109,8 @@ def _across(normal: np.ndarray, axis: np.ndarray) -> np.ndarray:
 
 
 def roll_planes(src_rot: np.ndarray, src_pos: np.ndarray, parents: np.ndarray, aimed: np.ndarray, *,
-                tolerance_deg: float, min_bend_deg: float, reach: int, min_height: float = 0.0) -> np.ndarray:
+                tolerance_deg: float, min_bend_deg: float, reach: int, min_height: float = 0.0,
+                usable: np.ndarray | None = None) -> np.ndarray:
     """The joint triple whose plane sets each bone's roll in the source, if any.
 
     A triple of joints on the bone's chain (up to ``reach`` ancestors and aimed
@@ -128,6 +129,9 @@ def roll_planes(src_rot: np.ndarray, src_pos: np.ndarray, parents: np.ndarray, a
     min_height : nor do triples whose middle joint lies closer than this to the line
         through the other two: a finger's curl plane, through joints millimetres apart,
         turns by the placement error over that height.
+    usable : optional (J,) bool, the joints a plane may pass through (the transfer
+        leaves out joints no vertex is weighted to: placed from the surface around
+        them alone, they are the least certain).
 
     Returns
     -------
@@ -141,6 +145,8 @@ def roll_planes(src_rot: np.ndarray, src_pos: np.ndarray, parents: np.ndarray, a
     triples = chains[:, np.array(list(combinations(range(2 * reach + 1), 3)))]  # (J, T, 3)
     joint = np.broadcast_to(np.arange(n)[:, None], triples.shape[:2])
     real = (triples >= 0).all(axis=2)
+    if usable is not None:
+        real &= np.where(triples >= 0, np.asarray(usable, dtype=bool)[triples], False).all(axis=2)
     joint, triples = joint[real], triples[real]
     normal, sine = _plane_normals(src_pos, triples)
     bone = _unit(src_pos[aimed[joint]] - src_pos[joint])

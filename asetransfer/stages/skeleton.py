@@ -390,7 +390,8 @@ def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rota
     size = float(np.ptp(cloud.joints, axis=0).max())
     planes = roll_planes(src_rot, cloud.joints, parents, aimed, tolerance_deg=cfg.roll_plane_tolerance,
                          min_bend_deg=cfg.roll_plane_min_bend, reach=cfg.roll_plane_reach,
-                         min_height=cfg.roll_plane_min_height * size) if cfg.roll_planes \
+                         min_height=cfg.roll_plane_min_height * size,
+                         usable=np.diff(cloud.weights.tocsc().indptr) > 0) if cfg.roll_planes \
         else np.full((len(parents), 3), -1)
     axis = roll_axes(src_rot, cloud.joints, aimed, alignment_rotation, tolerance_deg=cfg.roll_plane_tolerance) \
         if cfg.roll_world_axes else None
