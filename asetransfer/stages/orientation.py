@@ -229,9 +229,10 @@ def _bend_height(pos: np.ndarray, triples: np.ndarray) -> np.ndarray:
 
 def orient_bones(bind_rot, src_rot, src_pos, pos, *, parents, aimed, planes, axis=None, src_axes=None,
                  tgt_axes=None, min_bend_deg: float, max_roll_deg: float):
-    """Target joint rotations: each bone aimed at its child, rolled to its plane; a leaf
-    bone (no child) keeps its rotation relative to its parent, as in the source (the few
-    vertices at a finger or toe tip, or a round eye, hold no rotation Alg. 2 can trust).
+    """Target joint rotations: each bone aimed at its child, rolled to its world axis or
+    plane; a leaf bone (no child) keeps its rotation relative to its parent, as in the
+    source (the few vertices at a finger or toe tip, or a round eye, hold no rotation
+    Alg. 2 can trust).
 
     Parameters
     ----------
@@ -247,13 +248,13 @@ def orient_bones(bind_rot, src_rot, src_pos, pos, *, parents, aimed, planes, axi
         world axis follows it rather than a plane; on several, the one that turns it least.
     min_bend_deg : a plane bent less than this in the target is ill-defined there; the
         bone keeps its estimated roll.
-    max_roll_deg : nor is a plane followed when that turns the bone further than this
-        from its estimate (the limb bends the other way: a rule that would flip the
-        bone is not the one the rigger meant).
+    max_roll_deg : nor is an axis or a plane followed when that turns the bone further
+        than this from its estimate (the limb bends the other way: a rule that would flip
+        the bone is not the one the rigger meant).
 
     Returns
     -------
-    rot : (J, 3, 3) rotations; rolled : (J,) bool, the bones whose roll a plane set.
+    rot : (J, 3, 3) rotations; rolled : (J,) bool, the bones whose roll an axis or a plane set.
     """
     out = bind_rot.copy()
     j = np.flatnonzero(aimed >= 0)
