@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
+from asetransfer.geometry.rotations import nearest_axis_frame
 from asetransfer.stages.orientation import (
     aimed_children,
-    nearest_axis_frame,
     orient_bones,
     roll_axes,
     roll_planes,

@@ -9,6 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model.transforms import rotation_angle
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    """Vectors ``v`` (..., 3) scaled to length 1 (zero vectors stay zero)."""
+    length = np.linalg.norm(v, axis=-1, keepdims=True)
+    return np.divide(v, length, out=np.zeros_like(v, dtype=np.float64), where=length > 0)
+
 
 def swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(K, 3, 3) the smallest rotations taking directions ``a`` to ``b`` (K, 3) (a *swing*:
@@ -40,3 +48,24 @@ def angle_between(a: np.ndarray, b: np.ndarray) -> float:
     arccos is ill-conditioned near 0 (equal directions come out 8.5e-7 degrees apart).
     """
     return float(np.degrees(np.arctan2(np.linalg.norm(np.cross(a, b)), a @ b)))
+
+
+def rotation_about(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """(K, 3, 3) rotations by ``angle`` (K,) radians about unit ``axis`` (K, 3) (Rodrigues)."""
+    K = np.zeros((len(axis), 3, 3))
+    K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -axis[:, 2], axis[:, 1], -axis[:, 0]
+    K -= np.swapaxes(K, 1, 2)
+    s, c = np.sin(angle)[:, None, None], np.cos(angle)[:, None, None]
+    return np.eye(3) + s * K + (1 - c) * (K @ K)
+
+
+def nearest_axis_frame(rotation: np.ndarray, tolerance_deg: float) -> np.ndarray:
+    """``rotation`` (3, 3) snapped to the nearest signed permutation of the axes when it is
+    within ``tolerance_deg`` of one (files are drawn on their axes: a target turned to
+    face +X keeps its up exactly on Z), else unchanged."""
+    column = np.argmax(np.abs(rotation), axis=0)
+    snapped = np.zeros((3, 3))
+    snapped[column, np.arange(3)] = np.sign(rotation[column, np.arange(3)])
+    if len(set(column)) < 3 or np.linalg.det(snapped) < 0.5:
+        return rotation
+    return snapped if np.degrees(rotation_angle(snapped.T @ rotation)) <= tolerance_deg else rotation

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .rotations import unit
+
 
 def weld(vertices: np.ndarray, faces: np.ndarray, tolerance: float = 1e-7):
     """Merge coincident vertices (UV/normal seams split a surface into pieces).
@@ -101,14 +103,9 @@ def _area_normals(vertices, faces):
     return np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
 
 
-def _unit(n):
-    length = np.linalg.norm(n, axis=1, keepdims=True)
-    return np.where(length > 0, n / np.where(length > 0, length, 1.0), 0.0)
-
-
 def face_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     """(F, 3) unit triangle normals (zero for degenerate triangles)."""
-    return _unit(_area_normals(vertices, faces))
+    return unit(_area_normals(vertices, faces))
 
 
 def vertex_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
@@ -117,4 +114,4 @@ def vertex_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     corners = np.asarray(faces, dtype=np.int64).ravel()
     per_corner = np.repeat(n, 3, axis=0)
     out = np.stack([np.bincount(corners, weights=per_corner[:, k], minlength=len(vertices)) for k in range(3)], 1)
-    return _unit(out)
+    return unit(out)

@@ -28,12 +28,7 @@ from itertools import combinations
 
 import numpy as np
 
-from ..geometry.rotations import swing
-
-
-def _unit(v: np.ndarray) -> np.ndarray:
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
-    return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
+from ..geometry.rotations import rotation_about, swing, unit
 
 
 def _on_axis(local: np.ndarray, tolerance_deg: float) -> np.ndarray:
@@ -69,7 +64,7 @@ def aimed_children(src_rot: np.ndarray, src_pos: np.ndarray, parents: np.ndarray
     offset = np.einsum("kba,kb->ka", src_rot[parent], src_pos[child] - src_pos[parent])
     usable = np.linalg.norm(offset, axis=1) > 0
     count = np.bincount(parent, minlength=n)
-    on_axis = usable & _on_axis(_unit(offset), tolerance_deg)
+    on_axis = usable & _on_axis(unit(offset), tolerance_deg)
     axis_count = np.bincount(parent[on_axis], minlength=n)
     out = np.full(n, -1)
     single = usable & (count[parent] == 1)
@@ -100,7 +95,7 @@ def _plane_normals(pos: np.ndarray, triples: np.ndarray):
     n = np.cross(ab, bc)
     scale = np.linalg.norm(ab, axis=1) * np.linalg.norm(bc, axis=1)
     sine = np.divide(np.linalg.norm(n, axis=1), scale, out=np.zeros(len(n)), where=scale > 0)
-    return _unit(n), sine
+    return unit(n), sine
 
 
 def _across(normal: np.ndarray, axis: np.ndarray) -> np.ndarray:
@@ -149,9 +144,9 @@ def roll_planes(src_rot: np.ndarray, src_pos: np.ndarray, parents: np.ndarray, a
         real &= np.where(triples >= 0, np.asarray(usable, dtype=bool)[triples], False).all(axis=2)
     joint, triples = joint[real], triples[real]
     normal, sine = _plane_normals(src_pos, triples)
-    bone = _unit(src_pos[aimed[joint]] - src_pos[joint])
+    bone = unit(src_pos[aimed[joint]] - src_pos[joint])
     across = _across(normal, bone)
-    local = _unit(np.einsum("ka,kab->kb", across, src_rot[joint]))  # in the joint's frame
+    local = unit(np.einsum("ka,kab->kb", across, src_rot[joint]))  # in the joint's frame
     height = _bend_height(src_pos, triples)
     ok = (sine >= np.sin(np.radians(min_bend_deg))) & (np.linalg.norm(across, axis=1) >= 0.5) \
         & (height >= min_height) & _on_axis(local, tolerance_deg)
@@ -188,34 +183,12 @@ def roll_axes(src_rot: np.ndarray, src_pos: np.ndarray, aimed: np.ndarray, axes:
     """
     out = np.zeros((len(aimed), 3), dtype=bool)
     j = np.flatnonzero(aimed >= 0)
-    bone = _unit(src_pos[aimed[j]] - src_pos[j])
+    bone = unit(src_pos[aimed[j]] - src_pos[j])
     for k in range(3):
         across = _across(np.broadcast_to(axes[:, k], bone.shape), bone)
-        local = _unit(np.einsum("ja,jab->jb", across, src_rot[j]))
+        local = unit(np.einsum("ja,jab->jb", across, src_rot[j]))
         out[j, k] = (np.linalg.norm(across, axis=1) >= 0.5) & _on_axis(local, tolerance_deg)
     return out
-
-
-def nearest_axis_frame(rotation: np.ndarray, tolerance_deg: float) -> np.ndarray:
-    """``rotation`` (3, 3) snapped to the nearest signed permutation of the axes when it is
-    within ``tolerance_deg`` of one (files are drawn on their axes: a target turned to
-    face +X keeps its up exactly on Z), else unchanged."""
-    snapped = np.zeros((3, 3))
-    snapped[np.argmax(np.abs(rotation), axis=0), np.arange(3)] = 1.0
-    snapped *= np.sign(rotation)
-    if np.linalg.det(snapped) < 0.5 or len(set(np.argmax(np.abs(rotation), axis=0))) < 3:
-        return rotation
-    angle = np.degrees(np.arccos(np.clip((np.trace(snapped.T @ rotation) - 1) / 2, -1, 1)))
-    return snapped if angle <= tolerance_deg else rotation
-
-
-def _twist(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
-    """(K, 3, 3) rotations by ``angle`` (K,) radians about unit ``axis`` (K, 3) (Rodrigues)."""
-    K = np.zeros((len(axis), 3, 3))
-    K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -axis[:, 2], axis[:, 1], -axis[:, 0]
-    K -= np.swapaxes(K, 1, 2)
-    s, c = np.sin(angle)[:, None, None], np.cos(angle)[:, None, None]
-    return np.eye(3) + s * K + (1 - c) * (K @ K)
 
 
 def _bend_height(pos: np.ndarray, triples: np.ndarray) -> np.ndarray:
@@ -244,7 +217,7 @@ def orient_bones(bind_rot, src_rot, src_pos, pos, *, parents, aimed, planes, axi
     aimed, planes : :func:`aimed_children` and :func:`roll_planes` of the source.
     axis, src_axes, tgt_axes : :func:`roll_axes` of the source (None: no bone follows a
         world axis), the source's world axes (3, 3) as columns and the target's that
-        correspond to them (:func:`nearest_axis_frame` of the alignment).  A bone on a
+        correspond to them (:func:`~asetransfer.geometry.rotations.nearest_axis_frame` of the alignment).  A bone on a
         world axis follows it rather than a plane; on several, the one that turns it least.
     min_bend_deg : a plane bent less than this in the target is ill-defined there; the
         bone keeps its estimated roll.
@@ -267,7 +240,7 @@ def orient_bones(bind_rot, src_rot, src_pos, pos, *, parents, aimed, planes, axi
     out[j] = swing(predicted[ok], actual[ok]) @ bind_rot[j]
     rolled = np.zeros(len(aimed), dtype=bool)
     axis = np.zeros((len(aimed), 3), dtype=bool) if axis is None else axis
-    src_bone = _unit(src_pos[aimed[j]] - src_pos[j])
+    src_bone = unit(src_pos[aimed[j]] - src_pos[j])
     # each bone's turn about itself to each of its references: world axes, then its plane
     turn = np.full((len(j), 4), np.nan)
     for k in range(3 if axis.any() else 0):
@@ -284,8 +257,8 @@ def orient_bones(bind_rot, src_rot, src_pos, pos, *, parents, aimed, planes, axi
     angle = np.zeros(len(j))
     angle[has] = np.take_along_axis(turn[has], np.nanargmin(np.abs(turn[has]), axis=1)[:, None], axis=1)[:, 0]
     use = has & (np.abs(angle) <= np.radians(max_roll_deg))
-    bone = _unit(np.einsum("jab,jb->ja", out[j[use]], bone_local[use]))
-    out[j[use]] = _twist(bone, angle[use]) @ out[j[use]]
+    bone = unit(np.einsum("jab,jb->ja", out[j[use]], bone_local[use]))
+    out[j[use]] = rotation_about(bone, angle[use]) @ out[j[use]]
     rolled[j[use]] = True
     leaf = np.flatnonzero((parents >= 0) & (np.bincount(parents[parents >= 0], minlength=len(parents)) == 0))
     p = parents[leaf]
@@ -298,8 +271,8 @@ def _roll_angle(rot, src_rot, bone_local, src_bone, src_ref, tgt_ref) -> np.ndar
     reference direction (a plane normal or a world axis: ``src_ref`` in the source,
     ``tgt_ref`` in the target, (K, 3)) across it as in the source; NaN where the target's
     reference runs nearly along the bone."""
-    bone = _unit(np.einsum("jab,jb->ja", rot, bone_local))  # the bone axis as aimed
-    local = np.einsum("jba,jb->ja", src_rot, _unit(_across(src_ref, src_bone)))
+    bone = unit(np.einsum("jab,jb->ja", rot, bone_local))  # the bone axis as aimed
+    local = np.einsum("jba,jb->ja", src_rot, unit(_across(src_ref, src_bone)))
     now = np.einsum("jab,jb->ja", rot, local)  # where the estimate puts the reference
     want = _across(tgt_ref, bone)
     angle = np.arctan2(np.einsum("ja,ja->j", np.cross(now, want), bone), np.einsum("ja,ja->j", now, want))

@@ -17,11 +17,11 @@ from ..config import SkeletonConfig
 from .correspondence import Correspondence
 from .joints import (SurfaceRays, delta_rotations, joint_positions_em, joint_positions_pa,
                      procrustes_transforms)
-from .orientation import aimed_children, nearest_axis_frame, orient_bones, roll_axes, roll_planes
+from .orientation import aimed_children, orient_bones, roll_axes, roll_planes
 from ..model.mesh import Mesh
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
-from ..geometry.rotations import swing
+from ..geometry.rotations import nearest_axis_frame, swing
 from ..geometry.surface import surface_index
 from ..geometry.topology import components
 from ..geometry.symmetry import estimate_symmetry_plane, normalize_plane, plane_from_pairs, reflect
