@@ -67,20 +67,24 @@ class Correspondence:
     stats: dict = field(default_factory=dict)
 
 
-def _faired_target(self) -> np.ndarray:
-    # a large target's faired shape is carried from its proxy only when asked for (a
-    # closest-point query per target vertex: 1.5 s on 1M vertices, for --debug-dir)
-    if callable(self._faired_target):
-        self._faired_target = self._faired_target()
-    return self._faired_target
+def _computed_on_demand(name: str) -> property:
+    """A Correspondence field that may be given as a function computing it (on first read)."""
+    private = "_" + name
+
+    def get(self):
+        if callable(getattr(self, private)):
+            setattr(self, private, getattr(self, private)())
+        return getattr(self, private)
+
+    def put(self, value):
+        setattr(self, private, value)
+    return property(get, put)
 
 
-def _set_faired_target(self, value) -> None:
-    self._faired_target = value
-
-
-# ``faired_target`` may be given as a function that computes it
-Correspondence.faired_target = property(_faired_target, _set_faired_target)
+# the faired shapes (--debug-dir only) are carried from the fairing's proxies when read:
+# a closest-point query per vertex (1.5 s on a 1M target)
+Correspondence.faired_source = _computed_on_demand("faired_source")
+Correspondence.faired_target = _computed_on_demand("faired_target")
 
 
 @dataclass(eq=False)
@@ -369,11 +373,13 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
     timings["align"] = time.perf_counter() - t0
     t = time.perf_counter()
     fit_t = _proxy_side(tgt, cfg) if cfg.proxy_vertices and len(tgt.active) > cfg.proxy_above else tgt
+    src_c, tgt_c = _coarse_side(src, cfg), _coarse_side(fit_t, cfg)
     timings["proxy"] = time.perf_counter() - t
     t = time.perf_counter()
-    faired_s, faired_t = fair(src, fit_t, cfg)                                  # 2. fair (Eq. A I-1)
+    faired_s, faired_t = fair(src_c, tgt_c, cfg)                                # 2. fair (Eq. A I-1)
     timings["fair"] = time.perf_counter() - t
-    system, x2, iterations = _register_both(src, fit_t, faired_s, faired_t, cfg=cfg, timings=timings)  # 3.
+    system, x2, iterations = _register_both(src, fit_t, (src_c, faired_s), (tgt_c, faired_t),
+                                            cfg=cfg, timings=timings)          # 3. register (Eq. A I-2)
     t = time.perf_counter()
     registered = _carry(x2, src)                                                # 4. maps
     # a large target (fitted on its proxy) is searched through the tree of the target as
@@ -389,18 +395,22 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
              "unmarked_source_vertices": int(len(src.vertices) - len(src.active)),
              "unmarked_target_vertices": int(len(tgt.vertices) - len(tgt.active)),
              "proxy_vertices": int(len(fit_t.active)) if fit_t is not tgt else 0,
+             "fairing_proxy_vertices": [int(len(c.active)) if c is not side else 0
+                                        for c, side in ((src_c, src), (tgt_c, fit_t))],
              "timings": timings}
     back = norm.inverse()
-    faired_full_s = _carry(faired_s, src)
+
+    # the faired shapes are only asked for by --debug-dir: carried to the input meshes on demand
+    def faired_full_s():
+        return back.apply(_carry(_lift(faired_s, src_c, src), src))[src.index]
 
     def faired_full_t():
         out = tgt.vertices.copy()
-        out[tgt.active] = faired_t if fit_t is tgt else _through_proxy(faired_t, fit_t, tgt)
+        out[tgt.active] = _lift(_lift(faired_t, tgt_c, fit_t), fit_t, tgt)
         return back.apply(out)[tgt.index]
     return Correspondence(
         source_to_target=s2t, target_to_source=t2s, alignment=alignment,
-        faired_source=back.apply(faired_full_s)[src.index],
-        faired_target=faired_full_t() if fit_t is tgt else faired_full_t,
+        faired_source=faired_full_s, faired_target=faired_full_t,
         registered_source=back.apply(registered)[src.index],
         stats=stats)
 
@@ -428,53 +438,81 @@ def _aligned_sides(source: Mesh, target: Mesh, markers: Markers, cfg: Correspond
     return alignment, norm, src, tgt
 
 
-def _register_both(src: _Side, tgt: _Side, faired_s, faired_t, *, cfg: CorrespondenceConfig, timings: dict):
-    """Step 3, registration (Eq. A I-2) in two stages on one factorisation.
+def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple, *,
+                   cfg: CorrespondenceConfig, timings: dict):
+    """Step 3, registration (Eq. A I-2) in two stages.
 
-    Stage 1: the faired source onto the faired target.  Stage 2: the source as modelled
-    (its details are the Laplacian rest, Eq. A I-2a) deformed onto the original target,
-    starting from the faired pairs carried over to the original target (same triangles,
-    same barycentric coordinates).  ``tgt`` is the target or, for a large target, its
-    proxy (the maps, step 4, then use the full target).
+    Stage 1: the faired source onto the faired target, on the sides the fairing ran on
+    (proxies of large meshes, see :func:`_coarse_side`).  Stage 2: the source as
+    modelled (its details are the Laplacian rest, Eq. A I-2a) deformed onto the
+    original target, starting from the faired pairs carried over to the original target
+    (same triangles, same barycentric coordinates) and, from a source proxy, to each
+    source vertex through its closest point on the proxy.  ``tgt`` is the target or, for
+    a large target, its proxy (the maps, step 4, then use the full target).
+
+    Parameters
+    ----------
+    faired_src, faired_tgt : (side faired, (a_c, 3) its faired active vertices) each.
 
     Returns
     -------
-    system : :class:`_Registration`, x : (a_s, 3) registered active source vertices,
-    iterations : [stage 1, stage 2].  Adds the stage times to ``timings``.
+    system : :class:`_Registration` of stage 2, x : (a_s, 3) registered active source
+    vertices, iterations : [stage 1, stage 2].  Adds the stage times to ``timings``.
     """
+    (src_c, faired_s), (tgt_c, faired_t) = faired_src, faired_tgt
     t = time.perf_counter()
     system = _Registration(src.vertices[src.active], src.active_faces, src.markers, cfg, glue=src.glue,
                            operator=src.operator())
+    coarse = system if src_c is src else _Registration(src_c.vertices[src_c.active], src_c.active_faces,
+                                                       src_c.markers, cfg, glue=src_c.glue,
+                                                       operator=src_c.operator())
     timings["factor"] = time.perf_counter() - t
     t = time.perf_counter()
-    faired_index = SurfaceIndex(faired_t, tgt.active_faces)
-    x1, it1 = register(system, faired_s, faces=src.active_faces, surface=faired_index,
-                       marker_goal=tgt.markers @ faired_t, cfg=cfg, max_iterations=cfg.faired_iterations)
+    faired_index = SurfaceIndex(faired_t, tgt_c.active_faces)
+    x1, it1 = register(coarse, faired_s, faces=src_c.active_faces, surface=faired_index,
+                       marker_goal=tgt_c.markers @ faired_t, cfg=cfg, max_iterations=cfg.faired_iterations)
+    face, bary, _, _ = faired_index.closest(x1)
+    first_fit = _lift(interpolate(tgt_c.vertices[tgt_c.active], tgt_c.active_faces, face, bary), src_c, src)
     timings["register_faired"] = time.perf_counter() - t
     t = time.perf_counter()
-    original_t = tgt.vertices[tgt.active]
-    face, bary, _, _ = faired_index.closest(x1)
     x2, it2 = register(system, src.vertices[src.active], faces=src.active_faces,
-                       surface=tgt.surface("active"), marker_goal=tgt.markers @ original_t,
-                       cfg=cfg, max_iterations=cfg.max_iterations,
-                       first_fit=interpolate(original_t, tgt.active_faces, face, bary))
+                       surface=tgt.surface("active"), marker_goal=tgt.markers @ tgt.vertices[tgt.active],
+                       cfg=cfg, max_iterations=cfg.max_iterations, first_fit=first_fit)
     timings["register_original"] = time.perf_counter() - t
     return system, x2, [it1, it2]
 
 
-def _proxy_side(tgt: _Side, cfg: CorrespondenceConfig) -> _Side:
-    """The target's marked part decimated to about ``cfg.proxy_vertices`` vertices, prepared
-    like a target (its markers at their closest points on the proxy)."""
+def _coarse_side(side: _Side, cfg: CorrespondenceConfig) -> _Side:
+    """The side the fairing and stage 1 run on: a proxy of ``cfg.fair_proxy_vertices``
+    vertices when its marked part has more than ``cfg.fair_proxy_above``, else the side.
+
+    The faired shapes only start the registration, and Eq. A I-1a's bi-Laplacian makes
+    them smooth between the markers, so a proxy of a few thousand vertices carries them;
+    the systems to factor and the trees to search shrink with it.  A side of glued pieces
+    is faired as it is: decimation erodes the pieces' open cuts, the gaps widen past
+    ``piece_gap`` and the glue between them is lost (a body cut at the joints then rigged
+    with automatic markers put its shins 12 %H off).
+    """
+    big = cfg.fair_proxy_vertices and len(side.active) > cfg.fair_proxy_above
+    return _proxy_side(side, cfg, cfg.fair_proxy_vertices) if big and not side.glue.shape[0] else side
+
+
+def _proxy_side(tgt: _Side, cfg: CorrespondenceConfig, n_vertices: int | None = None) -> _Side:
+    """A side's marked part decimated to about ``n_vertices`` (default ``cfg.proxy_vertices``)
+    vertices, prepared like the side (its markers at their closest points on the proxy)."""
     full = tgt.vertices[tgt.active]
-    vertices, faces = proxy_mesh(full, tgt.active_faces, cfg.proxy_vertices, cfg.weld_tolerance)
+    vertices, faces = proxy_mesh(full, tgt.active_faces, n_vertices or cfg.proxy_vertices, cfg.weld_tolerance)
     face, bary, _, _ = SurfaceIndex(vertices, faces).closest(tgt.markers @ full)
     return _prepare(vertices, faces, SurfacePoints(face, bary), cfg)
 
 
-def _through_proxy(moved: np.ndarray, proxy: _Side, tgt: _Side) -> np.ndarray:
-    """(a_t, 3) the target's marked vertices moved with the proxy: each follows its closest
-    point on the proxy (same triangle, same barycentric coordinates on ``moved``)."""
-    face, bary, _, _ = proxy.surface("active").closest(tgt.vertices[tgt.active])
+def _lift(moved: np.ndarray, proxy: _Side, side: _Side) -> np.ndarray:
+    """(a, 3) the marked vertices of ``side`` moved with its proxy: each follows its closest
+    point on the proxy (same triangle, same barycentric coordinates on ``moved``, the
+    proxy's moved active vertices).  A side is its own proxy: ``moved`` as it is."""
+    if proxy is side:
+        return moved
+    face, bary, _, _ = proxy.surface("active").closest(side.vertices[side.active])
     return interpolate(moved, proxy.active_faces, face, bary)
 
 
