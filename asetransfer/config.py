@@ -28,6 +28,13 @@ class CorrespondenceConfig:
     # mean vertex move between iterations below this fraction of the diagonal
     faired_iterations: int = 3   # stage 1: faired source onto faired target
     max_iterations: int = 15     # stage 2: onto the original target
+    # of which, with a source proxy (fair_proxy_vertices below), the first coarse_iterations
+    # register the proxy as modelled onto the target's proxy (our addition, for speed: ~5 ms
+    # an iteration against ~25 ms on 13k vertices).  10 of 15 keep the 12 dev runs' scorer
+    # numbers within 1 % except the A-pose male's sparse weight error, 0.0102 -> 0.0105,
+    # as much as its own iterations move it (no early stop: 0.0100); 5 of 15 and 8 of 15
+    # moved the heavy male's dense joints by 5 % and 2 % (docs/benchmarks.md, "Scale")
+    coarse_iterations: int = 10
     tolerance: float = 2e-5
     # closest-point pairs farther than this (fraction of the diagonal) or with
     # normals more than this many degrees apart do not pull (Eq. A I-2b)
@@ -95,8 +102,9 @@ class CorrespondenceConfig:
                      "register_fit", "register_markers", "tolerance", "reject_distance"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"correspondence parameter {name} must be positive")
-        if self.max_iterations < 1 or self.faired_iterations < 0:
-            raise ValueError("correspondence iteration counts must be at least 1 (stage 2) and 0 (stage 1)")
+        if self.max_iterations < 1 or self.faired_iterations < 0 or not 0 <= self.coarse_iterations < self.max_iterations:
+            raise ValueError("correspondence iteration counts must be at least 1 (stage 2) and 0 (stage 1), "
+                             "and coarse_iterations below max_iterations")
         for size, above in (("proxy_vertices", "proxy_above"), ("fair_proxy_vertices", "fair_proxy_above")):
             if getattr(self, size) < 0 or getattr(self, above) < getattr(self, size):
                 raise ValueError(f"{size} must be >= 0 and {above} at least {size}")

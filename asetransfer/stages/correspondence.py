@@ -446,9 +446,11 @@ def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple,
     (proxies of large meshes, see :func:`_coarse_side`).  Stage 2: the source as
     modelled (its details are the Laplacian rest, Eq. A I-2a) deformed onto the
     original target, starting from the faired pairs carried over to the original target
-    (same triangles, same barycentric coordinates) and, from a source proxy, to each
-    source vertex through its closest point on the proxy.  ``tgt`` is the target or, for
-    a large target, its proxy (the maps, step 4, then use the full target).
+    (same triangles, same barycentric coordinates).  With a source proxy, stage 2's
+    first ``cfg.coarse_iterations`` run on the proxies (the proxy as modelled onto the
+    target's proxy), and the source as modelled starts from where they left each of its
+    vertices' closest point on the proxy.  ``tgt`` is the target or, for a large target,
+    its proxy (the maps, step 4, then use the full target).
 
     Parameters
     ----------
@@ -472,14 +474,21 @@ def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple,
     x1, it1 = register(coarse, faired_s, faces=src_c.active_faces, surface=faired_index,
                        marker_goal=tgt_c.markers @ faired_t, cfg=cfg, max_iterations=cfg.faired_iterations)
     face, bary, _, _ = faired_index.closest(x1)
-    first_fit = _lift(interpolate(tgt_c.vertices[tgt_c.active], tgt_c.active_faces, face, bary), src_c, src)
+    fit = interpolate(tgt_c.vertices[tgt_c.active], tgt_c.active_faces, face, bary)
     timings["register_faired"] = time.perf_counter() - t
     t = time.perf_counter()
+    it_coarse, fine_iterations = 0, cfg.max_iterations
+    if src_c is not src:  # stage 2 begins on the proxies, then the source as modelled takes over
+        fit, it_coarse = register(coarse, src_c.vertices[src_c.active], faces=src_c.active_faces,
+                                  surface=tgt_c.surface("active"),
+                                  marker_goal=tgt_c.markers @ tgt_c.vertices[tgt_c.active], cfg=cfg,
+                                  max_iterations=cfg.coarse_iterations, first_fit=fit)
+        fine_iterations -= cfg.coarse_iterations
     x2, it2 = register(system, src.vertices[src.active], faces=src.active_faces,
                        surface=tgt.surface("active"), marker_goal=tgt.markers @ tgt.vertices[tgt.active],
-                       cfg=cfg, max_iterations=cfg.max_iterations, first_fit=first_fit)
+                       cfg=cfg, max_iterations=fine_iterations, first_fit=_lift(fit, src_c, src))
     timings["register_original"] = time.perf_counter() - t
-    return system, x2, [it1, it2]
+    return system, x2, [it1, it_coarse, it2]
 
 
 def _coarse_side(side: _Side, cfg: CorrespondenceConfig) -> _Side:
