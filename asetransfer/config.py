@@ -29,11 +29,10 @@ class CorrespondenceConfig:
     faired_iterations: int = 3   # stage 1: faired source onto faired target
     max_iterations: int = 15     # stage 2: onto the original target
     # of which, with a source proxy (fair_proxy_vertices below), the first coarse_iterations
-    # register the proxy as modelled onto the target's proxy (our addition, for speed: ~5 ms
-    # an iteration against ~25 ms on 13k vertices).  10 of 15 keep the 12 dev runs' scorer
-    # numbers within 1 % except the A-pose male's sparse weight error, 0.0102 -> 0.0105,
-    # as much as its own iterations move it (no early stop: 0.0100); 5 of 15 and 8 of 15
-    # moved the heavy male's dense joints by 5 % and 2 % (docs/benchmarks.md, "Scale")
+    # register the proxy as modelled onto the target's proxy (our addition, for speed: a
+    # proxy iteration queries 4k points instead of 13k).  10 of 15 keep the 12 dev runs'
+    # scorer numbers within 2 %; 5 and 8 of 13-14 moved the heavy male's dense joints by
+    # 5 % and 2 % (with 5k proxies; docs/benchmarks.md, "Scale")
     coarse_iterations: int = 10
     tolerance: float = 2e-5
     # closest-point pairs farther than this (fraction of the diagonal) or with
@@ -41,9 +40,10 @@ class CorrespondenceConfig:
     reject_distance: float = 0.05
     reject_angle: float = 60.0
     # Large targets (our addition, for speed): a target whose marked part has more than
-    # proxy_above vertices is faired and registered (both stages) on a decimated proxy
-    # of proxy_vertices vertices (geometry/decimate.py); the maps use the full target.  Fairing costs ~n^1.4 (16 s of 21 s on a 200k target), the proxy
-    # makes it a constant; 10k, 15k and 20k proxies all keep the scores of the 13k
+    # proxy_above vertices is registered (stage 2) on a decimated proxy of proxy_vertices
+    # vertices (geometry/decimate.py; the fairing and stage 1 on a smaller one, below);
+    # the maps use the full target.  Fairing costs ~n^1.4 (16 s of 21 s on a 200k
+    # target), the proxy makes it a constant; 10k, 15k and 20k proxies all keep the scores of the 13k
     # target (docs/benchmarks.md, "Scale"); 10k is the smallest that does (8k: weight
     # error +1.8 % on the 50k d01 target) and the fastest (50k: 0.6-0.9 s less than 15k
     # under load, fairing 23k unknowns instead of 28k).  proxy_vertices = 0: never
@@ -54,10 +54,11 @@ class CorrespondenceConfig:
     # fair_proxy_vertices vertices of each side whose marked part has more than
     # fair_proxy_above (our addition, for speed): their smooth shapes only start stage 2,
     # which registers the source as modelled onto the target.  On the 12 dev runs
-    # (13k-20k sides) 5k proxies keep every scorer number within 1.5 % and save ~0.4 s
-    # of the ~1.1 s correspondence; 3k proxies moved the A-pose male's dense joints by
-    # 14 % (docs/benchmarks.md, "Scale").  fair_proxy_vertices = 0: never.
-    fair_proxy_vertices: int = 5000
+    # (13k-20k sides), with coarse_iterations above, 4k proxies keep every scorer number
+    # within 2 % of the full fairing (5k: d05 sparse weight error +2.9 %; 3k proxies for
+    # the fairing alone moved the A-pose male's dense joints by 14 %; docs/benchmarks.md,
+    # "Scale").  fair_proxy_vertices = 0: never.
+    fair_proxy_vertices: int = 4000
     fair_proxy_above: int = 8000
     # Appendix I, last part: average each map with the mirror of the mirrored map
     symmetric: bool = False
