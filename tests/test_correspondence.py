@@ -273,6 +273,12 @@ def test_fairing_and_stage_one_on_proxies_keep_the_map():
     for faired, mesh in ((on.faired_source, src), (on.faired_target, tgt)):
         assert faired.shape == mesh.vertices.shape and np.isfinite(faired).all()
     assert np.linalg.norm(on.faired_target - off.faired_target, axis=1).mean() < 0.01 * diag
+    # a mesh registered onto itself through proxies comes back exactly (spec Appendix II):
+    # the vertices follow the proxy's displacement, which is zero, not its surface
+    self_map = correspond(src, src, vertex_markers(ids, ids, src, src),
+                          CorrespondenceConfig(fair_proxy_vertices=600, fair_proxy_above=1000))
+    assert self_map.stats["fairing_proxy_vertices"][0] > 0
+    np.testing.assert_allclose(self_map.registered_source, src.vertices, atol=1e-9 * diag)
 
 
 def test_cli_correspond_writes_both_maps(tmp_path, capsys):

@@ -448,8 +448,8 @@ def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple,
     original target, starting from the faired pairs carried over to the original target
     (same triangles, same barycentric coordinates).  With a source proxy, stage 2's
     first ``cfg.coarse_iterations`` run on the proxies (the proxy as modelled onto the
-    target's proxy), and the source as modelled starts from where they left each of its
-    vertices' closest point on the proxy.  ``tgt`` is the target or, for a large target,
+    target's proxy), and the source as modelled starts with each vertex moved as the
+    proxy moved at the vertex's closest point on it.  ``tgt`` is the target or, for a large target,
     its proxy (the maps, step 4, then use the full target).
 
     Parameters
@@ -478,15 +478,19 @@ def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple,
     timings["register_faired"] = time.perf_counter() - t
     t = time.perf_counter()
     it_coarse, fine_iterations = 0, cfg.max_iterations
+    rest = src.vertices[src.active]
     if src_c is not src:  # stage 2 begins on the proxies, then the source as modelled takes over
-        fit, it_coarse = register(coarse, src_c.vertices[src_c.active], faces=src_c.active_faces,
-                                  surface=tgt_c.surface("active"),
+        rest_c = src_c.vertices[src_c.active]
+        x_c, it_coarse = register(coarse, rest_c, faces=src_c.active_faces, surface=tgt_c.surface("active"),
                                   marker_goal=tgt_c.markers @ tgt_c.vertices[tgt_c.active], cfg=cfg,
                                   max_iterations=cfg.coarse_iterations, first_fit=fit)
+        # each vertex moves as the proxy does at its closest point: a proxy left in place
+        # (the source registered onto itself) leaves every vertex exactly where it is
+        fit = rest + _lift(x_c - rest_c, src_c, src)
         fine_iterations -= cfg.coarse_iterations
-    x2, it2 = register(system, src.vertices[src.active], faces=src.active_faces,
+    x2, it2 = register(system, rest, faces=src.active_faces,
                        surface=tgt.surface("active"), marker_goal=tgt.markers @ tgt.vertices[tgt.active],
-                       cfg=cfg, max_iterations=fine_iterations, first_fit=_lift(fit, src_c, src))
+                       cfg=cfg, max_iterations=fine_iterations, first_fit=fit)
     timings["register_original"] = time.perf_counter() - t
     return system, x2, [it1, it_coarse, it2]
 
