@@ -41,15 +41,16 @@ class CorrespondenceConfig:
     reject_angle: float = 60.0
     # Large targets (our addition, for speed): a target whose marked part has more than
     # proxy_above vertices is registered (stage 2) on a decimated proxy of proxy_vertices
-    # vertices (geometry/decimate.py; the fairing and stage 1 on a smaller one, below);
-    # the maps use the full target.  Fairing costs ~n^1.4 (16 s of 21 s on a 200k
-    # target), the proxy makes it a constant; 10k, 15k and 20k proxies all keep the scores of the 13k
-    # target (docs/benchmarks.md, "Scale"); 10k is the smallest that does (8k: weight
-    # error +1.8 % on the 50k d01 target) and the fastest (50k: 0.6-0.9 s less than 15k
-    # under load, fairing 23k unknowns instead of 28k).  proxy_vertices = 0: never
-    # (every target faired as it is).
+    # vertices (geometry/decimate.py); the fairing and the first iterations run on smaller
+    # proxies anyway (fair_proxy_vertices below) and the maps use the full target.  10k,
+    # 15k and 20k proxies all keep the scores of the 13k target (docs/benchmarks.md,
+    # "Scale"); 10k is the smallest that does (8k: weight error +1.8 % on the 50k d01
+    # target).  Below 100k vertices the proxy costs more than it saves: a 50k target's
+    # correspondence took 1.09 s with it and 1.03 s searching the target itself (decimating
+    # 50k -> 10k takes 0.13 s, a search tree of the 50k target 0.05 s).  proxy_vertices = 0:
+    # never (every target registered as it is).
     proxy_vertices: int = 10000
-    proxy_above: int = 25000
+    proxy_above: int = 100000
     # The fairing (Eq. A I-1) and stage 1 of the registration run on proxies of
     # fair_proxy_vertices vertices of each side whose marked part has more than
     # fair_proxy_above (our addition, for speed): their smooth shapes only start stage 2,

@@ -373,7 +373,9 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
     timings["align"] = time.perf_counter() - t0
     t = time.perf_counter()
     fit_t = _proxy_side(tgt, cfg) if cfg.proxy_vertices and len(tgt.active) > cfg.proxy_above else tgt
-    src_c, tgt_c = _coarse_side(src, cfg), _coarse_side(fit_t, cfg)
+    src_c, tgt_c = _coarse_side(src, cfg), _coarse_side(tgt, cfg)
+    if tgt_c is tgt:  # glued pieces are faired as they are registered (a large target: on its proxy)
+        tgt_c = fit_t
     timings["proxy"] = time.perf_counter() - t
     t = time.perf_counter()
     faired_s, faired_t = fair(src_c, tgt_c, cfg)                                # 2. fair (Eq. A I-1)
@@ -396,7 +398,7 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
              "unmarked_target_vertices": int(len(tgt.vertices) - len(tgt.active)),
              "proxy_vertices": int(len(fit_t.active)) if fit_t is not tgt else 0,
              "fairing_proxy_vertices": [int(len(c.active)) if c is not side else 0
-                                        for c, side in ((src_c, src), (tgt_c, fit_t))],
+                                        for c, side in ((src_c, src), (tgt_c, tgt))],
              "timings": timings}
     back = norm.inverse()
 
@@ -406,7 +408,7 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
 
     def faired_full_t():
         out = tgt.vertices.copy()
-        out[tgt.active] = _lift(_lift(faired_t, tgt_c, fit_t), fit_t, tgt)
+        out[tgt.active] = _lift(faired_t, tgt_c, tgt)
         return back.apply(out)[tgt.index]
     return Correspondence(
         source_to_target=s2t, target_to_source=t2s, alignment=alignment,
