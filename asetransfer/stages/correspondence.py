@@ -100,6 +100,9 @@ class _Side:
     unmarked: tuple           # (pieces without a marker, all pieces, their fraction of the area)
     glue: sp.csr_matrix       # (G, a) rows e_i - e_j: vertex pairs holding neighbouring pieces together
     seam_rows: np.ndarray     # (a,) bool: vertices whose fairing rows see across the glue (see _prepare)
+    # (mesh vertices, mesh faces, similarity) of the mesh as given and the map to this frame:
+    # its search tree, shared with the steps around the correspondence, serves as this one's
+    given: tuple | None = None
     _operators: dict = field(default_factory=dict)  # (bi-Laplacian, total area) of the marked part, see operator()
     _surfaces: dict = field(default_factory=dict)  # search trees, see surface()
 
@@ -118,19 +121,41 @@ class _Side:
             self._operators[key] = (H, float(areas.sum()))
         return self._operators[key]
 
-    def surface(self, part: str = "active") -> SurfaceIndex:
+    def surface(self, part: str = "active"):
         """A closest-point search tree of the marked part (``"active"``) or of the whole welded
         mesh (``"whole"``), built once; the two are one tree when every vertex and triangle is
-        marked (the registration onto the target and the maps share it)."""
+        marked (the registration onto the target and the maps share it).  The whole mesh is
+        searched through the tree of the mesh as given when there is one (``given``: marker
+        snapping built it, the skeleton and quality steps use it; a 1M target's took 0.7 s)."""
         if part not in self._surfaces:
             whole_is_active = len(self.active) == len(self.vertices) and np.array_equal(self.active_faces, self.faces)
             if whole_is_active and ("whole" if part == "active" else "active") in self._surfaces:
                 self._surfaces[part] = self._surfaces["whole" if part == "active" else "active"]
-            elif part == "active":
+            elif part == "active" and not whole_is_active:
                 self._surfaces[part] = SurfaceIndex(self.vertices[self.active], self.active_faces)
+            elif self.given is not None:  # its triangles are these, in the same order
+                vertices, faces, similarity = self.given
+                self._surfaces[part] = _MappedIndex(surface_index(vertices, faces), similarity,
+                                                    self.vertices, self.faces)
             else:
                 self._surfaces[part] = SurfaceIndex(self.vertices, self.faces)
         return self._surfaces[part]
+
+
+@dataclass(eq=False)
+class _MappedIndex:
+    """A mesh's search tree queried in the frame a similarity maps the mesh to: the same
+    triangles and barycentric coordinates, points and distances in that frame."""
+
+    index: SurfaceIndex
+    similarity: Similarity
+    vertices: np.ndarray  # (n, 3) the triangles' corners in the mapped frame
+    faces: np.ndarray     # (F, 3) the same triangles on them
+
+    def closest(self, points: np.ndarray, *, bary: bool = True):
+        """:meth:`SurfaceIndex.closest` of ``points`` given in the mapped frame."""
+        face, coords, dist, point = self.index.closest(self.similarity.inverse().apply(points), bary=bary)
+        return face, coords, dist * self.similarity.scale, self.similarity.apply(point)
 
 
 def _glue(v, f, gap: float):
@@ -384,10 +409,7 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
                                             cfg=cfg, timings=timings)          # 3. register (Eq. A I-2)
     t = time.perf_counter()
     registered = _carry(x2, src)                                                # 4. maps
-    # a large target (fitted on its proxy) is searched through the tree of the target as
-    # given, which marker snapping built and the skeleton and quality checks use too
-    as_given = (target, norm) if fit_t is not tgt and not cfg.symmetric else None
-    s2t, t2s, d_st, d_ts = _maps(registered, src, tgt, markers.names, cfg, as_given=as_given)
+    s2t, t2s, d_st, d_ts = _maps(registered, src, tgt, markers.names, cfg)
     timings["maps"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
 
@@ -431,6 +453,7 @@ def _aligned_sides(source: Mesh, target: Mesh, markers: Markers, cfg: Correspond
     norm = _normalising(target.bounds())  # vertices used by triangles: a stray vertex has no say
     src = _prepare(norm.apply(alignment.apply(source.vertices)), source.faces, markers.source, cfg)
     tgt = _prepare(norm.apply(target.vertices), target.faces, markers.target, cfg)
+    tgt.given = (target.vertices, target.faces, norm)
     for side, what in ((src, "source"), (tgt, "target")):
         n_unmarked, n_pieces, fraction = side.unmarked
         if fraction > cfg.unmarked_area_warning:
@@ -531,27 +554,16 @@ def _lift(moved: np.ndarray, proxy: _Side, side: _Side) -> np.ndarray:
     return interpolate(moved, proxy.active_faces, face, bary)
 
 
-def _maps(registered, src: _Side, tgt: _Side, names, cfg: CorrespondenceConfig, as_given=None):
+def _maps(registered, src: _Side, tgt: _Side, names, cfg: CorrespondenceConfig):
     """Step 4: closest-point maps in both directions, on the input triangles.
-
-    ``as_given``: ``(target mesh, normalising similarity)`` to search the target as given
-    (its triangles are the welded target's, in the same order; the tree is shared through
-    :func:`~asetransfer.geometry.surface.surface_index`) instead of building a tree of the
-    welded target in the normalised frame: on a 1M target that tree took 0.7 s.
 
     Returns
     -------
     source_to_target, target_to_source : :class:`SurfacePoints` per input vertex;
     d_st, d_ts : (n_s',), (n_t',) closest-point distances of the welded vertices (normalised frame).
     """
-    if as_given is not None:
-        mesh, norm = as_given
-        f_st, b_st, d_st, _ = surface_index(mesh.vertices, mesh.faces).closest(norm.inverse().apply(registered))
-        d_st = d_st * norm.scale
-        target_index = None
-    else:
-        target_index = tgt.surface("whole")
-        f_st, b_st, d_st, _ = target_index.closest(registered)
+    target_index = tgt.surface("whole")
+    f_st, b_st, d_st, _ = target_index.closest(registered)
     f_ts, b_ts, d_ts, _ = SurfaceIndex(registered, src.faces).closest(tgt.vertices)
     if cfg.symmetric:
         f_st, b_st = _symmetric_filter(src, tgt, names, target_index=target_index, face=f_st, bary=b_st)
