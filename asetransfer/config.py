@@ -106,11 +106,11 @@ class CorrespondenceConfig:
     # automatic markers hold only the extremities and the crotch, and the faired shapes
     # slide the trunk along itself (0.3 % of the height on d05_apose_male); once the source
     # stands like the target its own surface can place the trunk (docs/benchmarks.md,
-    # "Automatic markers": d05 auto/hand body 1.56 -> 1.19, weights 1.53 -> 1.13; A-posed
-    # copies of d01, d02, d03 at most 1.05 / 1.16 instead of 1.22 / 1.32.  A top level of
-    # 100 or 1000 (100, 1 or 1000, 100, 10, 1) does as well; 10, 3, 1 leaves d05's body at
-    # 1.27).  Not in first passes: there the same levels helped the female cases but took
-    # the heavy male's weights from 1.17 to 1.23.  () = off.
+    # "Automatic markers": d05 auto/hand body 1.38 -> 1.15, weights 1.39 -> 1.12; A-posed
+    # copies of d01-d04, d06, bench/apose.py: at most 1.08 / 1.17 instead of 1.22 / 1.29.
+    # A top level of 100 or 1000 (100, 1 or 1000, 100, 10, 1) does as well; 10, 3, 1 leaves
+    # d05's body at 1.27).  Not in first passes: there the same levels helped the female
+    # cases but took the heavy male's weights from 1.17 to 1.24.  () = off.
     pose_match_stiffness: tuple = (100.0, 10.0, 1.0)
 
     def __post_init__(self):
