@@ -1,6 +1,6 @@
 """Automatic markers against the 46 sparse hand markers on the MakeHuman dev cases.
 
-    python bench/bench_markers.py [--cases d01_female ...] [--out DIR] [--json FILE]
+    python bench/bench_markers.py [--cases d01_female ...] [--out DIR] [--json FILE] [--apose [ARMS LEGS]]
 
 For every case the transfer runs in-process twice -- with the sparse hand markers
 and with no markers (automatic) -- and both outputs are scored with
@@ -11,7 +11,9 @@ tens of %H off).  Then the target is moved by a similarity (rotated about a
 tilted axis, scaled x37, translated) and rigged automatically again; its joints,
 moved back, are compared with the unmoved automatic run (``moved %H``: the largest
 joint difference, in % of height).  Marker time is the landmark search on both
-characters.
+characters.  ``--apose``: the same on A-posed copies of the cases (bench/apose.py:
+the ground truth posed by its own weights, arms 35 and legs 6 degrees by default,
+the pose of ``d05_apose_male``), written under ``--out``.
 """
 from __future__ import annotations
 
@@ -37,10 +39,10 @@ def _similarity():
     return 37.0, rot.as_matrix(), np.array([12.5, -40.0, 3.25])
 
 
-def _scored(case: str, rig, out: Path) -> dict:
+def _scored(case_dir: Path, rig, out: Path) -> dict:
     from mheval.score import score
     at.save_rig(out, rig)
-    s = score(str(DEV / case), str(out))
+    s = score(str(case_dir), str(out))
     jp = s["joint_error_pct_height"]
     return {"body": jp["body"]["mean"], "fingers": jp["fingers"]["mean"] if jp["fingers"] else float("nan"),
             "max": jp["all"]["max"], "orient": s["joint_orientation_error_deg"]["all"]["mean"],
@@ -52,6 +54,8 @@ def main():
     ap.add_argument("--cases", nargs="*")
     ap.add_argument("--out", default="/tmp/asetransfer-bench-markers")
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--apose", nargs="*", type=float, metavar="DEG",
+                    help="A-posed copies of the cases: arms and legs degrees (default 35 6)")
     args = ap.parse_args()
     if not DEV.is_dir() or not EVAL.is_dir():
         sys.exit(f"{DEV}: dev data or scorer not found")
@@ -63,13 +67,18 @@ def main():
     print(f"{'case':22} {'markers':7} {'n':>3} {'body%H':>6} {'fing%H':>6} {'max%H':>6} {'orient':>6} "
           f"{'w.err':>6} {'local':>6}   ratios body/w/local   moved %H  marker s")
     for case in args.cases or dev_cases():
-        source = at.load_rig(DEV / case / "source.glb")
-        target = at.load_mesh(target_path(case))
-        hand = at.load_markers(DEV / case / "markers_sparse.json", source.mesh, target)
+        case_dir, target_file = DEV / case, target_path(case)
+        if args.apose is not None:
+            from apose import a_posed_copy
+            case_dir = a_posed_copy(case, out / "apose", *(args.apose or [35.0, 6.0]))
+            case, target_file = case_dir.name, case_dir / "target.ply"
+        source = at.load_rig(case_dir / "source.glb")
+        target = at.load_mesh(target_file)
+        hand = at.load_markers(case_dir / "markers_sparse.json", source.mesh, target)
         res = {}
         for kind, markers in (("hand", hand), ("auto", None)):
             r = at.transfer(source, target, markers)
-            res[kind] = (r, _scored(case, r.rig, out / f"{case}.{kind}.glb"))
+            res[kind] = (r, _scored(case_dir, r.rig, out / f"{case}.{kind}.glb"))
         auto, score_a = res["auto"]
         moved = Mesh(s * target.vertices @ rot.T + t, target.faces)
         back = at.transfer(source, moved, None).rig.skeleton.bind_world[:, :3, 3]

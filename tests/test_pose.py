@@ -90,3 +90,24 @@ def test_match_pose_turns_each_limb_bone_onto_the_wanted_direction(source):
     # posing by the rig moves the mesh with the bones: the hand follows the forearm
     back = in_source_frame(source.skeleton, truth * 3.0 + 1.0)  # the trunk fit removes scale and shift
     np.testing.assert_allclose(back, truth, atol=1e-6)
+
+
+def test_posed_passes_register_in_stiffness_levels_only_with_automatic_markers(source, markers, monkeypatch):
+    # hand markers keep every registration as it was (their results must not change);
+    # automatic ones, which leave the trunk free, use pose_match_stiffness once posed
+    import asetransfer.stages.transfer as transfer_module
+    seen = []
+    real = transfer_module.correspond
+
+    def recording(src, tgt, m, cc=None):
+        seen.append(cc.register_stiffness)
+        return real(src, tgt, m, cc)
+    monkeypatch.setattr(transfer_module, "correspond", recording)
+    target, _ = _posed(source, {"shoulder": ([0, 0, 1], -40.0)})
+    hand = at.transfer(source, target, markers)
+    assert hand.report["pose_match"]["passes"] >= 1 and seen == [()] * len(seen)
+    seen.clear()
+    auto = at.transfer(source, target, None)
+    assert auto.report["marker_origin"]["automatic"] and auto.report["pose_match"]["passes"] >= 1
+    levels = CorrespondenceConfig().pose_match_stiffness
+    assert len(levels) > 1 and seen == [()] + [levels] * auto.report["pose_match"]["passes"]

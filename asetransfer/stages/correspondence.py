@@ -267,12 +267,13 @@ class _Registration:
     """
 
     def __init__(self, geometry: np.ndarray, faces: np.ndarray, markers: sp.csr_matrix, cfg,
-                 glue: sp.csr_matrix | None = None, operator: tuple | None = None):
+                 glue: sp.csr_matrix | None = None, operator: tuple | None = None, stiffness: float = 1.0):
         n, K = len(geometry), markers.shape[0]
         # operator: (bi-Laplacian, total area) of (geometry, faces) when already computed
         self.H, area = operator if operator is not None else (bilaplacian(geometry, faces),
                                                               mixed_voronoi_areas(geometry, faces).sum())
-        self.w_detail = cfg.register_detail / area
+        # stiffness: a factor on mu1 (a level of a stiffness schedule, see _register_both)
+        self.w_detail = stiffness * cfg.register_detail / area
         self.w_fit = cfg.register_fit / n
         self.w_markers = cfg.register_markers / K
         self.B = markers
@@ -292,7 +293,7 @@ class _Registration:
 
 def register(system: _Registration, rest: np.ndarray, *, faces: np.ndarray, surface: SurfaceIndex,
              marker_goal: np.ndarray, cfg: CorrespondenceConfig, max_iterations: int,
-             first_fit: np.ndarray | None = None):
+             first_fit: np.ndarray | None = None, start: np.ndarray | None = None):
     """Closest-point iterations of Eq. A I-2 from ``rest`` onto ``surface``.
 
     Each iteration pairs every vertex with its closest point on the surface
@@ -303,10 +304,12 @@ def register(system: _Registration, rest: np.ndarray, *, faces: np.ndarray, surf
 
     Parameters
     ----------
-    rest : (n, 3) the source's active vertices where the iterations start.
+    rest : (n, 3) the source's active vertices: the detail term's rest shape (Eq. A I-2a),
+        and where the iterations start unless ``start`` is given.
     faces : (F, 3) their triangles (for the vertex normals).
     marker_goal : (K, 3) marker positions on ``surface`` (Eq. A I-2c).
     max_iterations : at most this many iterations (``faired_iterations`` or ``max_iterations``).
+    start : (n, 3) positions to start from (the last level of a stiffness schedule), or None.
 
     Returns
     -------
@@ -314,7 +317,7 @@ def register(system: _Registration, rest: np.ndarray, *, faces: np.ndarray, surf
     """
     cos_max = np.cos(np.radians(cfg.reject_angle))
     target_normals = face_normals(surface.vertices, surface.faces)
-    x, it = rest, 0
+    x, it = (rest if start is None else start), 0
     for it in range(1, max_iterations + 1):
         if it == 1 and first_fit is not None:
             fit = first_fit
@@ -477,14 +480,24 @@ def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple,
     proxy moved at the vertex's closest point on it.  ``tgt`` is the target or, for a large target,
     its proxy (the maps, step 4, then use the full target).
 
+    With ``cfg.register_stiffness`` (factors on mu1, stiffest first), stage 2 runs in
+    levels of decreasing stiffness, each from where the last ended, with an equal share of
+    ``max_iterations`` (our addition, after the stiffness schedule of Amberg et al. 2007):
+    a stiff level keeps the rest shape's details, so the whole surface -- shoulders, neck,
+    hips -- places the trunk, which closest points on a smooth trunk cannot (they pull
+    along its normals only); the softer levels then fit the details.  The levels count
+    stage 2's iterations as one sequence, the first ``coarse_iterations`` of which run on
+    the proxies.  Each level other than mu1 itself is one more factorisation per side.
+
     Parameters
     ----------
     faired_src, faired_tgt : (side faired, (a_c, 3) its faired active vertices) each.
 
     Returns
     -------
-    system : :class:`_Registration` of stage 2, x : (a_s, 3) registered active source
-    vertices, iterations : [stage 1, stage 2].  Adds the stage times to ``timings``.
+    system : :class:`_Registration` of stage 2 (mu1 as configured), x : (a_s, 3) registered
+    active source vertices, iterations : [stage 1, stage 2 on proxies, stage 2].  Adds the
+    stage times to ``timings``.
     """
     (src_c, faired_s), (tgt_c, faired_t) = faired_src, faired_tgt
     t = time.perf_counter()
@@ -502,22 +515,50 @@ def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple,
     fit = interpolate(tgt_c.vertices[tgt_c.active], tgt_c.active_faces, face, bary)
     timings["register_faired"] = time.perf_counter() - t
     t = time.perf_counter()
-    it_coarse, fine_iterations = 0, cfg.max_iterations
-    rest = src.vertices[src.active]
-    if src_c is not src:  # stage 2 begins on the proxies, then the source as modelled takes over
-        rest_c = src_c.vertices[src_c.active]
-        x_c, it_coarse = register(coarse, rest_c, faces=src_c.active_faces, surface=tgt_c.surface("active"),
-                                  marker_goal=tgt_c.markers @ tgt_c.vertices[tgt_c.active], cfg=cfg,
-                                  max_iterations=cfg.coarse_iterations, first_fit=fit)
-        # each vertex moves as the proxy does at its closest point: a proxy left in place
-        # (the source registered onto itself) leaves every vertex exactly where it is
-        fit = rest + _lift(x_c - rest_c, src_c, src)
-        fine_iterations -= cfg.coarse_iterations
-    x2, it2 = register(system, rest, faces=src.active_faces,
-                       surface=tgt.surface("active"), marker_goal=tgt.markers @ tgt.vertices[tgt.active],
-                       cfg=cfg, max_iterations=fine_iterations, first_fit=fit)
+    systems = {(True, 1.0): coarse, (False, 1.0): system}
+    rest, rest_c = src.vertices[src.active], src_c.vertices[src_c.active]
+    n_coarse = cfg.coarse_iterations if src_c is not src else 0
+    # the faired pairs start the first run (on the source's vertices when no run is on the proxies)
+    x, first, its = None, fit if n_coarse or src_c is src else _lift(fit, src_c, src), {True: 0, False: 0}
+    segments = _stage2_segments(cfg.register_stiffness or (1.0,), cfg.max_iterations, n_coarse)
+    for k, (on_proxy, stiffness, n) in enumerate(segments):
+        side, onto = (src_c, tgt_c) if on_proxy else (src, tgt)
+        if not on_proxy and k > 0 and segments[k - 1][0]:
+            # the source as modelled takes over: each vertex moves as the proxy does at its
+            # closest point (a proxy left in place, the source registered onto itself,
+            # leaves every vertex exactly where it is)
+            first, x = rest + _lift(x - rest_c, src_c, src), None
+        if (on_proxy, stiffness) not in systems:
+            systems[on_proxy, stiffness] = _Registration(side.vertices[side.active], side.active_faces, side.markers,
+                                                         cfg, glue=side.glue, operator=side.operator(),
+                                                         stiffness=stiffness)
+        x, it = register(systems[on_proxy, stiffness], side.vertices[side.active], faces=side.active_faces,
+                         surface=onto.surface("active"), marker_goal=onto.markers @ onto.vertices[onto.active],
+                         cfg=cfg, max_iterations=n, first_fit=first, start=x)
+        first, its[on_proxy] = None, its[on_proxy] + it
+    x2, it_coarse, it2 = x, its[True], its[False]
     timings["register_original"] = time.perf_counter() - t
     return system, x2, [it1, it_coarse, it2]
+
+
+def _stage2_segments(levels: tuple, total: int, n_coarse: int) -> list:
+    """Stage 2's iterations as ``(on the proxies, stiffness, iterations)`` runs: ``total``
+    shared among the stiffness ``levels`` (:func:`_level_iterations`), the first
+    ``n_coarse`` of them on the proxies (a level crossing that point is split)."""
+    out, done = [], 0
+    for stiffness, n in zip(levels, _level_iterations(total, len(levels))):
+        for on_proxy, m in ((True, min(n, max(0, n_coarse - done))), (False, n - min(n, max(0, n_coarse - done)))):
+            if m:
+                out.append((on_proxy, stiffness, m))
+        done += n
+    return out
+
+
+def _level_iterations(total: int, levels: int) -> list:
+    """Iterations of each of ``levels`` stiffness levels: ``total`` shared equally, the
+    remainder to the last (the softest, which fits the details), at least one each."""
+    share = max(1, total // levels)
+    return [share] * (levels - 1) + [max(1, total - share * (levels - 1))]
 
 
 def _coarse_side(side: _Side, cfg: CorrespondenceConfig) -> _Side:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -60,16 +60,20 @@ def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: 
     return markers, report
 
 
-def _match_pose(source, target, markers, cfg, corr, skeleton, sk_report, say):
+def _match_pose(source, target, markers, cfg, corr, skeleton, sk_report, say, automatic=False):
     """Register again from a source posed like the target when their limbs differ (stages/pose.py).
 
     The pose is read from the skeleton the last pass placed; passes repeat until the
     pose moves less than ``pose_match_tolerance`` degrees (each pass registers a source
     closer to the target, so its joints, and the pose read from them, are closer too).
+    With ``automatic`` markers the posed passes register in the stiffness levels of
+    ``pose_match_stiffness`` (the source now stands like the target, so its surface can
+    place the trunk the extremity markers leave free).
     Returns the final correspondence, skeleton and skeleton report, and a report: each
     limb bone's angle to the source's after every pass.
     """
     cc = cfg.correspondence
+    posed_cc = replace(cc, register_stiffness=cc.pose_match_stiffness) if automatic else cc
     t = time.perf_counter()
     rest = source.skeleton.bind_world[:, :3, 3]
     placed = in_source_frame(source.skeleton, skeleton.bind_world[:, :3, 3])
@@ -79,7 +83,7 @@ def _match_pose(source, target, markers, cfg, corr, skeleton, sk_report, say):
         for _ in range(cc.pose_match_passes):
             say("pose matching")
             posed = match_pose(source, placed)
-            corr = correspond(posed.mesh, target, markers, cc)
+            corr = correspond(posed.mesh, target, markers, posed_cc)
             # joints are fitted from the posed source (local fits see a near-rigid match);
             # the rest pose and orientations stay the source's
             skeleton, sk_report = transfer_skeleton(posed, target, corr, cfg.skeleton, rest_source=source.skeleton)
@@ -120,7 +124,7 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     say("skeleton")
     skeleton, sk_report = transfer_skeleton(source, target, corr, cfg.skeleton)
     corr, skeleton, sk_report, pose_report = _match_pose(source, target, markers, cfg, corr, skeleton, sk_report,
-                                                         say)
+                                                         say, automatic=bool(markers_report.get("automatic")))
     say("weights")
     t = time.perf_counter()
     wc = cfg.weights
