@@ -232,3 +232,29 @@ def vertex_points(vertices: np.ndarray, faces: np.ndarray) -> SurfacePoints:
     bary = np.zeros((len(vertices), 3))
     bary[np.arange(len(vertices)), corner[vertices]] = 1.0
     return SurfacePoints(face[vertices], bary)
+
+
+def winding_numbers(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(K,) generalised winding number of each point: the signed solid angle of every
+    triangle summed exactly, over 4 pi (Jacobson et al. 2013, Eq. 5, with the solid angle
+    of Van Oosterom and Strackee 1983: ``2 atan2(a . (b x c), |a||b||c| + (a.b)|c| +
+    (b.c)|a| + (c.a)|b|)`` for the corners ``a, b, c`` relative to the point).
+
+    1 inside a closed surface with outward faces, 0 outside, -1 inside inward faces; about
+    right through small holes.  Costs K x F triangle evaluations (~3 ms a point on 26k
+    triangles): for a few points, where a fast (tree) evaluation would cost more to set up.
+
+    Parameters
+    ----------
+    points : (K, 3); vertices : (n, 3); faces : (F, 3).
+    """
+    tri = np.asarray(vertices, dtype=np.float64)[np.asarray(faces, dtype=np.int64)]  # (F, 3, 3)
+    out = np.empty(len(points))
+    for k, p in enumerate(np.asarray(points, dtype=np.float64).reshape(-1, 3)):
+        a, b, c = (tri[:, i] - p for i in range(3))
+        la, lb, lc = (np.sqrt(np.einsum("ij,ij->i", e, e)) for e in (a, b, c))
+        det = np.einsum("ij,ij->i", a, np.cross(b, c))
+        den = (la * lb * lc + np.einsum("ij,ij->i", a, b) * lc + np.einsum("ij,ij->i", b, c) * la
+               + np.einsum("ij,ij->i", c, a) * lb)
+        out[k] = 2.0 * np.arctan2(det, den).sum() / (4.0 * np.pi)
+    return out

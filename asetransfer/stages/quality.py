@@ -23,6 +23,7 @@ import numpy as np
 from ..config import QualityConfig
 from ..model.mesh import Mesh
 from ..model.rig import Rig
+from ..geometry.surface import winding_numbers
 
 log = logging.getLogger("asetransfer")
 LEVELS = ("ok", "check", "poor")
@@ -34,11 +35,12 @@ def height(mesh: Mesh) -> float:
     return float(np.max(hi - lo))
 
 
-#: up to this many points, the winding number is summed exactly over every triangle (~0.6 ms
-#: a point on 26k triangles): the fast one first builds a tree over the triangles (~40 ms)
-#: and its far-field approximation misjudged 7 of the 163 joints of the MakeHuman dev source
-#: (the root between the feet and three face joints inside, three mouth joints outside)
-EXACT_WINDING_POINTS = 32
+#: up to this many point-triangle pairs, the winding number is summed exactly over every
+#: triangle (geometry.surface.winding_numbers, ~3 ms a point on 26k triangles): libigl's fast
+#: one first builds a tree (~30 ms on 26k triangles; its exact one took ~85 ms for any number
+#: of points), and its far-field approximation misjudged 7 of the 163 joints of the MakeHuman
+#: dev source (the root between the feet and three face joints inside, three mouth joints out)
+EXACT_WINDING_PAIRS = 500_000
 
 
 def inside(points: np.ndarray, mesh: Mesh, config: QualityConfig | None = None) -> np.ndarray:
@@ -48,8 +50,8 @@ def inside(points: np.ndarray, mesh: Mesh, config: QualityConfig | None = None) 
     inside a closed surface, 0 outside, and still about right through small holes.  A
     mesh of more than ``config.inside_exact_faces`` triangles is measured on its vertex
     clustering (``config.inside_cells`` cells; :class:`~asetransfer.config.QualityConfig`).
-    Up to ``EXACT_WINDING_POINTS`` points it is summed over every triangle, else by libigl's
-    fast (far-field approximated) winding number.
+    Up to ``EXACT_WINDING_PAIRS`` points x triangles it is summed over every triangle, else
+    by libigl's fast (far-field approximated) winding number.
     """
     cfg = config or QualityConfig()
     import igl  # imported on use (libigl loads in ~0.3 s)
@@ -61,9 +63,11 @@ def inside(points: np.ndarray, mesh: Mesh, config: QualityConfig | None = None) 
         from ..geometry.decimate import cluster_vertices
 
         v, f, _ = cluster_vertices(v, f, cfg.inside_cells)
-    winding = igl.winding_number if len(points) <= EXACT_WINDING_POINTS else igl.fast_winding_number
-    w = winding(np.ascontiguousarray(v, np.float64), np.ascontiguousarray(f, np.int64),
-                np.ascontiguousarray(points, np.float64))
+    if len(points) * len(f) <= EXACT_WINDING_PAIRS:
+        w = winding_numbers(points, v, f)
+    else:
+        w = igl.fast_winding_number(np.ascontiguousarray(v, np.float64), np.ascontiguousarray(f, np.int64),
+                                    np.ascontiguousarray(points, np.float64))
     return np.abs(np.asarray(w)) >= 0.5  # either orientation of the faces
 
 
@@ -116,7 +120,9 @@ def joints_outside_body(source: Rig, rig: Rig, tolerance: float, config: Quality
 
     def clearly_inside(joints):
         p = was[joints]
-        return inside(p, source.mesh, config) & (_distances(p, source.mesh) > tolerance * height(source.mesh))
+        deep = _distances(p, source.mesh) > tolerance * height(source.mesh)
+        deep[deep] = inside(p[deep], source.mesh, config)  # the winding numbers of the deep ones only
+        return deep
     outside = candidates[clearly_inside(candidates)]
     if len(outside) == 0:
         return [], 0
