@@ -122,7 +122,8 @@ class CorrespondenceConfig:
                      "register_fit", "register_markers", "tolerance", "reject_distance"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"correspondence parameter {name} must be positive")
-        if self.max_iterations < 1 or self.faired_iterations < 0 or not 0 <= self.coarse_iterations < self.max_iterations:
+        if (self.max_iterations < 1 or self.faired_iterations < 0
+                or not 0 <= self.coarse_iterations < self.max_iterations):
             raise ValueError("correspondence iteration counts must be at least 1 (stage 2) and 0 (stage 1), "
                              "and coarse_iterations below max_iterations")
         for size, above in (("proxy_vertices", "proxy_above"), ("fair_proxy_vertices", "fair_proxy_above")):

@@ -477,8 +477,8 @@ def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple,
     (same triangles, same barycentric coordinates).  With a source proxy, stage 2's
     first ``cfg.coarse_iterations`` run on the proxies (the proxy as modelled onto the
     target's proxy), and the source as modelled starts with each vertex moved as the
-    proxy moved at the vertex's closest point on it.  ``tgt`` is the target or, for a large target,
-    its proxy (the maps, step 4, then use the full target).
+    proxy moved at the vertex's closest point on it.  ``tgt`` is the target or, for a
+    large target, its proxy (the maps, step 4, then use the full target).
 
     With ``cfg.register_stiffness`` (factors on mu1, stiffest first), stage 2 runs in
     levels of decreasing stiffness, each from where the last ended, with an equal share of
