@@ -316,6 +316,30 @@ def test_fairing_and_stage_one_on_proxies_keep_the_map():
     np.testing.assert_allclose(self_map.registered_source, src.vertices, atol=1e-9 * diag)
 
 
+def test_a_singular_proxy_falls_back_to_the_meshes_themselves(monkeypatch):
+    # a decimation gone wrong makes a proxy's fairing system singular: the correspondence
+    # is then computed without proxies, as if they were off, instead of failing
+    import asetransfer.stages.correspondence as corr_module
+    from asetransfer.config import CorrespondenceConfig
+    from asetransfer.geometry.linsolve import NumericalError
+    src = blob(4, (1, 1.5, 0.8), bump=0.2)
+    tgt = blob(4, (1.4, 1.1, 0.9), bump=0.6)
+    ids = spread(src.vertices, 16)
+    on = CorrespondenceConfig(fair_proxy_vertices=600, fair_proxy_above=1000)
+    off = correspond(src, tgt, vertex_markers(ids, ids, src, tgt), CorrespondenceConfig(fair_proxy_vertices=0))
+    fair = corr_module.fair
+
+    def fair_failing_on_proxies(source, target, cfg):
+        if len(source.active) < len(src.vertices):
+            raise NumericalError("fairing system (Eq. A I-1): singular")
+        return fair(source, target, cfg)
+    monkeypatch.setattr(corr_module, "fair", fair_failing_on_proxies)
+    c = correspond(src, tgt, vertex_markers(ids, ids, src, tgt), on)
+    assert c.stats["fairing_proxy_vertices"] == [0, 0]
+    np.testing.assert_array_equal(c.source_to_target.face, off.source_to_target.face)
+    np.testing.assert_allclose(c.source_to_target.bary, off.source_to_target.bary, atol=1e-12)
+
+
 def test_cli_correspond_writes_both_maps(tmp_path, capsys):
     src, tgt = _write_case(tmp_path)
     out = tmp_path / "map.npz"

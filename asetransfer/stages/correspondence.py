@@ -32,7 +32,7 @@ from ..config import CorrespondenceConfig
 from ..model.markers import Markers
 from ..geometry.decimate import proxy_mesh
 from ..geometry.laplacian import bilaplacian, degenerate_triangles, mixed_voronoi_areas
-from ..geometry.linsolve import Factorization
+from ..geometry.linsolve import Factorization, NumericalError
 from ..model.mesh import Mesh
 from ..geometry.surface import SurfaceIndex, surface_index
 from ..model.surface import SurfacePoints, interpolate
@@ -405,11 +405,15 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
     if tgt_c is tgt:  # glued pieces are faired as they are registered (a large target: on its proxy)
         tgt_c = fit_t
     timings["proxy"] = time.perf_counter() - t
-    t = time.perf_counter()
-    faired_s, faired_t = fair(src_c, tgt_c, cfg)                                # 2. fair (Eq. A I-1)
-    timings["fair"] = time.perf_counter() - t
-    system, x2, iterations = _register_both(src, fit_t, (src_c, faired_s), (tgt_c, faired_t),
-                                            cfg=cfg, timings=timings)          # 3. register (Eq. A I-2)
+    try:                                                                        # 2. fair, 3. register
+        faired_s, faired_t, system, x2, iterations = _fair_and_register(src, fit_t, src_c, tgt_c, cfg, timings)
+    except NumericalError:
+        if src_c is src and tgt_c is fit_t:
+            raise
+        # a proxy's system is singular (a decimation gone wrong): fit the meshes themselves
+        log.debug("correspondence: a fairing proxy's system is singular; fitting without proxies")
+        src_c, tgt_c = src, fit_t
+        faired_s, faired_t, system, x2, iterations = _fair_and_register(src, fit_t, src_c, tgt_c, cfg, timings)
     t = time.perf_counter()
     registered = _carry(x2, src)                                                # 4. maps
     s2t, t2s, d_st, d_ts = _maps(registered, src, tgt, markers.names, cfg)
@@ -464,6 +468,19 @@ def _aligned_sides(source: Mesh, target: Mesh, markers: Markers, cfg: Correspond
                         "only carried along with the nearest marked piece: add markers on them or join them",
                         n_unmarked, what, n_pieces, 100 * fraction)
     return alignment, norm, src, tgt
+
+
+def _fair_and_register(src: _Side, fit_t: _Side, src_c: _Side, tgt_c: _Side, cfg: CorrespondenceConfig,
+                       timings: dict):
+    """Steps 2 and 3: fairing (Eq. A I-1) on ``src_c``, ``tgt_c`` (the sides or their proxies),
+    then registration (Eq. A I-2) of ``src`` onto ``fit_t``.  Returns the faired active
+    vertices of both coarse sides and :func:`_register_both`'s system, positions, iterations."""
+    t = time.perf_counter()
+    faired_s, faired_t = fair(src_c, tgt_c, cfg)
+    timings["fair"] = time.perf_counter() - t
+    system, x2, iterations = _register_both(src, fit_t, (src_c, faired_s), (tgt_c, faired_t),
+                                            cfg=cfg, timings=timings)
+    return faired_s, faired_t, system, x2, iterations
 
 
 def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple, *,
