@@ -35,24 +35,12 @@ from pathlib import Path
 
 import numpy as np
 
+from asetransfer.geometry.decimate import midpoint_subdivide
 from bench_transfer import run_cli, summarise
 from devdata import DEV, EVAL, ROOT, target_path
 
 DEFAULT_SIZES = [5000, 13000, 50000, 200000, 1000000]
 BASE_SIZE = 13000  # the case's own target: the reference for the joint comparison
-
-
-def midpoint_subdivide(vertices: np.ndarray, faces: np.ndarray):
-    """One midpoint subdivision step: every triangle into four, the surface unchanged."""
-    edges = np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]), axis=1)
-    unique, inverse = np.unique(edges, axis=0, return_inverse=True)
-    mid = len(vertices) + inverse.reshape(3, -1).T  # (F, 3): midpoints of edges 01, 12, 20
-    new_vertices = np.vstack([vertices, 0.5 * (vertices[unique[:, 0]] + vertices[unique[:, 1]])])
-    a, b, c = faces.T
-    ab, bc, ca = mid.T
-    new_faces = np.concatenate([np.stack(t, axis=1) for t in
-                                ((a, ab, ca), (ab, b, bc), (ca, bc, c), (ab, bc, ca))])
-    return new_vertices, new_faces
 
 
 def decimate(vertices: np.ndarray, faces: np.ndarray, n_vertices: int):

@@ -99,3 +99,22 @@ def proxy_mesh(vertices: np.ndarray, faces: np.ndarray, n_vertices: int, weld_to
     renumber = np.full(len(v), -1, dtype=np.int64)
     renumber[used] = np.arange(len(used))
     return v[used], renumber[f]
+
+
+def midpoint_subdivide(vertices: np.ndarray, faces: np.ndarray):
+    """One midpoint subdivision step: every triangle into four, the surface unchanged (the
+    inverse of a proxy: benchmarks and tests build dense copies of a body with it).
+
+    Returns
+    -------
+    (n + E, 3) vertices (the input's, then one per edge), (4F, 3) triangles.
+    """
+    edges = np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]), axis=1)
+    unique, inverse = np.unique(edges, axis=0, return_inverse=True)
+    mid = len(vertices) + inverse.reshape(3, -1).T  # (F, 3): midpoints of edges 01, 12, 20
+    new_vertices = np.vstack([vertices, 0.5 * (vertices[unique[:, 0]] + vertices[unique[:, 1]])])
+    a, b, c = faces.T
+    ab, bc, ca = mid.T
+    new_faces = np.concatenate([np.stack(t, axis=1) for t in
+                                ((a, ab, ca), (ab, b, bc), (ca, bc, c), (ab, bc, ca))])
+    return new_vertices, new_faces
