@@ -54,8 +54,6 @@ def inside(points: np.ndarray, mesh: Mesh, config: QualityConfig | None = None) 
     by libigl's fast (far-field approximated) winding number.
     """
     cfg = config or QualityConfig()
-    import igl  # imported on use (libigl loads in ~0.3 s)
-
     if len(points) == 0:
         return np.zeros(0, bool)
     v, f = mesh.vertices, mesh.faces
@@ -66,6 +64,8 @@ def inside(points: np.ndarray, mesh: Mesh, config: QualityConfig | None = None) 
     if len(points) * len(f) <= EXACT_WINDING_PAIRS:
         w = winding_numbers(points, v, f)
     else:
+        import igl  # imported on use (libigl loads in ~0.3 s)
+
         w = igl.fast_winding_number(np.ascontiguousarray(v, np.float64), np.ascontiguousarray(f, np.int64),
                                     np.ascontiguousarray(points, np.float64))
     return np.abs(np.asarray(w)) >= 0.5  # either orientation of the faces
