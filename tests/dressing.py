@@ -1,0 +1,132 @@
+"""Production-character accessories hung on a one-piece body, for tests and benchmarks.
+
+A production character is rarely one closed mesh: joint covers and armour plates are
+separate meshes overlapping the body, clothes and hair are open shells a little
+outside it, eyes and teeth sit inside the head, a weapon is held in a hand.  Each
+function below returns the pieces of one kind (lists of ``(vertices, faces)``) built
+from a body mesh and a few of its joint positions, so the same accessory can be put
+on the synthetic fixtures and on the MakeHuman dev bodies; :func:`dress` appends them
+to the body.  The body's vertices come first and keep their indices, so markers and
+ground truth on the body stay valid on the dressed mesh.
+
+``joints`` maps roles to (3,) positions: ``head``, ``neck``, ``hips``, ``hand.R``, and
+``shoulder``, ``elbow``, ``knee`` with ``.L`` / ``.R``.  ``up`` and ``forward`` are the
+body's unit axes; lengths are fractions of the body height ``H`` (head top to sole).
+"""
+from __future__ import annotations
+
+import numpy as np
+import trimesh
+
+from asetransfer.geometry.topology import vertex_normals
+from asetransfer.model.mesh import Mesh
+
+#: every kind :func:`dress` knows, in the order ``"all"`` puts them on
+KINDS = ("covers", "shirt", "hair", "eyes", "sword")
+
+
+def body_height(vertices: np.ndarray, up: np.ndarray) -> float:
+    h = vertices @ up
+    return float(h.max() - h.min())
+
+
+def sphere(centre: np.ndarray, radius: float, subdivisions: int = 2):
+    s = trimesh.creation.icosphere(subdivisions=subdivisions, radius=radius)
+    return np.asarray(s.vertices) + centre, np.asarray(s.faces, dtype=np.int64)
+
+
+def bar(start: np.ndarray, direction: np.ndarray, length: float, width: float, depth: float, side: np.ndarray):
+    """A closed box from ``start`` along unit ``direction``, ``width`` along ``side``."""
+    third = np.cross(direction, side)
+    axes = np.column_stack([side, direction, third])
+    b = trimesh.creation.box(extents=[width, length, depth])
+    return np.asarray(b.vertices) @ axes.T + start + direction * length / 2, np.asarray(b.faces, dtype=np.int64)
+
+
+def shell(mesh: Mesh, selected: np.ndarray, offset: float):
+    """The faces whose vertices are all ``selected``, moved ``offset`` out along the vertex
+    normals: an open layer over that part of the body (a shirt, a hair cap)."""
+    normals = vertex_normals(mesh.vertices, mesh.faces)
+    faces = mesh.faces[selected[mesh.faces].all(axis=1)]
+    used = np.unique(faces)
+    remap = np.full(len(mesh.vertices), -1)
+    remap[used] = np.arange(len(used))
+    return mesh.vertices[used] + offset * normals[used], remap[faces]
+
+
+def covers(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray) -> list:
+    """Spheres over knees, elbows and shoulders, half sunk into the limb (robot joint covers)."""
+    H = body_height(mesh.vertices, up)
+    out = []
+    for side in "LR":
+        out.append(sphere(joints[f"knee.{side}"] + 0.02 * H * forward, 0.035 * H))
+        out.append(sphere(joints[f"elbow.{side}"], 0.028 * H))
+        out.append(sphere(joints[f"shoulder.{side}"] + 0.01 * H * up, 0.032 * H))
+    return out
+
+
+def shirt(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray) -> list:
+    """An open shell 1.2 %H outside the trunk from the hips to the neck, without arms."""
+    H = body_height(mesh.vertices, up)
+    h = mesh.vertices @ up
+    left = np.cross(up, forward)
+    half_width = abs((joints["shoulder.L"] - joints["shoulder.R"]) @ left) / 2
+    across = np.abs((mesh.vertices - joints["hips"]) @ left)
+    trunk = (h > joints["hips"] @ up) & (h < joints["neck"] @ up) & (across < half_width)
+    return [shell(mesh, trunk, 0.012 * H)]
+
+
+def hair(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray) -> list:
+    """An open cap 1 %H outside the top and back of the head, down over the ears."""
+    H = body_height(mesh.vertices, up)
+    rel = mesh.vertices - joints["head"]
+    top = (rel @ up > 0.02 * H) & (rel @ forward < 0.03 * H) & (np.linalg.norm(rel, axis=1) < 0.2 * H)
+    return [shell(mesh, top, 0.01 * H)]
+
+
+def eyes(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray) -> list:
+    """Two eyeballs just inside the face, where the head's surface is most forward at eye height."""
+    H = body_height(mesh.vertices, up)
+    left = np.cross(up, forward)
+    out = []
+    for s in (1.0, -1.0):
+        # the face's surface in front of the eye: nearest vertices around the eye's line of sight
+        centre = joints["head"] + 0.04 * H * up + s * 0.018 * H * left
+        rel = mesh.vertices - centre
+        line = np.linalg.norm(rel - np.outer(rel @ forward, forward), axis=1)
+        near = (line < 0.01 * H) & (rel @ forward > 0)
+        front = centre + forward * float((rel[near] @ forward).max())
+        out.append(sphere(front - forward * 0.009 * H, 0.007 * H, 1))
+    return out
+
+
+def sword(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray) -> list:
+    """A blade held in the right hand, pointing down and forward past the knee (half the height long)."""
+    H = body_height(mesh.vertices, up)
+    left = np.cross(up, forward)
+    direction = -up * np.cos(np.radians(30)) + forward * np.sin(np.radians(30))
+    grip = joints["hand.R"] - direction * 0.05 * H
+    return [bar(grip, direction, 0.5 * H, 0.012 * H, 0.03 * H, left)]
+
+
+BUILDERS = {"covers": covers, "shirt": shirt, "hair": hair, "eyes": eyes, "sword": sword}
+
+
+def dress(mesh: Mesh, kinds, joints: dict, up, forward) -> Mesh:
+    """``mesh`` with the accessories of ``kinds`` (names of :data:`KINDS`, or ``"all"``) appended."""
+    kinds = KINDS if kinds == "all" else ((kinds,) if isinstance(kinds, str) else tuple(kinds))
+    up, forward = np.asarray(up, float), np.asarray(forward, float)
+    parts = [(mesh.vertices, mesh.faces)]
+    for k in kinds:
+        parts += BUILDERS[k](mesh, joints, up, forward)
+    offsets = np.cumsum([0] + [len(v) for v, _ in parts[:-1]])
+    return Mesh(np.concatenate([v for v, _ in parts]), np.concatenate([f + o for (_, f), o in zip(parts, offsets)]))
+
+
+#: roles of :func:`dress` -> joint names of the fixtures' generator and of MakeHuman
+FIXTURE_JOINTS = {"head": "head", "neck": "neck", "hips": "hips", "hand.R": "hand.R",
+                  **{f"{r}.{s}": f"{n}.{s}" for s in "LR"
+                     for r, n in (("shoulder", "upperarm"), ("elbow", "forearm"), ("knee", "shin"))}}
+MAKEHUMAN_JOINTS = {"head": "head", "neck": "neck01", "hips": "root", "hand.R": "wrist.R",
+                    **{f"{r}.{s}": f"{n}.{s}" for s in "LR"
+                       for r, n in (("shoulder", "upperarm01"), ("elbow", "lowerarm01"), ("knee", "lowerleg01"))}}
