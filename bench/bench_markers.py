@@ -13,7 +13,10 @@ moved back, are compared with the unmoved automatic run (``moved %H``: the large
 joint difference, in % of height).  Marker time is the landmark search on both
 characters.  ``--apose``: the same on A-posed copies of the cases (bench/apose.py:
 the ground truth posed by its own weights, arms 35 and legs 6 degrees by default,
-the pose of ``d05_apose_male``), written under ``--out``.
+the pose of ``d05_apose_male``), written under ``--out``.  ``--dress KIND``: the target
+dressed like a production character (tests/dressing.py: joint covers, a shirt, a hair cap,
+eyes, a sword in the right hand, or ``all``) as separate pieces; both transfers rig the
+dressed mesh and are scored on the body's vertices.
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from devdata import DEV, EVAL, ROOT, cases as dev_cases, target_path  # noqa: E4
 sys.path.insert(0, str(ROOT))
 import asetransfer as at  # noqa: E402
 from asetransfer.model.mesh import Mesh  # noqa: E402
+from asetransfer.stages.markers import MarkerError  # noqa: E402
 
 
 def _similarity():
@@ -49,6 +53,28 @@ def _scored(case_dir: Path, rig, out: Path) -> dict:
             "weights": s["weight_error"]["area_weighted_mean"], "local": s["posed_error_pct_height"]["local"]["mean"]}
 
 
+def _dressed(case_dir: Path, target: Mesh, kind: str) -> Mesh:
+    """``target`` with the accessories of ``kind`` hung on the case's true joints, in the
+    body frame the landmarks find (the dev cases differ in up axis and facing)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from dressing import MAKEHUMAN_JOINTS, dress
+    from asetransfer.config import Config
+    from asetransfer.stages.markers import landmarks_of
+    gt = at.load_rig(case_dir / "gt.glb")
+    joints = {role: gt.skeleton.bind_world[gt.skeleton.index(name), :3, 3] for role, name in MAKEHUMAN_JOINTS.items()}
+    frame = landmarks_of(target, "target", Config()).frame
+    return dress(target, kind, joints, frame.up, frame.forward)
+
+
+def _body_only(rig, body: Mesh):
+    """The rig cut back to the body's vertices (the first ones of a dressed target), for the scorer."""
+    from asetransfer.model.rig import Rig
+    from asetransfer.model.skin import SkinWeights
+    n = body.n_vertices
+    skin = SkinWeights(rig.skin.indices[:n], rig.skin.weights[:n], rig.skin.n_joints)
+    return Rig(body, rig.skeleton, skin)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", nargs="*")
@@ -56,6 +82,7 @@ def main():
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--apose", nargs="*", type=float, metavar="DEG",
                     help="A-posed copies of the cases: arms and legs degrees (default 35 6)")
+    ap.add_argument("--dress", metavar="KIND", help="dress the targets (tests/dressing.py kinds, or all)")
     args = ap.parse_args()
     if not DEV.is_dir() or not EVAL.is_dir():
         sys.exit(f"{DEV}: dev data or scorer not found")
@@ -74,11 +101,22 @@ def main():
             case, target_file = case_dir.name, case_dir / "target.ply"
         source = at.load_rig(case_dir / "source.glb")
         target = at.load_mesh(target_file)
+        body = target
+        if args.dress:
+            target = _dressed(case_dir, target, args.dress)
+            case = f"{case}+{args.dress}"
         hand = at.load_markers(case_dir / "markers_sparse.json", source.mesh, target)
         res = {}
         for kind, markers in (("hand", hand), ("auto", None)):
-            r = at.transfer(source, target, markers)
-            res[kind] = (r, _scored(case_dir, r.rig, out / f"{case}.{kind}.glb"))
+            try:
+                r = at.transfer(source, target, markers)
+            except MarkerError as e:  # a row that says so, not a lost table
+                print(f"{case:22} {kind:7} failed: {e}", flush=True)
+                rows.append({"case": case, "markers": kind, "failed": str(e)})
+                break
+            res[kind] = (r, _scored(case_dir, _body_only(r.rig, body), out / f"{case}.{kind}.glb"))
+        if "auto" not in res:
+            continue
         auto, score_a = res["auto"]
         moved = Mesh(s * target.vertices @ rot.T + t, target.faces)
         back = at.transfer(source, moved, None).rig.skeleton.bind_world[:, :3, 3]

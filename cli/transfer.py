@@ -90,10 +90,11 @@ def add_options(p):
                    help="rest pose = bind pose, the target as modelled" + ("" if sk.pose_normalize else " (default)"))
     p.add_argument("--max-influences", type=int, choices=(4, 8), default=wc.max_influences,
                    help="joints per vertex (default %(default)s)")
-    p.add_argument("--weights", choices=("interp", "robust"), default=wc.method,
+    p.add_argument("--weights", choices=("auto", "interp", "robust"), default=wc.method,
                    help="interp: source weights interpolated at each vertex's source point; "
                         "robust: keep them only where the match is close and the normals agree, "
-                        "inpaint the rest (targets with props, clothing, extra parts); default %(default)s")
+                        "inpaint the rest (targets with props, clothing, extra parts); auto: robust for a "
+                        "target in several pieces, interp for one; default %(default)s")
 
 
 def config_of(args) -> Config:

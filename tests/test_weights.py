@@ -95,6 +95,10 @@ def test_robust_mode_on_a_clean_target_agrees_with_interpolation(fixture_source)
     assert stats["accepted_fraction"] > 0.95
     assert np.mean(diff) < 0.01
     np.testing.assert_allclose(a.rig.skeleton.bind_world, b.rig.skeleton.bind_world)  # weights only
+    # the default ("auto") interpolates on a target in one piece
+    c = transfer(fixture_source, target, markers)
+    assert c.report["weights"]["method"] == "interp" and c.report["weights"]["target_pieces"] == 1
+    assert np.array_equal(c.rig.skin.weights, a.rig.skin.weights)
 
 
 def test_robust_mode_attaches_a_held_prop_to_the_hand(fixture_source):
@@ -117,7 +121,7 @@ def test_robust_mode_attaches_a_held_prop_to_the_hand(fixture_source):
     bend = Rotation.from_euler("x", 30, degrees=True).as_matrix()
 
     rigs = {m: transfer(fixture_source, target, markers, Config(weights=WeightsConfig(method=m))).rig
-            for m in ("interp", "robust")}
+            for m in ("interp", "robust", "auto")}
 
     def staff_moves(method, joint):
         rig = rigs[method]
@@ -134,6 +138,8 @@ def test_robust_mode_attaches_a_held_prop_to_the_hand(fixture_source):
     assert np.abs(W - W[0]).max() == 0.0                      # one set of weights: a rigid attachment
     names = rigs["robust"].skeleton.names
     assert names[int(np.argmax(W[0]))] in ("forearm.L", "hand.L") and W[0].max() > 0.9
+    # the default ("auto") is robust on a target in several pieces
+    assert np.array_equal(rigs["auto"].skin.weights, rigs["robust"].skin.weights)
 
 
 def test_cli_transfer_on_a_fixture_is_bound_and_reimports(tmp_path, fixture_source):

@@ -96,6 +96,12 @@ def vertex_components(n_vertices: int, faces: np.ndarray) -> np.ndarray:
     return components(n_vertices, np.concatenate([f[:, 0], f[:, 1]]), np.concatenate([f[:, 1], f[:, 2]]))
 
 
+def piece_count(vertices: np.ndarray, faces: np.ndarray, tolerance: float = 1e-7) -> int:
+    """Number of connected pieces of the triangles once seams are welded (:func:`weld`)."""
+    v, f, _ = weld(vertices, faces, tolerance)
+    return int(len(np.unique(vertex_components(len(v), f)[f[:, 0]]))) if len(f) else 0
+
+
 def _area_normals(vertices, faces):
     """(F, 3) triangle normals scaled by twice the triangle area."""
     v = np.asarray(vertices, dtype=np.float64)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..config import Config
+from ..geometry.topology import piece_count
 from .correspondence import Correspondence, correspond
 from .markers import MarkerError, automatic_markers
 from .pose import in_source_frame, limb_angles, match_pose
@@ -97,6 +98,17 @@ def _match_pose(source, target, markers, cfg, corr, skeleton, sk_report, say, au
     return corr, skeleton, sk_report, report
 
 
+def _weights_method(method: str, target: Mesh, weld_tolerance: float):
+    """The weight transfer to run, and its report: ``"auto"`` is robust for a target in
+    several pieces (a prop held in the hand must not take the weights of the thigh it
+    passes) and the spec's interpolation for one piece."""
+    if method != "auto":
+        return method, {"method": method}
+    pieces = piece_count(target.vertices, target.faces, weld_tolerance)
+    return ("robust" if pieces > 1 else "interp"), {"method": "robust" if pieces > 1 else "interp",
+                                                    "chosen": "auto", "target_pieces": pieces}
+
+
 def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: Config | None = None,
              progress=None) -> Result:
     """Rig ``target`` with ``source``'s skeleton and skin weights.
@@ -128,8 +140,8 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     say("weights")
     t = time.perf_counter()
     wc = cfg.weights
-    weights_report = {"method": wc.method}
-    if wc.method == "robust":
+    method, weights_report = _weights_method(wc.method, target, cfg.correspondence.weld_tolerance)
+    if method == "robust":
         diagonal = float(np.linalg.norm(np.diff(target.bounds(), axis=0)))
         skin, weights_report["robust"] = transfer_weights_robust(
             source.skin, corr.target_to_source, target_vertices=target.vertices, target_faces=target.faces,
