@@ -36,7 +36,8 @@ class AsetransferSettings(bpy.types.PropertyGroup):
     mirror: EnumProperty(name="Mirror", default="auto", items=[
         ("auto", "Auto", "Mirror left/right joints when the target is symmetric"),
         ("on", "On", "Always mirror"), ("off", "Off", "Never mirror")])
-    weights: EnumProperty(name="Weights", default="interp", items=[
+    weights: EnumProperty(name="Weights", default="auto", items=[
+        ("auto", "Auto", "Robust for a target in several pieces (props, clothing, covers), interpolated for one"),
         ("interp", "Interpolated", "Source weights at each vertex's corresponding source point"),
         ("robust", "Robust", "Keep close, well-matched weights and inpaint the rest (props, clothing)")])
     max_influences: EnumProperty(name="Max influences", default="8", items=[
