@@ -430,8 +430,9 @@ def test_a_dressed_body_rigs_like_the_body_with_automatic_markers(fixture_source
     # accessories glued in as body surface pulled the fit (fairing and registration): max
     # %H when they were glued in (before correspondence._layer_pieces): covers 2.58, shirt
     # 3.33, hair 1.06, eyes 0.30, sword 0.20 (the source's eyes), all 4.90; measured as
-    # layers: 0.07, 0.04, 0.26 (toe_end.L: the cap raises the bounding box the parameters
-    # are scaled by), 0.20 (head_end), 0.15, 0.26
+    # layers: 0.07, 0.04, 0.26, 0.20 (head_end), 0.15, 0.26; with the parameters scaled by
+    # the body's size, not the cap's or the sword's (Correspondence.body_bounds): 0.07,
+    # 0.03, 0.00, 0.20, 0.01, 0.20
     import json
     from dressing import FIXTURE_JOINTS, dress
     whole, markers, cfg, a = heavy_automatic_rig

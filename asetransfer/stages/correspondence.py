@@ -56,6 +56,8 @@ class Correspondence:
         target's frame, for inspection (``--debug-dir``); a large target's faired shape
         (carried from its proxy) is computed on first access.
     stats : residuals, iteration counts and timings (JSON-ready).
+    target_solved : (n_t,) bool, the target vertices in the pieces that were fitted (the
+        body: not layers, not unmarked pieces, not stray vertices), or None (every vertex).
     """
 
     source_to_target: SurfacePoints
@@ -65,6 +67,21 @@ class Correspondence:
     faired_target: np.ndarray
     registered_source: np.ndarray
     stats: dict = field(default_factory=dict)
+    target_solved: np.ndarray | None = None
+
+    def body_bounds(self, target_vertices: np.ndarray) -> np.ndarray:
+        """(2, 3) min and max corners of the fitted target vertices (:attr:`target_solved`).
+
+        The body's size, for the steps that scale their tolerances by it: a hair cap
+        raising the top or a sword held forward is not the body (on the heavy fixture a
+        cap 1 %H above the head moved a toe tip 0.26 %H through the joint fit's unit).
+
+        Parameters
+        ----------
+        target_vertices : (n_t, 3) the target mesh's vertices.
+        """
+        body = target_vertices if self.target_solved is None else target_vertices[self.target_solved]
+        return np.stack([body.min(axis=0), body.max(axis=0)])
 
 
 def _computed_on_demand(name: str) -> property:
@@ -100,6 +117,7 @@ class _Side:
     unmarked: tuple           # (pieces without a marker but layers, all pieces, their fraction of the area)
     glue: sp.csr_matrix       # (G, a) rows e_i - e_j: vertex pairs holding neighbouring pieces together
     seam_rows: np.ndarray     # (a,) bool: vertices whose fairing rows see across the glue (see _prepare)
+    solved: np.ndarray        # (n',) bool: vertices of the marked pieces and those glued to them
     # (mesh vertices, mesh faces, similarity) of the mesh as given and the map to this frame:
     # its search tree, shared with the steps around the correspondence, serves as this one's
     given: tuple | None = None
@@ -271,7 +289,7 @@ def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     # size (a similarity needs three points): alone they would shrink from their cuts
     count = np.bincount(own[f[points.face, 0]], minlength=own.max(initial=0) + 1)
     return _Side(v, f, index, active, active_faces, B, unmarked, G,
-                 count[own[active]] < cfg.fair_across_gaps_below)
+                 count[own[active]] < cfg.fair_across_gaps_below, np.isin(labels, marked))
 
 
 def _loose_vertices(vertices, faces, face_active, points: SurfacePoints) -> np.ndarray:
@@ -515,12 +533,13 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
         source_to_target=s2t, target_to_source=t2s, alignment=alignment,
         faired_source=faired_full_s, faired_target=faired_full_t,
         registered_source=back.apply(registered)[src.index],
-        stats=stats)
+        stats=stats, target_solved=tgt.solved[tgt.index])
 
 
 def _aligned_sides(source: Mesh, target: Mesh, markers: Markers, cfg: CorrespondenceConfig):
-    """Step 1: the marker similarity (source -> target frame), the target's unit-diagonal
-    frame, and both meshes prepared in it (warning about large unmarked pieces).
+    """Step 1: the marker similarity (source -> target frame), the unit-diagonal frame of the
+    target's fitted pieces (not of layers or props riding along), and both meshes prepared
+    in it (warning about large unmarked pieces).
 
     Returns
     -------
@@ -530,8 +549,15 @@ def _aligned_sides(source: Mesh, target: Mesh, markers: Markers, cfg: Correspond
     mt = markers.target.positions(target.vertices, target.faces)
     alignment = umeyama(ms, mt)
     norm = _normalising(target.bounds())  # vertices used by triangles: a stray vertex has no say
-    src = _prepare(norm.apply(alignment.apply(source.vertices)), source.faces, markers.source, cfg)
     tgt = _prepare(norm.apply(target.vertices), target.faces, markers.target, cfg)
+    body = target.vertices[tgt.solved[tgt.index]]
+    body_norm = _normalising(np.stack([body.min(axis=0), body.max(axis=0)]))
+    if body_norm.scale != norm.scale:
+        # the parameters are fractions of the body's diagonal: layers and props riding
+        # along (a sword held forward) do not change them.  Prepared again in that frame
+        norm = body_norm
+        tgt = _prepare(norm.apply(target.vertices), target.faces, markers.target, cfg)
+    src = _prepare(norm.apply(alignment.apply(source.vertices)), source.faces, markers.source, cfg)
     tgt.given = (target.vertices, target.faces, norm)
     for side, what in ((src, "source"), (tgt, "target")):
         n_unmarked, n_pieces, fraction = side.unmarked
