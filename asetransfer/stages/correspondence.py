@@ -56,6 +56,8 @@ class Correspondence:
         target's frame, for inspection (``--debug-dir``); a large target's faired shape
         (carried from its proxy) is computed on first access.
     stats : residuals, iteration counts and timings (JSON-ready).
+    target_solved : (n_t,) bool, the target vertices in the pieces that were fitted (the
+        body: not layers, not unmarked pieces, not stray vertices), or None (every vertex).
     """
 
     source_to_target: SurfacePoints
@@ -65,6 +67,21 @@ class Correspondence:
     faired_target: np.ndarray
     registered_source: np.ndarray
     stats: dict = field(default_factory=dict)
+    target_solved: np.ndarray | None = None
+
+    def body_bounds(self, target_vertices: np.ndarray) -> np.ndarray:
+        """(2, 3) min and max corners of the fitted target vertices (:attr:`target_solved`).
+
+        The body's size, for the steps that scale their tolerances by it: a hair cap
+        raising the top or a sword held forward is not the body (on the heavy fixture a
+        cap 1 %H above the head moved a toe tip 0.26 %H through the joint fit's unit).
+
+        Parameters
+        ----------
+        target_vertices : (n_t, 3) the target mesh's vertices.
+        """
+        body = target_vertices if self.target_solved is None else target_vertices[self.target_solved]
+        return np.stack([body.min(axis=0), body.max(axis=0)])
 
 
 def _computed_on_demand(name: str) -> property:
@@ -97,9 +114,10 @@ class _Side:
     active: np.ndarray        # (a,) welded vertices in components that hold a marker
     active_faces: np.ndarray  # (Fa, 3) triangles of those components, on active numbering
     markers: sp.csr_matrix    # (K, a) barycentric rows of the markers, active numbering
-    unmarked: tuple           # (pieces without a marker, all pieces, their fraction of the area)
+    unmarked: tuple           # (pieces without a marker but layers, all pieces, their fraction of the area)
     glue: sp.csr_matrix       # (G, a) rows e_i - e_j: vertex pairs holding neighbouring pieces together
     seam_rows: np.ndarray     # (a,) bool: vertices whose fairing rows see across the glue (see _prepare)
+    solved: np.ndarray        # (n',) bool: vertices of the marked pieces and those glued to them
     # (mesh vertices, mesh faces, similarity) of the mesh as given and the map to this frame:
     # its search tree, shared with the steps around the correspondence, serves as this one's
     given: tuple | None = None
@@ -158,20 +176,90 @@ class _MappedIndex:
         return face, coords, dist * self.similarity.scale, self.similarity.apply(point)
 
 
-def _glue(v, f, gap: float):
-    """Vertex pairs on different pieces within ``gap`` (armour plates, joint covers, clothing
-    layers), the piece labels with those pieces joined, and the pieces' own labels."""
+def _glue(v, f, points: SurfacePoints, cfg):
+    """Vertex pairs on different pieces within ``cfg.piece_gap`` (armour plates, a body cut
+    at the joints), the piece labels with those pieces joined, the pieces' own labels, and
+    (n,) True on the vertices of layers.  Pieces that lie over another
+    (:func:`_layer_pieces`: joint covers, clothes, hair, eyes) are not glued: they ride
+    along with the body like a piece without a marker."""
     pieces = vertex_components(len(v), f)
-    if gap <= 0 or pieces.max(initial=0) == 0:  # one piece (the usual body): nothing to bridge
-        return np.zeros((0, 2), int), pieces, pieces
-    bridges = bridge_edges(v, unique_edges(f), gap, connect_all=False)
+    layer = np.zeros(len(v), bool)
+    if cfg.piece_gap <= 0 or pieces.max(initial=0) == 0:  # one piece (the usual body): nothing to bridge
+        return np.zeros((0, 2), int), pieces, pieces, layer
+    bridges = bridge_edges(v, unique_edges(f), cfg.piece_gap, connect_all=False)
+    if len(bridges) and cfg.layer_distance > 0:
+        layer = _layer_pieces(v, f, pieces, bridges, points, cfg)[pieces]
+        bridges = bridges[~layer[bridges].any(axis=1)]
     labels = vertex_components(len(v), np.concatenate([f, bridges[:, [0, 1, 1]]])) if len(bridges) else pieces
-    return bridges, labels, pieces
+    return bridges, labels, pieces, layer
+
+
+def _layer_pieces(v, f, pieces, bridges, points: SurfacePoints, cfg) -> np.ndarray:
+    """(P,) True for the pieces that lie over a larger piece they are glued to, rather than
+    continue it: at least ``cfg.layer_fraction`` of the piece's area is over the larger
+    pieces (:func:`_area_over_larger`).
+
+    A joint cover sunk into a limb, a shirt or a hair cap a little outside the body, an eye
+    inside the head all lie over the body; a body (or a robot) cut at the joints meets its
+    neighbours only at the cut rims, side by side, where the offset runs along the surface.
+    The source is one skin: a layer glued in is faired and registered as body surface (with
+    20 automatic markers, joint covers moved the heavy fixture's joints 2.6 %H).  Pieces
+    holding a marker are the body by definition and are never layers.
+
+    Parameters
+    ----------
+    v, f : welded vertices and triangles; pieces : (n,) each vertex's piece;
+    bridges : (B, 2) vertex pairs within ``piece_gap`` on different pieces;
+    points : the markers (their triangles' pieces are kept).
+
+    Returns
+    -------
+    (P,) bool per piece label.
+    """
+    marked = np.zeros(int(pieces.max()) + 1, bool)
+    marked[pieces[f[points.face, 0]]] = True
+    return (_area_over_larger(v, f, pieces, bridges, cfg.layer_distance, cfg.layer_angle)
+            >= cfg.layer_fraction) & ~marked
+
+
+def _area_over_larger(v, f, pieces, bridges, distance: float, angle: float) -> np.ndarray:
+    """(P,) per piece, the fraction of its area (vertex areas) within ``distance`` of the
+    larger pieces it is bridged to and straight above or below them: the offset to the
+    closest point within ``angle`` degrees of that triangle's normal, or touching it.  0 for
+    a piece bridged to no larger piece.
+
+    Parameters
+    ----------
+    v, f : welded vertices and triangles; pieces : (n,) each vertex's piece;
+    bridges : (B, 2) vertex pairs on different pieces.
+    """
+    n_pieces = int(pieces.max()) + 1
+    face_piece = pieces[f[:, 0]]
+    face_area = 0.5 * np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1)
+    piece_area = np.bincount(face_piece, face_area, minlength=n_pieces)
+    vertex_area = np.bincount(f.ravel(), np.repeat(face_area / 3, 3), minlength=len(v))
+    pairs = np.unique(pieces[bridges], axis=0)
+    cos_min = np.cos(np.radians(angle))
+    out = np.zeros(n_pieces)
+    for p in np.unique(pairs[:, 0]):
+        larger = np.unique(pairs[pairs[:, 0] == p, 1])
+        larger = larger[piece_area[larger] > piece_area[p]]
+        if not len(larger):
+            continue
+        under = f[np.isin(face_piece, larger)]
+        mine = np.flatnonzero(pieces == p)
+        face, _, dist, point = SurfaceIndex(v, under).closest(v[mine], bary=False)
+        normal = face_normals(v, under)[face]
+        # along the normal (a layer's offset) or touching (where a cover cuts into the limb)
+        along = np.abs(np.einsum("ij,ij->i", v[mine] - point, normal)) >= cos_min * dist
+        over = (dist <= distance) & along
+        out[p] = vertex_area[mine][over].sum() / max(vertex_area[mine].sum(), 1e-300)
+    return out
 
 
 def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     v, f, index = weld(vertices, faces, cfg.weld_tolerance)
-    bridges, labels, own = _glue(v, f, cfg.piece_gap)
+    bridges, labels, own, layer = _glue(v, f, points, cfg)
     marked = np.unique(labels[f[points.face].ravel()])
     face_active = np.isin(labels[f[:, 0]], marked)
     active_mask = np.isin(labels, marked)
@@ -190,7 +278,9 @@ def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     B = sp.csr_matrix((points.bary.ravel(), (rows, cols)), shape=(len(points), len(active)))
     area = np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1)
     pieces = len(np.unique(labels[f[:, 0]]))
-    unmarked = (pieces - len(marked), pieces, float(area[~face_active].sum() / max(area.sum(), 1e-300)))
+    # layers (covers, clothes, eyes) ride along by design: no warning about them
+    carried = ~face_active & ~layer[f[:, 0]]
+    unmarked = (len(np.unique(labels[f[carried, 0]])), pieces, float(area[carried].sum() / max(area.sum(), 1e-300)))
     held = bridges[np.isin(labels[bridges[:, 0]], marked)] if len(bridges) else bridges
     rows = np.repeat(np.arange(len(held)), 2)
     G = sp.csr_matrix((np.tile([1.0, -1.0], len(held)), (rows, renumber[held].ravel())),
@@ -199,7 +289,7 @@ def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     # size (a similarity needs three points): alone they would shrink from their cuts
     count = np.bincount(own[f[points.face, 0]], minlength=own.max(initial=0) + 1)
     return _Side(v, f, index, active, active_faces, B, unmarked, G,
-                 count[own[active]] < cfg.fair_across_gaps_below)
+                 count[own[active]] < cfg.fair_across_gaps_below, np.isin(labels, marked))
 
 
 def _loose_vertices(vertices, faces, face_active, points: SurfacePoints) -> np.ndarray:
@@ -443,12 +533,13 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
         source_to_target=s2t, target_to_source=t2s, alignment=alignment,
         faired_source=faired_full_s, faired_target=faired_full_t,
         registered_source=back.apply(registered)[src.index],
-        stats=stats)
+        stats=stats, target_solved=tgt.solved[tgt.index])
 
 
 def _aligned_sides(source: Mesh, target: Mesh, markers: Markers, cfg: CorrespondenceConfig):
-    """Step 1: the marker similarity (source -> target frame), the target's unit-diagonal
-    frame, and both meshes prepared in it (warning about large unmarked pieces).
+    """Step 1: the marker similarity (source -> target frame), the unit-diagonal frame of the
+    target's fitted pieces (not of layers or props riding along), and both meshes prepared
+    in it (warning about large unmarked pieces).
 
     Returns
     -------
@@ -458,8 +549,15 @@ def _aligned_sides(source: Mesh, target: Mesh, markers: Markers, cfg: Correspond
     mt = markers.target.positions(target.vertices, target.faces)
     alignment = umeyama(ms, mt)
     norm = _normalising(target.bounds())  # vertices used by triangles: a stray vertex has no say
-    src = _prepare(norm.apply(alignment.apply(source.vertices)), source.faces, markers.source, cfg)
     tgt = _prepare(norm.apply(target.vertices), target.faces, markers.target, cfg)
+    body = target.vertices[tgt.solved[tgt.index]]
+    body_norm = _normalising(np.stack([body.min(axis=0), body.max(axis=0)]))
+    if body_norm.scale != norm.scale:
+        # the parameters are fractions of the body's diagonal: layers and props riding
+        # along (a sword held forward) do not change them.  Prepared again in that frame
+        norm = body_norm
+        tgt = _prepare(norm.apply(target.vertices), target.faces, markers.target, cfg)
+    src = _prepare(norm.apply(alignment.apply(source.vertices)), source.faces, markers.source, cfg)
     tgt.given = (target.vertices, target.faces, norm)
     for side, what in ((src, "source"), (tgt, "target")):
         n_unmarked, n_pieces, fraction = side.unmarked

@@ -253,7 +253,8 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     cloud = SkinnedCloud(source=al.apply(source.mesh.vertices),
                          target=corr.source_to_target.positions(target.vertices, target.faces),
                          weights=source.skin.to_sparse().tocsc(), joints=al.apply(sk.bind_world[:, :3, 3]))
-    height = float(np.ptp(target.bounds(), axis=0).max())
+    # the body's height: layers and props (a hair cap, a sword) do not scale the fits
+    height = float(np.ptp(corr.body_bounds(target.vertices), axis=0).max())
     unit = cfg.em_unit * height
     report = {"joints": cfg.joints}
     timings = {}
