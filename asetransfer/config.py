@@ -265,7 +265,8 @@ class WeightsConfig:
     max_influences: int = 8
     prune: float = 1e-3         # weights below this are dropped (then renormalised)
     # robust mode: a target vertex keeps its interpolated weights only if its source
-    # point is nearer than this fraction of the target's bounding-box diagonal and the
+    # point is nearer than this fraction of the body's bounding-box diagonal (its fitted
+    # pieces, not props and layers riding along) and the
     # normals are less than this many degrees apart (the paper's defaults: 0.05, 30);
     # the rest are inpainted, then relaxed by this many neighbour-averaging steps
     robust_distance: float = 0.05

@@ -142,7 +142,8 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     wc = cfg.weights
     method, weights_report = _weights_method(wc.method, target, cfg.correspondence.weld_tolerance)
     if method == "robust":
-        diagonal = float(np.linalg.norm(np.diff(target.bounds(), axis=0)))
+        # the body's diagonal: a sword held out does not widen what counts as a close match
+        diagonal = float(np.linalg.norm(np.diff(corr.body_bounds(target.vertices), axis=0)))
         skin, weights_report["robust"] = transfer_weights_robust(
             source.skin, corr.target_to_source, target_vertices=target.vertices, target_faces=target.faces,
             registered_source=corr.registered_source, source_faces=source.mesh.faces,
