@@ -36,7 +36,7 @@ import numpy as np
 
 from ..geometry import geodesic
 from ..geometry.symmetry import estimate_symmetry_plane
-from ..geometry.topology import weld
+from ..geometry.topology import vertex_components, vertex_normals, weld
 from ..model.mesh import Mesh
 
 # Rule proportions, as fractions of the body height H (head top to ground).  They
@@ -60,6 +60,24 @@ FINGER_SEPARATION = 0.03
 # a fingertip is the farthest point from the middle of the body within this geodesic
 # radius: less than a short thumb's length (0.025 H lost the cartoon fixture's thumb)
 FINGER_PROMINENCE = 0.015
+# layers (clothes, hair, eyes): pieces with most vertices (this share) within this gap of
+# another piece, offset along its normal (|cos| at least this).  Clothes and hair sit
+# 0.5-2 %H off the skin; a body's own pieces meet only at their rims (a cut body: < 0.2
+# of its pieces' vertices near another piece)
+LAYER_GAP = 0.025
+LAYER_SHARE = 0.8
+LAYER_PARALLEL = 0.8
+# extremities examined for the five limbs, farthest first (a prop's end, a chin, a cut's
+# corner add one or two to the body's five)
+CANDIDATE_TIPS = 8
+# extremities nearer each other than this fraction of the bounding box along the surface
+# are one limb's: head top to chin is ~0.2 of it, while the five limbs' tips are >= 0.45
+# apart (hands to head in a T-pose; farther in an A-pose, and between the others)
+LIMB_SEPARATION = 0.3
+# a hand or foot tip whose mirror image is farther than this from the surface is a
+# prop's end (a sword's tip: 0.2 H and more; a limb's mirror image: < 0.02 H on the
+# dev bodies, posed symmetrically)
+PROP_ASYMMETRY = 0.05
 FINGERS = ("index_tip", "middle_tip", "ring_tip", "pinky_tip")
 # confidence exp(-(d / scale)^2): d is how far a left/right pair is from mirror images,
 # or a midline landmark from the mid-plane (fractions of H)
@@ -103,16 +121,15 @@ class Landmarks:
 
 
 class _Surface:
-    """A welded mesh with its surface graph and the geodesic distances the rules share."""
+    """Part of a welded mesh with its surface graph and the geodesic distances the rules share."""
 
-    def __init__(self, mesh: Mesh, bridge_gap: float):
-        # the surface: vertices used by a face, welded across seams
-        used = np.unique(mesh.faces)
-        welded, faces, index = weld(mesh.vertices[used], np.searchsorted(used, mesh.faces))
-        self.vertices, self.faces = welded, faces
-        # the first input vertex of each welded vertex: landmarks are reported on the input
-        self.original = np.zeros(len(welded), dtype=np.int64)
-        self.original[index[::-1]] = used[::-1]
+    def __init__(self, vertices: np.ndarray, faces: np.ndarray, original: np.ndarray, bridge_gap: float):
+        """``vertices`` and ``faces`` welded, ``original`` the input vertex of each welded vertex;
+        only the vertices ``faces`` use are kept (a lone vertex would be bridged as a piece)."""
+        used = np.unique(faces)
+        self.vertices, self.faces = vertices[used], np.searchsorted(used, faces)
+        # the input vertex of each vertex kept: landmarks are reported on the input
+        self.original = original[used]
         self.size = float(np.ptp(self.vertices, axis=0).max())
         self.graph = geodesic.surface_graph(self.vertices, self.faces, bridge_gap * self.size)
         centre = self.vertices.mean(axis=0)
@@ -126,16 +143,183 @@ class _Surface:
         return self._from[v]
 
 
-def _tips(surface: _Surface, radius: float) -> list:
-    """Head, two hands and two feet: the five extremities, classified by summed geodesics."""
-    tips = geodesic.extremities(surface.graph, surface.from_middle, radius * surface.size)[:5].tolist()
-    if len(tips) < 5:
-        raise NotHumanoidError(f"found {len(tips)} extremities where a body has 5 (head, hands, feet)")
+def _welded(mesh: Mesh):
+    """The surface of ``mesh`` welded across seams: vertices, faces, and the first input
+    vertex of each welded vertex."""
+    used = np.unique(mesh.faces)
+    welded, faces, index = weld(mesh.vertices[used], np.searchsorted(used, mesh.faces))
+    original = np.zeros(len(welded), dtype=np.int64)
+    original[index[::-1]] = used[::-1]
+    return welded, faces, original
+
+
+def _layers(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(F,) True on the faces of pieces that lie over or under another piece: clothes and
+    hair (open shells a little outside the body), eyes and teeth just inside it.
+
+    A piece is a layer when most of its vertices (``LAYER_SHARE``) are within ``LAYER_GAP``
+    of a vertex of another piece, offset along that piece's normal (parallel to it, not
+    beside it: the pieces of a body cut at the joints, or a robot's finger segments end to
+    end, meet only at their rims).  The landmarks are the body's own, so layers are left out.
+    """
+    label = vertex_components(len(vertices), faces)
+    pieces = np.unique(label[faces[:, 0]])
+    if len(pieces) < 2:
+        return np.zeros(len(faces), dtype=bool)
+    from scipy.spatial import cKDTree  # loaded on use: a mesh in one piece has no layers
+
+    used = np.unique(faces)
+    body = np.argmax(np.bincount(label[used]))  # the largest piece: never a layer
+    outer = used[label[used] != body]
+    gap = LAYER_GAP * float(np.ptp(vertices, axis=0).max())
+    pairs = cKDTree(vertices[outer]).sparse_distance_matrix(cKDTree(vertices[used]), gap, output_type="ndarray")
+    v, w = outer[pairs["i"]], used[pairs["j"]]
+    other = label[v] != label[w]
+    v, w = v[other], w[other]
+    offset = vertices[v] - vertices[w]
+    along = np.abs(np.einsum("ij,ij->i", offset, vertex_normals(vertices, faces)[w]))
+    layered = np.zeros(len(vertices), dtype=bool)
+    layered[v[along >= LAYER_PARALLEL * np.linalg.norm(offset, axis=1)]] = True
+    share = np.bincount(label[outer], weights=layered[outer], minlength=len(vertices)) / np.maximum(
+        np.bincount(label[outer], minlength=len(vertices)), 1)
+    return (share > LAYER_SHARE)[label[faces[:, 0]]]
+
+
+def _roles(surface: _Surface, tips: list) -> list:
+    """Five extremities as [head, hands, feet] assignments, most likely first.
+
+    The head has the smallest summed geodesic distance to the others (the neck is short;
+    hands reach the head over the shoulders, feet over the whole body), the feet the
+    largest.  Bridges between pieces can shorten a limb's geodesics (an elbow cover
+    touching the hip brings a hand near the feet), so every tip is offered as the head,
+    in that order, with the others split by their sums again.
+    """
     total = {t: sum(surface.distance_from(t)[u] for u in tips) for t in tips}
     if not all(np.isfinite(list(total.values()))):
         raise NotHumanoidError("the extremities are not connected")
-    head, *hands_feet = sorted(tips, key=lambda t: (total[t], t))
-    return [head, hands_feet[:2], hands_feet[2:]]
+    order = sorted(tips, key=lambda t: (total[t], t))
+    out = []
+    for head in order:
+        rest = [t for t in order if t != head]
+        out.append([head, rest[:2], rest[2:]])
+    return out
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The five tips of a body, its frame, its heels (toe -> heel) and the feet's agreement."""
+
+    head: int
+    hands: list
+    feet: list
+    frame: BodyFrame
+    heels: dict
+    agreement: float
+
+
+def _tips(surface: _Surface, radius: float) -> list:
+    """The extremities, farthest first, one per limb: an extremity within ``LIMB_SEPARATION``
+    along the surface of a farther one is the same limb's (a chin below the head top when
+    the middle of the body is on the belly's front, a corner of a cut)."""
+    kept = []
+    for t in geodesic.extremities(surface.graph, surface.from_middle, radius * surface.size)[:CANDIDATE_TIPS]:
+        if all(surface.distance_from(k)[t] > LIMB_SEPARATION * surface.size for k in kept):
+            kept.append(int(t))
+    return kept
+
+
+def _layout(surface: _Surface, radius: float, symmetry_iterations: int) -> _Layout:
+    """Head, two hands and two feet: the five farthest limbs' extremities, in a standing
+    body's layout under the first roles (:func:`_roles`) that give one
+    (:class:`NotHumanoidError` with the likeliest roles' reason if none does)."""
+    tips = _tips(surface, radius)
+    if len(tips) < 5:
+        raise NotHumanoidError(f"found {len(tips)} extremities where a body has 5 (head, hands, feet)")
+    refusal = None
+    for k, (head, hands, feet) in enumerate(_roles(surface, tips[:5])):
+        try:
+            # the feet's frame, without the mirror-plane fit, weeds out wrong roles cheaply
+            frame, _, _, top = _frame(surface, head, feet, 0)
+            _check_layout(surface, frame, top, hands, feet)
+            frame, heels, agreement, top = _frame(surface, head, feet, symmetry_iterations)
+            _check_layout(surface, frame, top, hands, feet)
+            layout = _Layout(top, hands, feet, frame, heels, agreement)
+            # less likely roles need more evidence: hands and feet mirror each other
+            if k > 0 and _unmirrored(surface, layout):
+                raise NotHumanoidError("the hands and feet are not mirror images")
+        except NotHumanoidError as e:
+            refusal = refusal or e  # the most likely roles' reason
+            continue
+        return layout
+    raise refusal
+
+
+def _pieces(surface: _Surface) -> np.ndarray:
+    """(N,) piece label of each vertex of the surface (its triangles, without bridges)."""
+    return vertex_components(len(surface.vertices), surface.faces)
+
+
+def _unmirrored(surface: _Surface, layout: _Layout) -> list:
+    """The hand and foot tips whose mirror image across the body's mid-plane is off the
+    surface by more than ``PROP_ASYMMETRY``: the tip of a prop, not of a limb."""
+    from scipy.spatial import cKDTree  # loaded on use, like the other rules' trees
+
+    v, f = surface.vertices, layout.frame
+    mid = v[layout.head] @ f.left
+    tips = np.array([*layout.hands, *layout.feet])
+    mirrored = v[tips] - 2.0 * (v[tips] @ f.left - mid)[:, None] * f.left
+    gap, _ = cKDTree(v).query(mirrored)
+    return tips[gap > PROP_ASYMMETRY * f.height].tolist()
+
+
+def _prop_suspects(surface: _Surface, layout, radius: float) -> list:
+    """Pieces that may be held props, most suspect first: with a layout, the pieces
+    (not the largest) of its unmirrored tips; without one, those of every extremity."""
+    label = _pieces(surface)
+    body = np.argmax(np.bincount(label))
+    if layout is not None:
+        tips = _unmirrored(surface, layout)
+    else:
+        tips = _tips(surface, radius)
+    out = []
+    for t in tips:
+        if label[t] != body and label[t] not in out:
+            out.append(int(label[t]))
+    return out
+
+
+def _body_layout(vertices: np.ndarray, faces: np.ndarray, original: np.ndarray, bridge_gap: float,
+                 radius: float, symmetry_iterations: int):
+    """The surface of the body without held props, and its layout.
+
+    A prop held in a hand (a sword, a staff, a shield) is a piece of its own whose far
+    end is an extremity with no mirror image on the body: it hides the hand's own tip
+    or breaks the layout.  Such a piece is left out when the rest has a body layout.
+
+    Returns
+    -------
+    surface : :class:`_Surface` of the body; layout : its :class:`_Layout`.
+    """
+    surface = _Surface(vertices, faces, original, bridge_gap)
+    try:
+        layout, refusal = _layout(surface, radius, symmetry_iterations), None
+    except NotHumanoidError as e:
+        layout, refusal = None, e
+    suspects = _prop_suspects(surface, layout, radius)
+    if suspects:
+        label = _pieces(surface)
+        for piece in suspects:
+            # the surface's faces on its own vertices: keep those off the piece
+            kept = faces[np.isin(np.searchsorted(np.unique(faces), faces[:, 0]),
+                                 np.flatnonzero(label != piece))]
+            rest = _Surface(vertices, kept, original, bridge_gap)
+            try:
+                return rest, _layout(rest, radius, symmetry_iterations)
+            except NotHumanoidError:
+                continue
+    if layout is None:
+        raise refusal
+    return surface, layout
 
 
 def _sole(surface: _Surface, toe: int, up: np.ndarray, height: float) -> np.ndarray:
@@ -167,8 +351,18 @@ def _mirror_normal(surface: _Surface, left: np.ndarray, head_top: np.ndarray, it
     return normal if normal @ left > np.cos(np.radians(20)) else left
 
 
+def _head_top(surface: _Surface, head: int, up: np.ndarray, height: float) -> int:
+    """The head top: the highest point (along ``up``) of the head, the surface within
+    ``HEAD_REACH`` of the head's extremity.  The extremity itself depends on where the
+    middle of the body is, which clothes, covers and cuts move (4 %H on the heavy fixture
+    with joint covers); the highest point does not."""
+    region = np.flatnonzero(surface.distance_from(head) < HEAD_REACH * height)
+    return int(region[np.argmax(surface.vertices[region] @ up)])
+
+
 def _frame(surface: _Surface, head: int, feet: list, symmetry_iterations: int):
-    """The body frame and the heels (toe -> heel) from the head top and the toe tips."""
+    """The body frame, the heels (toe -> heel), the feet's agreement and the head top, from
+    the head's extremity and the toe tips."""
     v = surface.vertices
     rough_up = v[head] - 0.5 * (v[feet[0]] + v[feet[1]])
     height = float(np.linalg.norm(rough_up))
@@ -193,7 +387,10 @@ def _frame(surface: _Surface, head: int, feet: list, symmetry_iterations: int):
     if not np.linalg.norm(forward) > 0.5:
         raise NotHumanoidError("the feet point in opposite directions")
     forward /= np.linalg.norm(forward)
-    left = _mirror_normal(surface, np.cross(up, forward), v[head], symmetry_iterations)
+    head = _head_top(surface, head, up, height)
+    left = np.cross(up, forward)
+    if symmetry_iterations > 0:
+        left = _mirror_normal(surface, left, v[head], symmetry_iterations)
     forward = np.cross(left, up)
     forward /= np.linalg.norm(forward)
     heels = {t: _rearmost(v, soles[t], forward, height) for t in feet}
@@ -201,7 +398,7 @@ def _frame(surface: _Surface, head: int, feet: list, symmetry_iterations: int):
     height = float((v[head] - base) @ up)
     frame = BodyFrame(up, forward, np.cross(up, forward), height, base)
     agreement = float(np.clip((steps[0] @ steps[1] - 0.5) / 0.5, 0.0, 1.0))
-    return frame, heels, agreement
+    return frame, heels, agreement, head
 
 
 def _check_layout(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: list) -> None:
@@ -344,7 +541,8 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
     extremity_radius : a tip is farthest from the middle within this geodesic radius,
         as a fraction of the bounding box's largest side (``MarkersConfig.extremity_radius``).
     symmetry_iterations : steps of the mirror-plane fit that sets left and right
-        (``SkeletonConfig.symmetry_iterations``, the same fit as mirroring's).
+        (``SkeletonConfig.symmetry_iterations``, the same fit as mirroring's; 0: left
+        from the feet alone).
 
     Returns
     -------
@@ -356,10 +554,10 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
     """
     if mesh.n_faces == 0:
         raise NotHumanoidError("the mesh has no faces")
-    surface = _Surface(mesh, bridge_gap)
-    head, hands, feet = _tips(surface, extremity_radius)
-    frame, heels, agreement = _frame(surface, head, feet, symmetry_iterations)
-    _check_layout(surface, frame, head, hands, feet)
-    named = _named(surface, frame, head, hands, feet, heels)
-    confidence = _confidence(surface.vertices, frame, named, agreement)
+    vertices, faces, original = _welded(mesh)
+    surface, layout = _body_layout(vertices, faces[~_layers(vertices, faces)], original, bridge_gap,
+                                   extremity_radius, symmetry_iterations)
+    frame = layout.frame
+    named = _named(surface, frame, layout.head, layout.hands, layout.feet, layout.heels)
+    confidence = _confidence(surface.vertices, frame, named, layout.agreement)
     return Landmarks(frame, {k: int(surface.original[x]) for k, x in named.items()}, confidence)
