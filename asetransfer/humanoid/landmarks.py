@@ -228,15 +228,27 @@ def _tips(surface: _Surface, radius: float) -> list:
     return kept
 
 
+def _candidates(surface: _Surface, tips: list):
+    """(head, hands, feet) candidates among the limbs' extremities, most likely first: the
+    five farthest under each of their roles (:func:`_roles`), then the other sets of five
+    (a cut's rim or a prop can stand out farther than a hand)."""
+    for five in itertools.combinations(tips, 5):  # farthest first: the top five come first
+        yield from _roles(surface, list(five))
+
+
 def _layout(surface: _Surface, radius: float, symmetry_iterations: int) -> _Layout:
-    """Head, two hands and two feet: the five farthest limbs' extremities, in a standing
-    body's layout under the first roles (:func:`_roles`) that give one
-    (:class:`NotHumanoidError` with the likeliest roles' reason if none does)."""
+    """Head, two hands and two feet among the limbs' extremities, in a standing body's
+    layout: the first of :func:`_candidates` that has one.  All but the first also need
+    hands and feet that mirror each other (:func:`_paired`: more evidence for a less
+    likely reading).
+
+    Raises :class:`NotHumanoidError` with the likeliest candidate's reason if none does.
+    """
     tips = _tips(surface, radius)
     if len(tips) < 5:
         raise NotHumanoidError(f"found {len(tips)} extremities where a body has 5 (head, hands, feet)")
     refusal = None
-    for k, (head, hands, feet) in enumerate(_roles(surface, tips[:5])):
+    for k, (head, hands, feet) in enumerate(_candidates(surface, tips)):
         try:
             # the feet's frame, without the mirror-plane fit, weeds out wrong roles cheaply
             frame, _, _, top = _frame(surface, head, feet, 0)
@@ -244,11 +256,10 @@ def _layout(surface: _Surface, radius: float, symmetry_iterations: int) -> _Layo
             frame, heels, agreement, top = _frame(surface, head, feet, symmetry_iterations)
             _check_layout(surface, frame, top, hands, feet)
             layout = _Layout(top, hands, feet, frame, heels, agreement)
-            # less likely roles need more evidence: hands and feet mirror each other
-            if k > 0 and _unmirrored(surface, layout):
+            if k > 0 and not _paired(surface.vertices, layout):
                 raise NotHumanoidError("the hands and feet are not mirror images")
         except NotHumanoidError as e:
-            refusal = refusal or e  # the most likely roles' reason
+            refusal = refusal or e
             continue
         return layout
     raise refusal
@@ -270,6 +281,18 @@ def _unmirrored(surface: _Surface, layout: _Layout) -> list:
     mirrored = v[tips] - 2.0 * (v[tips] @ f.left - mid)[:, None] * f.left
     gap, _ = cKDTree(v).query(mirrored)
     return tips[gap > PROP_ASYMMETRY * f.height].tolist()
+
+
+def _paired(v: np.ndarray, layout: _Layout) -> bool:
+    """Whether each hand tip and each foot tip is the other's mirror image across the
+    body's mid-plane, within ``PROP_ASYMMETRY``."""
+    f = layout.frame
+    mid = v[layout.head] @ f.left
+    for a, b in (layout.hands, layout.feet):
+        mirrored = v[a] - 2.0 * (v[a] @ f.left - mid) * f.left
+        if np.linalg.norm(mirrored - v[b]) > PROP_ASYMMETRY * f.height:
+            return False
+    return True
 
 
 def _prop_suspects(surface: _Surface, layout, radius: float) -> list:
