@@ -6,22 +6,31 @@ both meshes answer the rule the same way.  Everything is intrinsic or measured i
 the body's own frame, so the result does not depend on units, up axis, facing
 direction, position, or the pose of the arms (T- to A-pose) and legs.
 
+0. **The body.**  Layers (clothes, hair: open shells just outside another piece; eyes
+   just inside) are left out (:func:`_layers`), and so is a held prop (a sword, a staff):
+   a piece whose far end stands out as an extremity with no mirror image on the body,
+   when the rest still has a body layout (:func:`_body_layout`).
 1. **Extremities.**  On the surface graph (pieces bridged, :mod:`~asetransfer.
-   geometry.geodesic`) the points farthest from the middle of the body within a
-   large geodesic ball are the tips: head, two hands, two feet.
+   geometry.geodesic`) the points farthest from the middle of the body (of its largest
+   piece) within a large geodesic ball are the tips: head, two hands, two feet; one per
+   limb, and when the five farthest are not laid out like a body the next five are tried.
 2. **Which is which, intrinsically.**  The head is the tip with the smallest summed
    geodesic distance to the others (the neck is short; hands reach the head over the
-   shoulders, feet over the whole body); the feet have the largest sums.
+   shoulders, feet over the whole body); the feet have the largest sums.  Bridges
+   between pieces can shorten a limb, so the other readings are tried after it,
+   needing hands and feet that mirror each other.
 3. **Body frame.**  Heels are the points of each foot farthest from its toe tip near
    the ground; up is the normal of the ground plane through heels and toe tips;
    forward is toe minus heel; left = up x forward (right-handed).  Left and right
    landmarks are named by their side of the head.
-4. **Rules** in that frame: head top, nose (most forward point of the head on its
-   mid-plane), back of the head and ears (at the nose's height), hand tips (the hand
-   extremities), fingertips (the hand's own extremities: the thumb is the one farthest
-   from the hand tip, index to pinky follow in the order of the shortest chain from
-   the thumb; only the thumb is named on a hand without exactly four others), toe
-   tips, heels, and the crotch (the highest point of the shortest path between the toes).
+4. **Rules** in that frame: head top (the highest point of the head: its geodesic
+   extremity slides over a flat crown when the middle moves), nose (most forward point
+   of the head on its mid-plane), back of the head and ears (at the nose's height),
+   hand tips (the hand extremities), fingertips (the hand's own extremities: the thumb
+   is the one farthest from the hand tip, index to pinky follow in the order of the
+   shortest chain from the thumb; only the thumb is named on a hand without exactly
+   four others), toe tips, heels, and the crotch (the highest point of the shortest
+   path between the toes).
 
 :func:`find_landmarks` refuses a shape without this layout (a quadruped, a cube, a
 single limb) with :class:`NotHumanoidError`, and rates every landmark with a
@@ -60,6 +69,9 @@ FINGER_SEPARATION = 0.03
 # a fingertip is the farthest point from the middle of the body within this geodesic
 # radius: less than a short thumb's length (0.025 H lost the cartoon fixture's thumb)
 FINGER_PROMINENCE = 0.015
+# pieces with at least this share of the vertices place the middle of the body: a cut
+# body's pieces have >= 0.1 (heavy fixture: 0.05 a hand and forearm), a joint cover 0.02
+MIDDLE_PIECE = 0.04
 # layers (clothes, hair, eyes): pieces with most vertices (this share) within this gap of
 # another piece, offset along its normal (|cos| at least this).  Clothes and hair sit
 # 0.5-2 %H off the skin; a body's own pieces meet only at their rims (a cut body: < 0.2
@@ -132,7 +144,15 @@ class _Surface:
         self.original = original[used]
         self.size = float(np.ptp(self.vertices, axis=0).max())
         self.graph = geodesic.surface_graph(self.vertices, self.faces, bridge_gap * self.size)
-        centre = self.vertices.mean(axis=0)
+        # the middle: the vertex nearest the centroid of the large pieces.  Small ones (joint
+        # covers, a prop, a robot's finger segments) would pull it away: the nearest vertex
+        # to it jumps from the belly to the back, and the toe tips and the ground plane
+        # follow (1.3 degrees with joint covers on the heavy fixture); a body's own pieces
+        # (cut at the joints) are large and keep it where the whole body has it
+        label = vertex_components(len(self.vertices), self.faces)
+        count = np.bincount(label)
+        large = count[label] >= MIDDLE_PIECE * len(label)
+        centre = self.vertices[large].mean(axis=0)
         self.middle = int(np.argmin(np.linalg.norm(self.vertices - centre, axis=1)))
         self.from_middle = geodesic.distances(self.graph, self.middle)
         self._from = {}
