@@ -6,22 +6,31 @@ both meshes answer the rule the same way.  Everything is intrinsic or measured i
 the body's own frame, so the result does not depend on units, up axis, facing
 direction, position, or the pose of the arms (T- to A-pose) and legs.
 
+0. **The body.**  Layers (clothes, hair: open shells just outside another piece; eyes
+   just inside) are left out (:func:`_layers`), and so is a held prop (a sword, a staff):
+   a piece whose far end stands out as an extremity with no mirror image on the body,
+   when the rest still has a body layout (:func:`_body_layout`).
 1. **Extremities.**  On the surface graph (pieces bridged, :mod:`~asetransfer.
-   geometry.geodesic`) the points farthest from the middle of the body within a
-   large geodesic ball are the tips: head, two hands, two feet.
+   geometry.geodesic`) the points farthest from the middle of the body (of its largest
+   piece) within a large geodesic ball are the tips: head, two hands, two feet; one per
+   limb, and when the five farthest are not laid out like a body the next five are tried.
 2. **Which is which, intrinsically.**  The head is the tip with the smallest summed
    geodesic distance to the others (the neck is short; hands reach the head over the
-   shoulders, feet over the whole body); the feet have the largest sums.
+   shoulders, feet over the whole body); the feet have the largest sums.  Bridges
+   between pieces can shorten a limb, so the other readings are tried after it,
+   needing hands and feet that mirror each other.
 3. **Body frame.**  Heels are the points of each foot farthest from its toe tip near
    the ground; up is the normal of the ground plane through heels and toe tips;
    forward is toe minus heel; left = up x forward (right-handed).  Left and right
    landmarks are named by their side of the head.
-4. **Rules** in that frame: head top, nose (most forward point of the head on its
-   mid-plane), back of the head and ears (at the nose's height), hand tips (the hand
-   extremities), fingertips (the hand's own extremities: the thumb is the one farthest
-   from the hand tip, index to pinky follow in the order of the shortest chain from
-   the thumb; only the thumb is named on a hand without exactly four others), toe
-   tips, heels, and the crotch (the highest point of the shortest path between the toes).
+4. **Rules** in that frame: head top (the highest point of the head: its geodesic
+   extremity slides over a flat crown when the middle moves), nose (most forward point
+   of the head on its mid-plane), back of the head and ears (at the nose's height),
+   hand tips (the hand extremities), fingertips (the hand's own extremities: the thumb
+   is the one farthest from the hand tip, index to pinky follow in the order of the
+   shortest chain from the thumb; only the thumb is named on a hand without exactly
+   four others), toe tips, heels, and the crotch (the highest point of the shortest
+   path between the toes).
 
 :func:`find_landmarks` refuses a shape without this layout (a quadruped, a cube, a
 single limb) with :class:`NotHumanoidError`, and rates every landmark with a
@@ -36,7 +45,7 @@ import numpy as np
 
 from ..geometry import geodesic
 from ..geometry.symmetry import estimate_symmetry_plane
-from ..geometry.topology import weld
+from ..geometry.topology import vertex_components, vertex_normals, weld
 from ..model.mesh import Mesh
 
 # Rule proportions, as fractions of the body height H (head top to ground).  They
@@ -48,6 +57,7 @@ HEEL_STRIP = 0.01       # the heel: the middle of the sole's rearmost strip this
 # the head: surface within this geodesic distance of the head top -- the whole head of
 # a cartoon (head radius 0.1 H), short of the hands in a T-pose (>= 0.45 H away)
 HEAD_REACH = 0.35
+HEAD_STRIP = 0.01       # the head top: the middle of the head's topmost strip this deep
 NOSE_DEPTH = 0.15       # the nose lies within this distance below the head top
 EAR_BAND = 0.02         # ears and back of the head: at the nose's height, +- this
 MIDLINE_BAND = 0.015    # nose and back of the head: this close to the head top's mid-plane
@@ -60,6 +70,27 @@ FINGER_SEPARATION = 0.03
 # a fingertip is the farthest point from the middle of the body within this geodesic
 # radius: less than a short thumb's length (0.025 H lost the cartoon fixture's thumb)
 FINGER_PROMINENCE = 0.015
+# pieces with at least this share of the vertices place the middle of the body: a cut
+# body's pieces have >= 0.1 (heavy fixture: 0.05 a hand and forearm), a joint cover 0.02
+MIDDLE_PIECE = 0.04
+# layers (clothes, hair, eyes): pieces with most vertices (this share) within this gap of
+# another piece, offset along its normal (|cos| at least this).  Clothes and hair sit
+# 0.5-2 %H off the skin; a body's own pieces meet only at their rims (a cut body: < 0.2
+# of its pieces' vertices near another piece)
+LAYER_GAP = 0.025
+LAYER_SHARE = 0.8
+LAYER_PARALLEL = 0.8
+# extremities examined for the five limbs, farthest first (a prop's end, a chin, a cut's
+# corner add one or two to the body's five)
+CANDIDATE_TIPS = 8
+# extremities nearer each other than this fraction of the bounding box along the surface
+# are one limb's: head top to chin is ~0.2 of it, while the five limbs' tips are >= 0.45
+# apart (hands to head in a T-pose; farther in an A-pose, and between the others)
+LIMB_SEPARATION = 0.3
+# a hand or foot tip whose mirror image is farther than this from the surface is a
+# prop's end (a sword's tip: 0.2 H and more; a limb's mirror image: < 0.02 H on the
+# dev bodies, posed symmetrically)
+PROP_ASYMMETRY = 0.05
 FINGERS = ("index_tip", "middle_tip", "ring_tip", "pinky_tip")
 # confidence exp(-(d / scale)^2): d is how far a left/right pair is from mirror images,
 # or a midline landmark from the mid-plane (fractions of H)
@@ -103,19 +134,26 @@ class Landmarks:
 
 
 class _Surface:
-    """A welded mesh with its surface graph and the geodesic distances the rules share."""
+    """Part of a welded mesh with its surface graph and the geodesic distances the rules share."""
 
-    def __init__(self, mesh: Mesh, bridge_gap: float):
-        # the surface: vertices used by a face, welded across seams
-        used = np.unique(mesh.faces)
-        welded, faces, index = weld(mesh.vertices[used], np.searchsorted(used, mesh.faces))
-        self.vertices, self.faces = welded, faces
-        # the first input vertex of each welded vertex: landmarks are reported on the input
-        self.original = np.zeros(len(welded), dtype=np.int64)
-        self.original[index[::-1]] = used[::-1]
+    def __init__(self, vertices: np.ndarray, faces: np.ndarray, original: np.ndarray, bridge_gap: float):
+        """``vertices`` and ``faces`` welded, ``original`` the input vertex of each welded vertex;
+        only the vertices ``faces`` use are kept (a lone vertex would be bridged as a piece)."""
+        used = np.unique(faces)
+        self.vertices, self.faces = vertices[used], np.searchsorted(used, faces)
+        # the input vertex of each vertex kept: landmarks are reported on the input
+        self.original = original[used]
         self.size = float(np.ptp(self.vertices, axis=0).max())
         self.graph = geodesic.surface_graph(self.vertices, self.faces, bridge_gap * self.size)
-        centre = self.vertices.mean(axis=0)
+        # the middle: the vertex nearest the centroid of the large pieces.  Small ones (joint
+        # covers, a prop, a robot's finger segments) would pull it away: the nearest vertex
+        # to it jumps from the belly to the back, and the toe tips and the ground plane
+        # follow (1.3 degrees with joint covers on the heavy fixture); a body's own pieces
+        # (cut at the joints) are large and keep it where the whole body has it
+        label = vertex_components(len(self.vertices), self.faces)
+        count = np.bincount(label)
+        large = count[label] >= MIDDLE_PIECE * len(label)
+        centre = self.vertices[large].mean(axis=0)
         self.middle = int(np.argmin(np.linalg.norm(self.vertices - centre, axis=1)))
         self.from_middle = geodesic.distances(self.graph, self.middle)
         self._from = {}
@@ -126,16 +164,206 @@ class _Surface:
         return self._from[v]
 
 
-def _tips(surface: _Surface, radius: float) -> list:
-    """Head, two hands and two feet: the five extremities, classified by summed geodesics."""
-    tips = geodesic.extremities(surface.graph, surface.from_middle, radius * surface.size)[:5].tolist()
-    if len(tips) < 5:
-        raise NotHumanoidError(f"found {len(tips)} extremities where a body has 5 (head, hands, feet)")
+def _welded(mesh: Mesh):
+    """The surface of ``mesh`` welded across seams: vertices, faces, and the first input
+    vertex of each welded vertex."""
+    used = np.unique(mesh.faces)
+    welded, faces, index = weld(mesh.vertices[used], np.searchsorted(used, mesh.faces))
+    original = np.zeros(len(welded), dtype=np.int64)
+    original[index[::-1]] = used[::-1]
+    return welded, faces, original
+
+
+def _layers(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(F,) True on the faces of pieces that lie over or under another piece: clothes and
+    hair (open shells a little outside the body), eyes and teeth just inside it.
+
+    A piece is a layer when most of its vertices (``LAYER_SHARE``) are within ``LAYER_GAP``
+    of a vertex of another piece, offset along that piece's normal (parallel to it, not
+    beside it: the pieces of a body cut at the joints, or a robot's finger segments end to
+    end, meet only at their rims).  The landmarks are the body's own, so layers are left out.
+    """
+    label = vertex_components(len(vertices), faces)
+    pieces = np.unique(label[faces[:, 0]])
+    if len(pieces) < 2:
+        return np.zeros(len(faces), dtype=bool)
+    from scipy.spatial import cKDTree  # loaded on use: a mesh in one piece has no layers
+
+    used = np.unique(faces)
+    body = np.argmax(np.bincount(label[used]))  # the largest piece: never a layer
+    outer = used[label[used] != body]
+    gap = LAYER_GAP * float(np.ptp(vertices, axis=0).max())
+    pairs = cKDTree(vertices[outer]).sparse_distance_matrix(cKDTree(vertices[used]), gap, output_type="ndarray")
+    v, w = outer[pairs["i"]], used[pairs["j"]]
+    other = label[v] != label[w]
+    v, w = v[other], w[other]
+    offset = vertices[v] - vertices[w]
+    along = np.abs(np.einsum("ij,ij->i", offset, vertex_normals(vertices, faces)[w]))
+    layered = np.zeros(len(vertices), dtype=bool)
+    layered[v[along >= LAYER_PARALLEL * np.linalg.norm(offset, axis=1)]] = True
+    share = np.bincount(label[outer], weights=layered[outer], minlength=len(vertices)) / np.maximum(
+        np.bincount(label[outer], minlength=len(vertices)), 1)
+    return (share > LAYER_SHARE)[label[faces[:, 0]]]
+
+
+def _roles(surface: _Surface, tips: list) -> list:
+    """Five extremities as [head, hands, feet] assignments, most likely first.
+
+    The head has the smallest summed geodesic distance to the others (the neck is short;
+    hands reach the head over the shoulders, feet over the whole body), the feet the
+    largest.  Bridges between pieces can shorten a limb's geodesics (an elbow cover
+    touching the hip brings a hand near the feet), so every tip is offered as the head,
+    in that order, with the others split by their sums again.
+    """
     total = {t: sum(surface.distance_from(t)[u] for u in tips) for t in tips}
     if not all(np.isfinite(list(total.values()))):
         raise NotHumanoidError("the extremities are not connected")
-    head, *hands_feet = sorted(tips, key=lambda t: (total[t], t))
-    return [head, hands_feet[:2], hands_feet[2:]]
+    order = sorted(tips, key=lambda t: (total[t], t))
+    out = []
+    for head in order:
+        rest = [t for t in order if t != head]
+        out.append([head, rest[:2], rest[2:]])
+    return out
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The five tips of a body, its frame, its heels (toe -> heel) and the feet's agreement."""
+
+    head: int
+    hands: list
+    feet: list
+    frame: BodyFrame
+    heels: dict
+    agreement: float
+
+
+def _tips(surface: _Surface, radius: float) -> list:
+    """The extremities, farthest first, one per limb: an extremity within ``LIMB_SEPARATION``
+    along the surface of a farther one is the same limb's (a chin below the head top when
+    the middle of the body is on the belly's front, a corner of a cut)."""
+    kept = []
+    for t in geodesic.extremities(surface.graph, surface.from_middle, radius * surface.size)[:CANDIDATE_TIPS]:
+        if all(surface.distance_from(k)[t] > LIMB_SEPARATION * surface.size for k in kept):
+            kept.append(int(t))
+    return kept
+
+
+def _candidates(surface: _Surface, tips: list):
+    """(head, hands, feet) candidates among the limbs' extremities, most likely first: the
+    five farthest under each of their roles (:func:`_roles`), then the other sets of five
+    (a cut's rim or a prop can stand out farther than a hand)."""
+    for five in itertools.combinations(tips, 5):  # farthest first: the top five come first
+        yield from _roles(surface, list(five))
+
+
+def _layout(surface: _Surface, radius: float, symmetry_iterations: int) -> _Layout:
+    """Head, two hands and two feet among the limbs' extremities, in a standing body's
+    layout: the first of :func:`_candidates` that has one.  All but the first also need
+    hands and feet that mirror each other (:func:`_paired`: more evidence for a less
+    likely reading).
+
+    Raises :class:`NotHumanoidError` with the likeliest candidate's reason if none does.
+    """
+    tips = _tips(surface, radius)
+    if len(tips) < 5:
+        raise NotHumanoidError(f"found {len(tips)} extremities where a body has 5 (head, hands, feet)")
+    refusal = None
+    for k, (head, hands, feet) in enumerate(_candidates(surface, tips)):
+        try:
+            # the feet's frame, without the mirror-plane fit, weeds out wrong roles cheaply
+            frame, _, _, top = _frame(surface, head, feet, 0)
+            _check_layout(surface, frame, top, hands, feet)
+            frame, heels, agreement, top = _frame(surface, head, feet, symmetry_iterations)
+            _check_layout(surface, frame, top, hands, feet)
+            layout = _Layout(top, hands, feet, frame, heels, agreement)
+            if k > 0 and not _paired(surface.vertices, layout):
+                raise NotHumanoidError("the hands and feet are not mirror images")
+        except NotHumanoidError as e:
+            refusal = refusal or e
+            continue
+        return layout
+    raise refusal
+
+
+def _pieces(surface: _Surface) -> np.ndarray:
+    """(N,) piece label of each vertex of the surface (its triangles, without bridges)."""
+    return vertex_components(len(surface.vertices), surface.faces)
+
+
+def _unmirrored(surface: _Surface, layout: _Layout) -> list:
+    """The hand and foot tips whose mirror image across the body's mid-plane is off the
+    surface by more than ``PROP_ASYMMETRY``: the tip of a prop, not of a limb."""
+    from scipy.spatial import cKDTree  # loaded on use, like the other rules' trees
+
+    v, f = surface.vertices, layout.frame
+    mid = v[layout.head] @ f.left
+    tips = np.array([*layout.hands, *layout.feet])
+    mirrored = v[tips] - 2.0 * (v[tips] @ f.left - mid)[:, None] * f.left
+    gap, _ = cKDTree(v).query(mirrored)
+    return tips[gap > PROP_ASYMMETRY * f.height].tolist()
+
+
+def _paired(v: np.ndarray, layout: _Layout) -> bool:
+    """Whether each hand tip and each foot tip is the other's mirror image across the
+    body's mid-plane, within ``PROP_ASYMMETRY``."""
+    f = layout.frame
+    mid = v[layout.head] @ f.left
+    for a, b in (layout.hands, layout.feet):
+        mirrored = v[a] - 2.0 * (v[a] @ f.left - mid) * f.left
+        if np.linalg.norm(mirrored - v[b]) > PROP_ASYMMETRY * f.height:
+            return False
+    return True
+
+
+def _prop_suspects(surface: _Surface, layout, radius: float) -> list:
+    """Pieces that may be held props, most suspect first: with a layout, the pieces
+    (not the largest) of its unmirrored tips; without one, those of every extremity."""
+    label = _pieces(surface)
+    body = np.argmax(np.bincount(label))
+    if layout is not None:
+        tips = _unmirrored(surface, layout)
+    else:
+        tips = _tips(surface, radius)
+    out = []
+    for t in tips:
+        if label[t] != body and label[t] not in out:
+            out.append(int(label[t]))
+    return out
+
+
+def _body_layout(vertices: np.ndarray, faces: np.ndarray, original: np.ndarray, bridge_gap: float,
+                 radius: float, symmetry_iterations: int):
+    """The surface of the body without held props, and its layout.
+
+    A prop held in a hand (a sword, a staff, a shield) is a piece of its own whose far
+    end is an extremity with no mirror image on the body: it hides the hand's own tip
+    or breaks the layout.  Such a piece is left out when the rest has a body layout.
+
+    Returns
+    -------
+    surface : :class:`_Surface` of the body; layout : its :class:`_Layout`.
+    """
+    surface = _Surface(vertices, faces, original, bridge_gap)
+    try:
+        layout, refusal = _layout(surface, radius, symmetry_iterations), None
+    except NotHumanoidError as e:
+        layout, refusal = None, e
+    suspects = _prop_suspects(surface, layout, radius)
+    if suspects:
+        label = _pieces(surface)
+        for piece in suspects:
+            # the surface's faces on its own vertices: keep those off the piece
+            kept = faces[np.isin(np.searchsorted(np.unique(faces), faces[:, 0]),
+                                 np.flatnonzero(label != piece))]
+            rest = _Surface(vertices, kept, original, bridge_gap)
+            try:
+                return rest, _layout(rest, radius, symmetry_iterations)
+            except NotHumanoidError:
+                continue
+    if layout is None:
+        raise refusal
+    return surface, layout
 
 
 def _sole(surface: _Surface, toe: int, up: np.ndarray, height: float) -> np.ndarray:
@@ -167,8 +395,25 @@ def _mirror_normal(surface: _Surface, left: np.ndarray, head_top: np.ndarray, it
     return normal if normal @ left > np.cos(np.radians(20)) else left
 
 
+def _head_top(surface: _Surface, head: int, up: np.ndarray, height: float) -> int:
+    """The head top: the middle of the head's topmost strip (``HEAD_STRIP`` deep, along
+    ``up``), the head being the surface within ``HEAD_REACH`` of its extremity.
+
+    The extremity itself depends on where the middle of the body is, which covers and
+    cuts move (4 %H on the heavy fixture with joint covers); the single highest point of
+    a flat crown slides with a fraction of a degree of tilt (1.3 %H for 0.3 degrees on the
+    heavy fixture cut into pieces); the middle of the top strip does neither.
+    """
+    v = surface.vertices
+    region = np.flatnonzero(surface.distance_from(head) < HEAD_REACH * height)
+    h = v[region] @ up
+    top = region[h > h.max() - HEAD_STRIP * height]
+    return int(top[np.argmin(np.linalg.norm(v[top] - v[top].mean(axis=0), axis=1))])
+
+
 def _frame(surface: _Surface, head: int, feet: list, symmetry_iterations: int):
-    """The body frame and the heels (toe -> heel) from the head top and the toe tips."""
+    """The body frame, the heels (toe -> heel), the feet's agreement and the head top, from
+    the head's extremity and the toe tips."""
     v = surface.vertices
     rough_up = v[head] - 0.5 * (v[feet[0]] + v[feet[1]])
     height = float(np.linalg.norm(rough_up))
@@ -193,7 +438,10 @@ def _frame(surface: _Surface, head: int, feet: list, symmetry_iterations: int):
     if not np.linalg.norm(forward) > 0.5:
         raise NotHumanoidError("the feet point in opposite directions")
     forward /= np.linalg.norm(forward)
-    left = _mirror_normal(surface, np.cross(up, forward), v[head], symmetry_iterations)
+    head = _head_top(surface, head, up, height)
+    left = np.cross(up, forward)
+    if symmetry_iterations > 0:
+        left = _mirror_normal(surface, left, v[head], symmetry_iterations)
     forward = np.cross(left, up)
     forward /= np.linalg.norm(forward)
     heels = {t: _rearmost(v, soles[t], forward, height) for t in feet}
@@ -201,7 +449,7 @@ def _frame(surface: _Surface, head: int, feet: list, symmetry_iterations: int):
     height = float((v[head] - base) @ up)
     frame = BodyFrame(up, forward, np.cross(up, forward), height, base)
     agreement = float(np.clip((steps[0] @ steps[1] - 0.5) / 0.5, 0.0, 1.0))
-    return frame, heels, agreement
+    return frame, heels, agreement, head
 
 
 def _check_layout(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: list) -> None:
@@ -344,7 +592,8 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
     extremity_radius : a tip is farthest from the middle within this geodesic radius,
         as a fraction of the bounding box's largest side (``MarkersConfig.extremity_radius``).
     symmetry_iterations : steps of the mirror-plane fit that sets left and right
-        (``SkeletonConfig.symmetry_iterations``, the same fit as mirroring's).
+        (``SkeletonConfig.symmetry_iterations``, the same fit as mirroring's; 0: left
+        from the feet alone).
 
     Returns
     -------
@@ -356,10 +605,10 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
     """
     if mesh.n_faces == 0:
         raise NotHumanoidError("the mesh has no faces")
-    surface = _Surface(mesh, bridge_gap)
-    head, hands, feet = _tips(surface, extremity_radius)
-    frame, heels, agreement = _frame(surface, head, feet, symmetry_iterations)
-    _check_layout(surface, frame, head, hands, feet)
-    named = _named(surface, frame, head, hands, feet, heels)
-    confidence = _confidence(surface.vertices, frame, named, agreement)
+    vertices, faces, original = _welded(mesh)
+    surface, layout = _body_layout(vertices, faces[~_layers(vertices, faces)], original, bridge_gap,
+                                   extremity_radius, symmetry_iterations)
+    frame = layout.frame
+    named = _named(surface, frame, layout.head, layout.hands, layout.feet, layout.heels)
+    confidence = _confidence(surface.vertices, frame, named, layout.agreement)
     return Landmarks(frame, {k: int(surface.original[x]) for k, x in named.items()}, confidence)
