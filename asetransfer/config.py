@@ -73,8 +73,8 @@ class CorrespondenceConfig:
     symmetric: bool = False
     # coincident vertices (seams) are merged within this fraction of the diagonal
     weld_tolerance: float = 1e-7
-    # pieces closer than this fraction of the diagonal (armour plates, joint covers,
-    # clothing layers, a body cut at the joints) are solved together, held at their
+    # pieces closer than this fraction of the diagonal (armour plates, a body cut at the
+    # joints; layers over the body are not: see layer_distance) are solved together, held at their
     # offsets by glue edges where they come close; pieces farther away (props) and
     # pieces glued to no marked piece ride along as before (our addition; 0: off)
     piece_gap: float = 0.01
