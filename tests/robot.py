@@ -8,9 +8,8 @@ a little apart or slightly overlap, and each plate is weighted 100 % to one bone
 rigged once as one piece), deterministically, so its joints can be compared with the
 one-piece body's: the plates are the body's own surface, cut and barely moved.
 
-The plates keep the body's vertex indices (vertices on no plate stay, unused), and the
-covers' vertices and faces come after the body's, so ``faces[:n_body_faces]`` are the
-body's plates.
+The plates' vertices and faces come first, in the body's order, and the covers' after
+them, so ``faces[:n_body_faces]`` are the body's plates.
 """
 from __future__ import annotations
 
@@ -113,7 +112,7 @@ def joint_covers(rig: Rig, label: np.ndarray, cut: np.ndarray, minimum: int, rou
 
 def robot(rig: Rig, plates: int = 3, small: float = 0.01, gap: float = 0.01, overlap: float = 0.01,
           covers: bool = True, cover_minimum: int = 8,
-          cover_round: float = 0.5) -> tuple[Rig, int]:
+          cover_round: float = 0.5, rigid: bool = True) -> tuple[Rig, int]:
     """A hard-surface robot with ``rig``'s skeleton, rigidly weighted.
 
     Parameters
@@ -127,6 +126,8 @@ def robot(rig: Rig, plates: int = 3, small: float = 0.01, gap: float = 0.01, ove
     covers : add a joint cover at every cut joint (see :func:`joint_covers`).
     cover_minimum : fewest cut-loop vertices a joint needs for a cover.
     cover_round : how round its cut loop must be (see :func:`joint_covers`).
+    rigid : weight every plate 100 % to one bone; False keeps the body's smooth weights
+        on the plates (to tell what the rigid weights do from what the cuts do).
 
     Returns
     -------
@@ -158,9 +159,22 @@ def robot(rig: Rig, plates: int = 3, small: float = 0.01, gap: float = 0.01, ove
             parts_f.append(cf + n)
             parts_b.append(np.full(len(cv), j))
             n += len(cv)
-    mesh = Mesh(np.concatenate(parts_v), np.concatenate(parts_f))
     bones = np.concatenate(parts_b)
     skin = SkinWeights(bones[:, None], np.ones((len(bones), 1)), rig.skeleton.n_joints)
+    if not rigid:
+        k = rig.skin.indices.shape[1]
+        extra = len(bones) - len(v)
+        skin = SkinWeights(np.concatenate([rig.skin.indices, np.pad(bones[len(v):, None], ((0, 0), (0, k - 1)))]),
+                           np.concatenate([rig.skin.weights, np.pad(np.ones((extra, 1)), ((0, 0), (0, k - 1)))]),
+                           rig.skeleton.n_joints)
+    # the vertices of the cut rows are on no plate: a modelled robot has none (their
+    # weights would still count in the joint fit)
+    faces = np.concatenate(parts_f)
+    used = np.unique(faces)
+    renumber = np.full(n, -1)
+    renumber[used] = np.arange(len(used))
+    mesh = Mesh(np.concatenate(parts_v)[used], renumber[faces])
+    skin = SkinWeights(skin.indices[used], skin.weights[used], skin.n_joints)
     return Rig(mesh, rig.skeleton, skin), len(body)
 
 

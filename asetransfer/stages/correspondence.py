@@ -31,7 +31,7 @@ from ..geometry.geodesic import bridge_edges, unique_edges
 from ..config import CorrespondenceConfig
 from ..model.markers import Markers
 from ..geometry.decimate import proxy_mesh
-from ..geometry.laplacian import bilaplacian, degenerate_triangles, mixed_voronoi_areas
+from ..geometry.laplacian import bilaplacian, boundary_vertices, degenerate_triangles, mixed_voronoi_areas
 from ..geometry.linsolve import Factorization, NumericalError
 from ..model.mesh import Mesh
 from ..geometry.surface import SurfaceIndex, surface_index
@@ -240,21 +240,61 @@ def _area_over_larger(v, f, pieces, bridges, distance: float, angle: float) -> n
     vertex_area = np.bincount(f.ravel(), np.repeat(face_area / 3, 3), minlength=len(v))
     pairs = np.unique(pieces[bridges], axis=0)
     cos_min = np.cos(np.radians(angle))
+    rim = boundary_vertices(len(v), f)
+    size = _side_by_side_area(pieces, piece_area, bridges, rim)
     out = np.zeros(n_pieces)
     for p in np.unique(pairs[:, 0]):
         larger = np.unique(pairs[pairs[:, 0] == p, 1])
-        larger = larger[piece_area[larger] > piece_area[p]]
+        larger = larger[size[larger] > size[p]]
         if not len(larger):
             continue
         under = f[np.isin(face_piece, larger)]
         mine = np.flatnonzero(pieces == p)
-        face, _, dist, point = SurfaceIndex(v, under).closest(v[mine], bary=False)
+        face, bary, dist, point = SurfaceIndex(v, under).closest(v[mine])
         normal = face_normals(v, under)[face]
         # along the normal (a layer's offset) or touching (where a cover cuts into the limb)
         along = np.abs(np.einsum("ij,ij->i", v[mine] - point, normal)) >= cos_min * dist
-        over = (dist <= distance) & along
+        over = (dist <= distance) & along & ~_on_rim(under[face], bary, rim)
         out[p] = vertex_area[mine][over].sum() / max(vertex_area[mine].sum(), 1e-300)
     return out
+
+
+def _side_by_side_area(pieces: np.ndarray, piece_area: np.ndarray, bridges: np.ndarray,
+                       rim: np.ndarray) -> np.ndarray:
+    """(P,) per piece, the area of the pieces it continues: those joined to it rim to rim
+    (bridges between boundary vertices of both, as where a body or a robot's plates were
+    cut), so a piece is measured with the surface it belongs to.
+
+    A robot is tens of plates smaller than its ball joints; measured alone, the plates
+    under a hip or waist ball were taken for layers over it and left unfitted (robot
+    fixture target, hand markers: upper arm 1.5 %H).  A closed piece (a cover, an eye, a
+    one-piece body) has no rim and keeps its own area.
+
+    Parameters
+    ----------
+    pieces : (n,) each vertex's piece; piece_area : (P,) each piece's area;
+    bridges : (B, 2) vertex pairs on different pieces; rim : (n,) True on boundary vertices.
+    """
+    side = bridges[rim[bridges].all(axis=1)]
+    group = vertex_components(len(piece_area), pieces[side][:, [0, 1, 1]]) if len(side) else np.arange(len(piece_area))
+    return np.bincount(group, piece_area, minlength=group.max() + 1)[group]
+
+
+def _on_rim(corners: np.ndarray, bary: np.ndarray, rim: np.ndarray) -> np.ndarray:
+    """(K,) True for closest points on an open rim of the surface: every corner they are
+    weighted on (barycentric coordinate above 1e-9) is a boundary vertex.
+
+    A point whose closest point on a neighbour is that neighbour's cut rim lies beside it,
+    not over it: plates wrapping round a limb (a robot's, cut lengthwise) reach their
+    neighbours' rims within ``layer_angle`` of the rim triangles' normals, and were taken
+    for layers and left unfitted (robot fixture target, hand markers: upper arms 1.5 %H).
+
+    Parameters
+    ----------
+    corners : (K, 3) vertex indices of each point's triangle; bary : (K, 3) its
+    barycentric coordinates there; rim : (n,) True on boundary vertices.
+    """
+    return (rim[corners] | (bary <= 1e-9)).all(axis=1)
 
 
 def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
