@@ -492,3 +492,24 @@ def test_a_robot_rigs_like_the_one_piece_body(fixture_source, heavy_whole_rig):
     body = [i for i, n in enumerate(names) if not any(k in n for k in ("thumb", "index", "middle", "ring", "pinky"))]
     d = np.linalg.norm(a.rig.skeleton.bind_world[body, :3, 3] - b.rig.skeleton.bind_world[body, :3, 3], axis=1)
     assert d.max() < 0.003 * height
+
+
+def test_a_robot_source_rigs_close_to_the_one_piece_source(fixture_source, heavy_whole_rig):
+    # the fixture source as a hard-surface robot (tests/robot.py: ~110 plates weighted
+    # rigidly to one bone each, 28 ball covers weighted to their joint), its hand markers
+    # moved onto the plates, transferred onto the heavy fixture in one piece.  Body joints
+    # vs the one-piece source's rig, measured 0.28 / 0.52 %H mean / max (neck, clavicles);
+    # with the registration's detail rows one-sided at the cut rims 0.36 / 0.66.  Not yet
+    # the 0.3 %H of issue 19: the rest is the map near the cuts (the one-piece source's
+    # weights with the robot's map: 0.20 / 0.48) and the rigid weights
+    from robot import carry_markers, robot
+    whole, a = heavy_whole_rig
+    rig, body_faces = robot(fixture_source)
+    markers = carry_markers(at.load_markers(FIXTURES / "markers_heavy.json", fixture_source.mesh, whole),
+                            fixture_source.mesh, rig.mesh, body_faces, "source")
+    b = at.transfer(rig, whole, markers)
+    height = float(np.ptp(whole.vertices, axis=0).max())
+    names = fixture_source.skeleton.names
+    body = [i for i, n in enumerate(names) if not any(k in n for k in ("thumb", "index", "middle", "ring", "pinky"))]
+    d = np.linalg.norm(a.rig.skeleton.bind_world[body, :3, 3] - b.rig.skeleton.bind_world[body, :3, 3], axis=1)
+    assert d.mean() < 0.0032 * height and d.max() < 0.0058 * height
