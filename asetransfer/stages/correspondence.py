@@ -409,7 +409,10 @@ class _Registration:
         self.B = markers
         A = self.w_detail * self.H + self.w_fit * sp.identity(n) + self.w_markers * (markers.T @ markers)
         if glue is not None and glue.shape[0]:  # glued pieces move together (on the displacement)
-            A = A + self.w_markers * (glue.T @ glue)
+            # shared by the bridges, like the markers' weight by the markers (c): weighed a
+            # marker each, a robot's 11k bridges held its cut rims together more rigidly
+            # than the missing triangles of a whole body would (config: register_glue)
+            A = A + cfg.register_glue / glue.shape[0] * (glue.T @ glue)
         self.factor = Factorization(A, "registration system (Eq. A I-2)")
 
     def solve(self, rest: np.ndarray, fit: np.ndarray, marker_goal: np.ndarray) -> np.ndarray:
@@ -660,7 +663,8 @@ def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple,
     # one-sided rows a cut source bends freely at its rims (robot fixture source, hand
     # markers, body joints vs the one-piece source's: 0.36 / 0.66 %H mean / max, seeing
     # across 0.28 / 0.52; the one-piece source's 20 automatic markers: 0.72 / 1.60 and
-    # 0.56 / 1.47); a source in one piece has one operator either way
+    # 0.64 / 1.55, glue of a marker's weight per bridge); a source in one piece has one
+    # operator either way
     across = cfg.fair_across_gaps
     system = _Registration(src.vertices[src.active], src.active_faces, src.markers, cfg, glue=src.glue,
                            operator=src.operator(across))
