@@ -515,3 +515,24 @@ def test_a_robot_source_rigs_close_to_the_one_piece_source(fixture_source, heavy
     body = [i for i, n in enumerate(names) if not any(k in n for k in ("thumb", "index", "middle", "ring", "pinky"))]
     d = np.linalg.norm(a.rig.skeleton.bind_world[body, :3, 3] - b.rig.skeleton.bind_world[body, :3, 3], axis=1)
     assert d.mean() < 0.0025 * height and d.max() < 0.0047 * height
+
+
+def test_a_robot_rigs_near_the_one_piece_body_with_automatic_markers(fixture_source, heavy_whole_rig,
+                                                                     heavy_automatic_rig):
+    # the robot of test_a_robot_rigs_like_the_one_piece_body with the whole body's ~20
+    # automatic markers (extremities and crotch) moved onto its plates: the limb and
+    # trunk plates hold none.  Body joints vs the one-piece placement with the same
+    # markers, measured 0.50 / 1.37 %H mean / max (shin, forearms); before the layer
+    # test measured a piece with the plates it continues, 4.41 / 15.1 (half the plates
+    # rode along unfitted).  Not yet the 0.3 %H of issue 19: fairing a body cut at every
+    # joint differs from fairing it whole (cut at the joints only: 1.9 %H mean over the
+    # vertices), and 20 markers do not bring the registration back
+    from robot import carry_markers, robot
+    whole, markers, cfg, a = heavy_automatic_rig
+    rig, body_faces = robot(heavy_whole_rig[1].rig)
+    b = at.transfer(fixture_source, rig.mesh, carry_markers(markers, whole, rig.mesh, body_faces, "target"), cfg)
+    height = float(np.ptp(whole.vertices, axis=0).max())
+    names = fixture_source.skeleton.names
+    body = [i for i, n in enumerate(names) if not any(k in n for k in ("thumb", "index", "middle", "ring", "pinky"))]
+    d = np.linalg.norm(a.rig.skeleton.bind_world[body, :3, 3] - b.rig.skeleton.bind_world[body, :3, 3], axis=1)
+    assert d.mean() < 0.006 * height and d.max() < 0.016 * height
