@@ -24,6 +24,15 @@ class CorrespondenceConfig:
     register_detail: float = 1e-6       # mu_1
     register_fit: float = 1.0           # mu_2
     register_markers: float = 1.0       # mu_3
+    # glued pieces move together: the bridges (rows e_i - e_j on the displacement) share
+    # this total weight, as the markers share mu_3 (our addition; before, a marker's
+    # weight each).  Robot fixture source (tests/robot.py: 11.5k bridges) onto the heavy
+    # fixture, body joints vs the one-piece source's rig, mean / max %H with its 46 hand
+    # markers | the one-piece source's 20 automatic markers: a marker's weight each
+    # 0.28 / 0.52 | 0.64 / 1.55; total 250: 0.27 / 0.49 | 0.56 / 1.47; 100: 0.21 / 0.41 |
+    # 0.57 / 1.55; 50: 0.18 / 0.38 | 0.61 / 1.71; 25: 0.17 / 0.36 | 0.71 / 1.91; 1:
+    # 0.17 / 0.39 | 1.05 / 2.86.  Few markers need the glue, many are held back by it
+    register_glue: float = 100.0
     # closest-point iterations per registration stage, and the convergence test:
     # mean vertex move between iterations below this fraction of the diagonal
     # stage 1: faired source onto faired target (3 before stage 2 began on the proxies;
@@ -133,7 +142,7 @@ class CorrespondenceConfig:
 
     def __post_init__(self):
         for name in ("fair_smoothness", "fair_marker_link", "fair_marker_anchor", "register_detail",
-                     "register_fit", "register_markers", "tolerance", "reject_distance"):
+                     "register_fit", "register_markers", "register_glue", "tolerance", "reject_distance"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"correspondence parameter {name} must be positive")
         if (self.max_iterations < 1 or self.faired_iterations < 0

@@ -471,3 +471,68 @@ def _truth_error(skeleton, joints):
     names = [skeleton.names[j] for j in joints if skeleton.names[j] in truth]
     got = np.array([skeleton.bind_world[skeleton.index(n), :3, 3] for n in names])
     return np.linalg.norm(got - np.array([truth[n] for n in names]), axis=1)
+
+
+def test_a_robot_rigs_like_the_one_piece_body(fixture_source, heavy_whole_rig):
+    # the heavy fixture as a hard-surface robot (tests/robot.py): ~100 plates cut at every
+    # joint and three round each limb and trunk segment (1 % gaps and overlaps), 28 ball
+    # joint covers in the cuts, the hand markers moved onto the plates.  Body joints vs
+    # the one-piece placement, measured 0.06 / 0.15 %H mean / max (forearms); before the
+    # layer test measured a piece with the plates it continues and ignored rims
+    # (correspondence._side_by_side_area, _on_rim), 54 of the 106 plates (under the hip
+    # and waist balls, wrapping round limbs) rode along unfitted: 0.28 / 1.46 (upper arm)
+    from robot import carry_markers, robot
+    whole, a = heavy_whole_rig
+    rig, body_faces = robot(a.rig)
+    markers = carry_markers(at.load_markers(FIXTURES / "markers_heavy.json", fixture_source.mesh, whole),
+                            whole, rig.mesh, body_faces, "target")
+    b = at.transfer(fixture_source, rig.mesh, markers)
+    height = float(np.ptp(whole.vertices, axis=0).max())
+    names = fixture_source.skeleton.names
+    body = [i for i, n in enumerate(names) if not any(k in n for k in ("thumb", "index", "middle", "ring", "pinky"))]
+    d = np.linalg.norm(a.rig.skeleton.bind_world[body, :3, 3] - b.rig.skeleton.bind_world[body, :3, 3], axis=1)
+    assert d.max() < 0.003 * height
+
+
+def test_a_robot_source_rigs_close_to_the_one_piece_source(fixture_source, heavy_whole_rig):
+    # the fixture source as a hard-surface robot (tests/robot.py: ~110 plates weighted
+    # rigidly to one bone each, 28 ball covers weighted to their joint), its hand markers
+    # moved onto the plates, transferred onto the heavy fixture in one piece.  Body joints
+    # vs the one-piece source's rig, measured 0.21 / 0.41 %H mean / max (neck, clavicles);
+    # with the registration's detail rows one-sided at the cut rims and the glue a
+    # marker's weight per bridge 0.36 / 0.66, seeing across the rims 0.28 / 0.52
+    # (CorrespondenceConfig.register_glue).  Not yet the 0.3 %H of issue 19: the rest is
+    # the map near the cuts (the one-piece source's weights with the robot's map: 0.13 /
+    # 0.31) and the rigid weights
+    from robot import carry_markers, robot
+    whole, a = heavy_whole_rig
+    rig, body_faces = robot(fixture_source)
+    markers = carry_markers(at.load_markers(FIXTURES / "markers_heavy.json", fixture_source.mesh, whole),
+                            fixture_source.mesh, rig.mesh, body_faces, "source")
+    b = at.transfer(rig, whole, markers)
+    height = float(np.ptp(whole.vertices, axis=0).max())
+    names = fixture_source.skeleton.names
+    body = [i for i, n in enumerate(names) if not any(k in n for k in ("thumb", "index", "middle", "ring", "pinky"))]
+    d = np.linalg.norm(a.rig.skeleton.bind_world[body, :3, 3] - b.rig.skeleton.bind_world[body, :3, 3], axis=1)
+    assert d.mean() < 0.0025 * height and d.max() < 0.0047 * height
+
+
+def test_a_robot_rigs_near_the_one_piece_body_with_automatic_markers(fixture_source, heavy_whole_rig,
+                                                                     heavy_automatic_rig):
+    # the robot of test_a_robot_rigs_like_the_one_piece_body with the whole body's ~20
+    # automatic markers (extremities and crotch) moved onto its plates: the limb and
+    # trunk plates hold none.  Body joints vs the one-piece placement with the same
+    # markers, measured 0.50 / 1.37 %H mean / max (shin, forearms); before the layer
+    # test measured a piece with the plates it continues, 4.41 / 15.1 (half the plates
+    # rode along unfitted).  Not yet the 0.3 %H of issue 19: fairing a body cut at every
+    # joint differs from fairing it whole (cut at the joints only: 1.9 %H mean over the
+    # vertices), and 20 markers do not bring the registration back
+    from robot import carry_markers, robot
+    whole, markers, cfg, a = heavy_automatic_rig
+    rig, body_faces = robot(heavy_whole_rig[1].rig)
+    b = at.transfer(fixture_source, rig.mesh, carry_markers(markers, whole, rig.mesh, body_faces, "target"), cfg)
+    height = float(np.ptp(whole.vertices, axis=0).max())
+    names = fixture_source.skeleton.names
+    body = [i for i, n in enumerate(names) if not any(k in n for k in ("thumb", "index", "middle", "ring", "pinky"))]
+    d = np.linalg.norm(a.rig.skeleton.bind_world[body, :3, 3] - b.rig.skeleton.bind_world[body, :3, 3], axis=1)
+    assert d.mean() < 0.006 * height and d.max() < 0.016 * height
