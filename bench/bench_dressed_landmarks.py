@@ -25,7 +25,7 @@ import asetransfer as at  # noqa: E402
 from asetransfer.config import Config  # noqa: E402
 from asetransfer.model.mesh import Mesh  # noqa: E402
 from asetransfer.stages.markers import landmarks_of  # noqa: E402
-from dressing import FIXTURE_JOINTS, KINDS, MAKEHUMAN_JOINTS, dress  # noqa: E402
+from dressing import FIXTURE_JOINTS, KINDS, MAKEHUMAN_JOINTS, cut_faces, dress  # noqa: E402
 from test_landmarks import _cut_into_pieces  # noqa: E402
 
 UP, FORWARD = np.array([0.0, 1.0, 0.0]), np.array([0.0, 0.0, 1.0])
@@ -41,23 +41,6 @@ def body(case: str):
     return rig.mesh, {r: sk.bind_world[sk.index(n), :3, 3] for r, n in MAKEHUMAN_JOINTS.items()}
 
 
-def cut_at_joints(mesh: Mesh, joints: dict, gap: float) -> Mesh:
-    """The body with the faces near cut planes removed: across the trunk at the neck and the
-    waist, across the legs at the knees, and across the arms at the shoulders."""
-    v, f = mesh.vertices, mesh.faces
-    y, x = v[f][:, :, 1], v[f][:, :, 0]
-    centre = 0.5 * (joints["shoulder.L"][0] + joints["shoulder.R"][0])
-    half = 0.5 * abs(joints["shoulder.L"][0] - joints["shoulder.R"][0])
-    across = np.abs(x - centre)
-    trunk = across.max(axis=1) < half
-    levels = [joints["neck"][1], 0.5 * (joints["neck"][1] + joints["hips"][1]),
-              0.5 * (joints["knee.L"][1] + joints["knee.R"][1])]
-    cuts = [trunk & (y.min(axis=1) < k + gap) & (y.max(axis=1) > k - gap) for k in levels]
-    high = y.min(axis=1) > joints["shoulder.L"][1] - 0.1 * np.ptp(v[:, 1])  # the arms, not the thighs
-    cuts.append(high & (across.min(axis=1) < half + gap) & (across.max(axis=1) > half - gap))
-    return Mesh(v, f[~np.any(cuts, axis=0)])
-
-
 def main(cases):
     config = Config()
     for case in cases:
@@ -67,7 +50,7 @@ def main(cases):
         print(f"== {case}")
         for kind in ("pieces", *KINDS, "all"):
             if kind == "pieces":  # the fixture's own cut (tests), the dev bodies' at their joints
-                mesh = _cut_into_pieces(whole, 0.01 * height / 1.7) if case == "heavy" else cut_at_joints(whole, joints, 0.006 * height)
+                mesh = _cut_into_pieces(whole, 0.01 * height / 1.7) if case == "heavy" else Mesh(whole.vertices, whole.faces[cut_faces(whole, joints, UP, FORWARD)])
             else:
                 mesh = dress(whole, kind, joints, UP, FORWARD)
             t = time.time()

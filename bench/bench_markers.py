@@ -15,8 +15,9 @@ characters.  ``--apose``: the same on A-posed copies of the cases (bench/apose.p
 the ground truth posed by its own weights, arms 35 and legs 6 degrees by default,
 the pose of ``d05_apose_male``), written under ``--out``.  ``--dress KIND``: the target
 dressed like a production character (tests/dressing.py: joint covers, a shirt, a hair cap,
-eyes, a sword in the right hand, or ``all``) as separate pieces; both transfers rig the
-dressed mesh and are scored on the body's vertices.
+eyes, a sword in the right hand, or ``all``) as separate pieces, or ``cut`` into pieces at
+the joints (``cut+KIND``: both; hand markers on cut-away faces are dropped); both
+transfers rig the dressed mesh and are scored on the body's vertices.
 """
 from __future__ import annotations
 
@@ -53,17 +54,36 @@ def _scored(case_dir: Path, rig, out: Path) -> dict:
             "weights": s["weight_error"]["area_weighted_mean"], "local": s["posed_error_pct_height"]["local"]["mean"]}
 
 
-def _dressed(case_dir: Path, target: Mesh, kind: str) -> Mesh:
+def _dressed(case_dir: Path, target: Mesh, kind: str):
     """``target`` with the accessories of ``kind`` hung on the case's true joints, in the
-    body frame the landmarks find (the dev cases differ in up axis and facing)."""
+    body frame the landmarks find (the dev cases differ in up axis and facing); ``cut``
+    (alone or as ``cut+KIND``) first cuts the body into pieces at the joints.  Returns the
+    mesh and the (F,) faces of ``target`` kept, in order (None: all)."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from dressing import MAKEHUMAN_JOINTS, dress
+    from dressing import MAKEHUMAN_JOINTS, cut_faces, dress
     from asetransfer.config import Config
     from asetransfer.stages.markers import landmarks_of
     gt = at.load_rig(case_dir / "gt.glb")
     joints = {role: gt.skeleton.bind_world[gt.skeleton.index(name), :3, 3] for role, name in MAKEHUMAN_JOINTS.items()}
     frame = landmarks_of(target, "target", Config()).frame
-    return dress(target, kind, joints, frame.up, frame.forward)
+    kinds, kept = kind.split("+"), None
+    if kinds[0] == "cut":
+        kept = cut_faces(target, joints, frame.up, frame.forward)
+        target, kinds = Mesh(target.vertices, target.faces[kept]), kinds[1:]
+    return (dress(target, kinds, joints, frame.up, frame.forward) if kinds else target), kept
+
+
+def _on_kept_faces(markers, kept):
+    """``markers`` on a mesh that kept only the faces ``kept`` (in order); markers on removed faces are dropped."""
+    from asetransfer.model.markers import Markers
+    from asetransfer.model.surface import SurfacePoints
+    if kept is None:
+        return markers
+    new_index = np.cumsum(kept) - 1
+    ok = kept[markers.target.face]
+    t = SurfacePoints(new_index[markers.target.face[ok]], markers.target.bary[ok])
+    s = SurfacePoints(markers.source.face[ok], markers.source.bary[ok])
+    return Markers(tuple(n for n, k in zip(markers.names, ok) if k), s, t)
 
 
 def _body_only(rig, body: Mesh):
@@ -102,10 +122,11 @@ def main():
         source = at.load_rig(case_dir / "source.glb")
         target = at.load_mesh(target_file)
         body = target
+        kept = None
         if args.dress:
-            target = _dressed(case_dir, target, args.dress)
+            target, kept = _dressed(case_dir, target, args.dress)
             case = f"{case}+{args.dress}"
-        hand = at.load_markers(case_dir / "markers_sparse.json", source.mesh, target)
+        hand = _on_kept_faces(at.load_markers(case_dir / "markers_sparse.json", source.mesh, body), kept)
         res = {}
         for kind, markers in (("hand", hand), ("auto", None)):
             try:

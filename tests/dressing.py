@@ -109,6 +109,29 @@ def sword(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray) -> list
     return [bar(grip, direction, 0.5 * H, 0.012 * H, 0.03 * H, left)]
 
 
+def cut_faces(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray, gap: float = 0.006) -> np.ndarray:
+    """(F,) True on the faces kept when the body is cut into pieces at its joints (armour
+    plates): across the trunk at the neck and the waist, across the legs at the knees and
+    across the arms at the shoulders, each cut removing the faces within ``gap`` (fraction of
+    the height) of its plane."""
+    up, forward = np.asarray(up, float), np.asarray(forward, float)
+    v, f = mesh.vertices, mesh.faces
+    H = body_height(v, up)
+    left = np.cross(up, forward)
+    y, x = v[f] @ up, v[f] @ left
+    centre = 0.5 * (joints["shoulder.L"] + joints["shoulder.R"]) @ left
+    half = 0.5 * abs((joints["shoulder.L"] - joints["shoulder.R"]) @ left)
+    across = np.abs(x - centre)
+    trunk = across.max(axis=1) < half
+    levels = [joints["neck"] @ up, 0.5 * (joints["neck"] + joints["hips"]) @ up,
+              0.5 * (joints["knee.L"] + joints["knee.R"]) @ up]
+    g = gap * H
+    cuts = [trunk & (y.min(axis=1) < k + g) & (y.max(axis=1) > k - g) for k in levels]
+    high = y.min(axis=1) > joints["shoulder.L"] @ up - 0.1 * H  # the arms, not the thighs
+    cuts.append(high & (across.min(axis=1) < half + g) & (across.max(axis=1) > half - g))
+    return ~np.any(cuts, axis=0)
+
+
 BUILDERS = {"covers": covers, "shirt": shirt, "hair": hair, "eyes": eyes, "sword": sword}
 
 
