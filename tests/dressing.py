@@ -137,7 +137,8 @@ BUILDERS = {"covers": covers, "shirt": shirt, "hair": hair, "eyes": eyes, "sword
 
 def dress(mesh: Mesh, kinds, joints: dict, up, forward) -> Mesh:
     """``mesh`` with the accessories of ``kinds`` (names of :data:`KINDS`, or ``"all"``) appended."""
-    kinds = KINDS if kinds == "all" else ((kinds,) if isinstance(kinds, str) else tuple(kinds))
+    kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+    kinds = tuple(k for kind in kinds for k in (KINDS if kind == "all" else (kind,)))
     up, forward = np.asarray(up, float), np.asarray(forward, float)
     parts = [(mesh.vertices, mesh.faces)]
     for k in kinds:
