@@ -26,7 +26,8 @@ from asetransfer.stages.markers import automatic_markers
 from asetransfer_cli.main import main
 from conftest import FIXTURES
 
-KW = dict(bridge_gap=0.02, extremity_radius=0.15, symmetry_iterations=30)
+KW = dict(bridge_gap=0.02, extremity_radius=0.15, symmetry_iterations=30,
+          layers=dict(gap=0.01, distance=0.03, angle=45.0, fraction=0.5))
 TARGETS = ("target_heavy.ply", "target_tall.obj", "target_cartoon.off")
 EXPECTED = {"head_top", "nose_tip", "head_back", "crotch"} | {
     f"{n}.{s}" for n in ("hand_tip", "thumb_tip", "index_tip", "middle_tip", "ring_tip", "pinky_tip", "toe_tip",

@@ -7,7 +7,8 @@ the body's own frame, so the result does not depend on units, up axis, facing
 direction, position, or the pose of the arms (T- to A-pose) and legs.
 
 0. **The body.**  Layers (clothes, hair: open shells just outside another piece; eyes
-   just inside) are left out (:func:`_layers`), and so is a held prop (a sword, a staff):
+   just inside) are left out (:func:`~asetransfer.geometry.pieces.layer_faces`, the
+   correspondence's rule), and so is a held prop (a sword, a staff):
    a piece whose far end stands out as an extremity with no mirror image on the body,
    when the rest still has a body layout (:func:`_body_layout`).
 1. **Extremities.**  On the surface graph (pieces bridged, :mod:`~asetransfer.
@@ -44,8 +45,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..geometry import geodesic
+from ..geometry.pieces import layer_faces
 from ..geometry.symmetry import estimate_symmetry_plane
-from ..geometry.topology import vertex_components, vertex_normals, weld
+from ..geometry.topology import vertex_components, weld
 from ..model.mesh import Mesh
 
 # Rule proportions, as fractions of the body height H (head top to ground).  They
@@ -73,13 +75,6 @@ FINGER_PROMINENCE = 0.015
 # pieces with at least this share of the vertices place the middle of the body: a cut
 # body's pieces have >= 0.1 (heavy fixture: 0.05 a hand and forearm), a joint cover 0.02
 MIDDLE_PIECE = 0.04
-# layers (clothes, hair, eyes): pieces with most vertices (this share) within this gap of
-# another piece, offset along its normal (|cos| at least this).  Clothes and hair sit
-# 0.5-2 %H off the skin; a body's own pieces meet only at their rims (a cut body: < 0.2
-# of its pieces' vertices near another piece)
-LAYER_GAP = 0.025
-LAYER_SHARE = 0.8
-LAYER_PARALLEL = 0.8
 # extremities examined for the five limbs, farthest first (a prop's end, a chin, a cut's
 # corner add one or two to the body's five)
 CANDIDATE_TIPS = 8
@@ -172,38 +167,6 @@ def _welded(mesh: Mesh):
     original = np.zeros(len(welded), dtype=np.int64)
     original[index[::-1]] = used[::-1]
     return welded, faces, original
-
-
-def _layers(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
-    """(F,) True on the faces of pieces that lie over or under another piece: clothes and
-    hair (open shells a little outside the body), eyes and teeth just inside it.
-
-    A piece is a layer when most of its vertices (``LAYER_SHARE``) are within ``LAYER_GAP``
-    of a vertex of another piece, offset along that piece's normal (parallel to it, not
-    beside it: the pieces of a body cut at the joints, or a robot's finger segments end to
-    end, meet only at their rims).  The landmarks are the body's own, so layers are left out.
-    """
-    label = vertex_components(len(vertices), faces)
-    pieces = np.unique(label[faces[:, 0]])
-    if len(pieces) < 2:
-        return np.zeros(len(faces), dtype=bool)
-    from scipy.spatial import cKDTree  # loaded on use: a mesh in one piece has no layers
-
-    used = np.unique(faces)
-    body = np.argmax(np.bincount(label[used]))  # the largest piece: never a layer
-    outer = used[label[used] != body]
-    gap = LAYER_GAP * float(np.ptp(vertices, axis=0).max())
-    pairs = cKDTree(vertices[outer]).sparse_distance_matrix(cKDTree(vertices[used]), gap, output_type="ndarray")
-    v, w = outer[pairs["i"]], used[pairs["j"]]
-    other = label[v] != label[w]
-    v, w = v[other], w[other]
-    offset = vertices[v] - vertices[w]
-    along = np.abs(np.einsum("ij,ij->i", offset, vertex_normals(vertices, faces)[w]))
-    layered = np.zeros(len(vertices), dtype=bool)
-    layered[v[along >= LAYER_PARALLEL * np.linalg.norm(offset, axis=1)]] = True
-    share = np.bincount(label[outer], weights=layered[outer], minlength=len(vertices)) / np.maximum(
-        np.bincount(label[outer], minlength=len(vertices)), 1)
-    return (share > LAYER_SHARE)[label[faces[:, 0]]]
 
 
 def _roles(surface: _Surface, tips: list) -> list:
@@ -581,7 +544,7 @@ def _confidence(v: np.ndarray, frame: BodyFrame, named: dict, agreement: float) 
 
 
 def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
-                   symmetry_iterations: int) -> Landmarks:
+                   symmetry_iterations: int, layers: dict | None = None) -> Landmarks:
     """Landmarks of a standing two-legged character (module docstring: the rules).
 
     Parameters
@@ -594,6 +557,10 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
     symmetry_iterations : steps of the mirror-plane fit that sets left and right
         (``SkeletonConfig.symmetry_iterations``, the same fit as mirroring's; 0: left
         from the feet alone).
+    layers : keyword arguments of :func:`~asetransfer.geometry.pieces.layer_faces`
+        (``gap``, ``distance``, ``angle``, ``fraction``: the correspondence's layer rule,
+        ``CorrespondenceConfig``); pieces lying over the body (clothes, hair, covers, eyes)
+        are left out.  None: every piece is searched.
 
     Returns
     -------
@@ -606,7 +573,8 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
     if mesh.n_faces == 0:
         raise NotHumanoidError("the mesh has no faces")
     vertices, faces, original = _welded(mesh)
-    surface, layout = _body_layout(vertices, faces[~_layers(vertices, faces)], original, bridge_gap,
+    body = faces if layers is None else faces[~layer_faces(vertices, faces, **layers)]
+    surface, layout = _body_layout(vertices, body, original, bridge_gap,
                                    extremity_radius, symmetry_iterations)
     frame = layout.frame
     named = _named(surface, frame, layout.head, layout.hands, layout.feet, layout.heels)

@@ -31,7 +31,8 @@ from ..geometry.geodesic import bridge_edges, unique_edges
 from ..config import CorrespondenceConfig
 from ..model.markers import Markers
 from ..geometry.decimate import proxy_mesh
-from ..geometry.laplacian import bilaplacian, boundary_vertices, degenerate_triangles, mixed_voronoi_areas
+from ..geometry.laplacian import bilaplacian, degenerate_triangles, mixed_voronoi_areas
+from ..geometry.pieces import layer_pieces
 from ..geometry.linsolve import Factorization, NumericalError
 from ..model.mesh import Mesh
 from ..geometry.surface import SurfaceIndex, surface_index
@@ -197,12 +198,9 @@ def _glue(v, f, points: SurfacePoints, cfg):
 def _layer_pieces(v, f, pieces, bridges, points: SurfacePoints, cfg) -> np.ndarray:
     """(P,) True for the pieces that lie over a larger piece they are glued to, rather than
     continue it: at least ``cfg.layer_fraction`` of the piece's area is over the larger
-    pieces (:func:`_area_over_larger`).
+    pieces
 
-    A joint cover sunk into a limb, a shirt or a hair cap a little outside the body, an eye
-    inside the head all lie over the body; a body (or a robot) cut at the joints meets its
-    neighbours only at the cut rims, side by side, where the offset runs along the surface.
-    The source is one skin: a layer glued in is faired and registered as body surface (with
+    (:func:`~asetransfer.geometry.pieces.layer_pieces`).  The source is one skin: a layer glued in is faired and registered as body surface (with
     20 automatic markers, joint covers moved the heavy fixture's joints 2.6 %H).  Pieces
     holding a marker are the body by definition and are never layers.
 
@@ -218,83 +216,8 @@ def _layer_pieces(v, f, pieces, bridges, points: SurfacePoints, cfg) -> np.ndarr
     """
     marked = np.zeros(int(pieces.max()) + 1, bool)
     marked[pieces[f[points.face, 0]]] = True
-    return (_area_over_larger(v, f, pieces, bridges, cfg.layer_distance, cfg.layer_angle)
-            >= cfg.layer_fraction) & ~marked
-
-
-def _area_over_larger(v, f, pieces, bridges, distance: float, angle: float) -> np.ndarray:
-    """(P,) per piece, the fraction of its area (vertex areas) within ``distance`` of the
-    larger pieces it is bridged to and straight above or below them: the offset to the
-    closest point within ``angle`` degrees of that triangle's normal, or touching it.  0 for
-    a piece bridged to no larger piece.
-
-    Parameters
-    ----------
-    v, f : welded vertices and triangles; pieces : (n,) each vertex's piece;
-    bridges : (B, 2) vertex pairs on different pieces.
-    """
-    n_pieces = int(pieces.max()) + 1
-    face_piece = pieces[f[:, 0]]
-    face_area = 0.5 * np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1)
-    piece_area = np.bincount(face_piece, face_area, minlength=n_pieces)
-    vertex_area = np.bincount(f.ravel(), np.repeat(face_area / 3, 3), minlength=len(v))
-    pairs = np.unique(pieces[bridges], axis=0)
-    cos_min = np.cos(np.radians(angle))
-    rim = boundary_vertices(len(v), f)
-    size = _side_by_side_area(pieces, piece_area, bridges, rim)
-    out = np.zeros(n_pieces)
-    for p in np.unique(pairs[:, 0]):
-        larger = np.unique(pairs[pairs[:, 0] == p, 1])
-        larger = larger[size[larger] > size[p]]
-        if not len(larger):
-            continue
-        under = f[np.isin(face_piece, larger)]
-        mine = np.flatnonzero(pieces == p)
-        face, bary, dist, point = SurfaceIndex(v, under).closest(v[mine])
-        normal = face_normals(v, under)[face]
-        # along the normal (a layer's offset) or touching (where a cover cuts into the limb)
-        along = np.abs(np.einsum("ij,ij->i", v[mine] - point, normal)) >= cos_min * dist
-        over = (dist <= distance) & along & ~_on_rim(under[face], bary, rim)
-        out[p] = vertex_area[mine][over].sum() / max(vertex_area[mine].sum(), 1e-300)
-    return out
-
-
-def _side_by_side_area(pieces: np.ndarray, piece_area: np.ndarray, bridges: np.ndarray,
-                       rim: np.ndarray) -> np.ndarray:
-    """(P,) per piece, the area of the pieces it continues: those joined to it rim to rim
-    (bridges between boundary vertices of both, as where a body or a robot's plates were
-    cut), so a piece is measured with the surface it belongs to.
-
-    A robot is tens of plates smaller than its ball joints; measured alone, the plates
-    under a hip or waist ball were taken for layers over it and left unfitted (robot
-    fixture target, hand markers: upper arm 1.5 %H).  A closed piece (a cover, an eye, a
-    one-piece body) has no rim and keeps its own area.
-
-    Parameters
-    ----------
-    pieces : (n,) each vertex's piece; piece_area : (P,) each piece's area;
-    bridges : (B, 2) vertex pairs on different pieces; rim : (n,) True on boundary vertices.
-    """
-    side = bridges[rim[bridges].all(axis=1)]
-    group = vertex_components(len(piece_area), pieces[side][:, [0, 1, 1]]) if len(side) else np.arange(len(piece_area))
-    return np.bincount(group, piece_area, minlength=group.max() + 1)[group]
-
-
-def _on_rim(corners: np.ndarray, bary: np.ndarray, rim: np.ndarray) -> np.ndarray:
-    """(K,) True for closest points on an open rim of the surface: every corner they are
-    weighted on (barycentric coordinate above 1e-9) is a boundary vertex.
-
-    A point whose closest point on a neighbour is that neighbour's cut rim lies beside it,
-    not over it: plates wrapping round a limb (a robot's, cut lengthwise) reach their
-    neighbours' rims within ``layer_angle`` of the rim triangles' normals, and were taken
-    for layers and left unfitted (robot fixture target, hand markers: upper arms 1.5 %H).
-
-    Parameters
-    ----------
-    corners : (K, 3) vertex indices of each point's triangle; bary : (K, 3) its
-    barycentric coordinates there; rim : (n,) True on boundary vertices.
-    """
-    return (rim[corners] | (bary <= 1e-9)).all(axis=1)
+    return layer_pieces(v, f, pieces, bridges, distance=cfg.layer_distance, angle=cfg.layer_angle,
+                        fraction=cfg.layer_fraction) & ~marked
 
 
 def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
