@@ -106,7 +106,8 @@ class CorrespondenceConfig:
     # have 0.95-1.0 of their area over the body, every piece of the body cut at neck, waist,
     # shoulders and knees (test_landmarks._cut_into_pieces, 158 and 262 pieces) 0, so the
     # split does not hinge on the values: 3 % of the diagonal is a thick garment (the shirt
-    # is 1.2 %H out), 45 deg and a half leave room either side (correspondence._layer_pieces)
+    # is 1.2 %H out), 45 deg and a half leave room either side (geometry/pieces.py; the
+    # landmark search leaves the same layers out)
     layer_distance: float = 0.03
     layer_angle: float = 45.0
     layer_fraction: float = 0.5

@@ -46,7 +46,7 @@ import numpy as np
 
 from ..geometry import geodesic
 from ..geometry.pieces import layer_faces
-from ..geometry.symmetry import estimate_symmetry_plane
+from ..geometry.symmetry import estimate_symmetry_plane, reflect
 from ..geometry.topology import vertex_components, weld
 from ..model.mesh import Mesh
 
@@ -260,23 +260,25 @@ def _unmirrored(surface: _Surface, layout: _Layout) -> list:
     from scipy.spatial import cKDTree  # loaded on use, like the other rules' trees
 
     v, f = surface.vertices, layout.frame
-    mid = v[layout.head] @ f.left
     tips = np.array([*layout.hands, *layout.feet])
-    mirrored = v[tips] - 2.0 * (v[tips] @ f.left - mid)[:, None] * f.left
-    gap, _ = cKDTree(v).query(mirrored)
+    gap, _ = cKDTree(v).query(reflect(v[tips], _mid_plane(v, layout)))
     return tips[gap > PROP_ASYMMETRY * f.height].tolist()
 
 
 def _paired(v: np.ndarray, layout: _Layout) -> bool:
     """Whether each hand tip and each foot tip is the other's mirror image across the
     body's mid-plane, within ``PROP_ASYMMETRY``."""
-    f = layout.frame
-    mid = v[layout.head] @ f.left
+    plane = _mid_plane(v, layout)
     for a, b in (layout.hands, layout.feet):
-        mirrored = v[a] - 2.0 * (v[a] @ f.left - mid) * f.left
-        if np.linalg.norm(mirrored - v[b]) > PROP_ASYMMETRY * f.height:
+        if np.linalg.norm(reflect(v[[a]], plane)[0] - v[b]) > PROP_ASYMMETRY * layout.frame.height:
             return False
     return True
+
+
+def _mid_plane(v: np.ndarray, layout: _Layout) -> np.ndarray:
+    """The body's mid-plane ``(left, offset)``: through the head top, normal to the left axis."""
+    left = layout.frame.left
+    return np.append(left, v[layout.head] @ left)
 
 
 def _prop_suspects(surface: _Surface, layout, radius: float) -> list:
@@ -535,7 +537,7 @@ def _confidence(v: np.ndarray, frame: BodyFrame, named: dict, agreement: float) 
             if other is None:
                 out[name] = 0.5 * agreement
                 continue
-            mirrored = v[other] - 2.0 * (v[other] @ frame.left - mid) * frame.left
+            mirrored = reflect(v[[other]], np.append(frame.left, mid))[0]
             d = np.linalg.norm(v[x] - mirrored) / frame.height / SYMMETRY_SCALE
         else:
             d = abs(v[x] @ frame.left - mid) / frame.height / MIDLINE_SCALE

@@ -197,12 +197,11 @@ def _glue(v, f, points: SurfacePoints, cfg):
 
 def _layer_pieces(v, f, pieces, bridges, points: SurfacePoints, cfg) -> np.ndarray:
     """(P,) True for the pieces that lie over a larger piece they are glued to, rather than
-    continue it: at least ``cfg.layer_fraction`` of the piece's area is over the larger
-    pieces
-
-    (:func:`~asetransfer.geometry.pieces.layer_pieces`).  The source is one skin: a layer glued in is faired and registered as body surface (with
-    20 automatic markers, joint covers moved the heavy fixture's joints 2.6 %H).  Pieces
-    holding a marker are the body by definition and are never layers.
+    continue it (:func:`~asetransfer.geometry.pieces.layer_pieces` with ``cfg``'s
+    ``layer_distance``, ``layer_angle`` and ``layer_fraction``).  The source is one skin: a
+    layer glued in is faired and registered as body surface (with 20 automatic markers,
+    joint covers moved the heavy fixture's joints 2.6 %H).  Pieces holding a marker are the
+    body by definition and are never layers.
 
     Parameters
     ----------

@@ -105,8 +105,8 @@ def _weights_method(method: str, target: Mesh, weld_tolerance: float):
     if method != "auto":
         return method, {"method": method}
     pieces = piece_count(target.vertices, target.faces, weld_tolerance)
-    return ("robust" if pieces > 1 else "interp"), {"method": "robust" if pieces > 1 else "interp",
-                                                    "chosen": "auto", "target_pieces": pieces}
+    chosen = "robust" if pieces > 1 else "interp"
+    return chosen, {"method": chosen, "chosen": "auto", "target_pieces": pieces}
 
 
 def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: Config | None = None,
