@@ -91,11 +91,9 @@ class CorrespondenceConfig:
     # of their cut boundaries take the vertices across the gap as the missing half of the
     # umbrella, so a body cut at the joints is smoothed like the whole body instead of
     # each piece shrinking from its open cuts (our addition; False: one-sided rows).
-    # Only where a piece on either side holds fewer than fair_across_gaps_below markers:
-    # three keep a piece's size, and with 46 hand markers the one-sided rows rig the cut
-    # heavy fixture closer to its whole body (0.22 against 0.56 %H at the knees)
+    # At every glued gap: one-sided rows on pieces that hold markers only at one end
+    # (an arm with its five fingertips) put the cut dev bodies' trunks 9-15 cm off
     fair_across_gaps: bool = True
-    fair_across_gaps_below: int = 3
     # a piece within piece_gap of a larger one is a layer over it, not glued (joint covers,
     # clothes, hair, eyes: they ride along with the body), when at least layer_fraction of
     # its area lies within layer_distance (fraction of the diagonal) of the larger pieces

@@ -102,7 +102,7 @@ def mixed_voronoi_areas(vertices, faces) -> np.ndarray:
     return np.maximum(out, MIN_AREA_FRACTION * mean)
 
 
-def bilaplacian(vertices, faces, areas=None, seams=None, seam_rows=None) -> sp.csc_matrix:
+def bilaplacian(vertices, faces, areas=None, seams=None) -> sp.csc_matrix:
     """``L^T M^-1 L``: the matrix of ``sum_i A_i |Delta x_i|^2`` (spec Eq. A I-1a, A I-2a).
 
     Parameters
@@ -112,7 +112,6 @@ def bilaplacian(vertices, faces, areas=None, seams=None, seam_rows=None) -> sp.c
     seams : optional (P, 2) vertex pairs across a gap between pieces that continue each
         other (a body cut at the joints); the Laplacian rows of their boundary
         vertices see across it (:func:`seamed_laplacian`).
-    seam_rows : optional (n,) bool, the vertices whose rows may see across (default: all).
 
     Returns
     -------
@@ -120,7 +119,7 @@ def bilaplacian(vertices, faces, areas=None, seams=None, seam_rows=None) -> sp.c
     """
     L = cotangent_laplacian(vertices, faces)
     if seams is not None and len(seams):
-        L = seamed_laplacian(L, vertices, faces, seams, rows=seam_rows)
+        L = seamed_laplacian(L, vertices, faces, seams)
     a = mixed_voronoi_areas(vertices, faces) if areas is None else np.asarray(areas, dtype=np.float64)
     return (L.T @ sp.diags(1.0 / a) @ L).tocsc()
 
@@ -135,7 +134,7 @@ def boundary_vertices(n_vertices: int, faces) -> np.ndarray:
     return out
 
 
-def seamed_laplacian(L: sp.spmatrix, vertices, faces, seams, rows=None) -> sp.csc_matrix:
+def seamed_laplacian(L: sp.spmatrix, vertices, faces, seams) -> sp.csc_matrix:
     """``L`` with the rows of boundary vertices that have partners across a seam completed.
 
     A boundary vertex's umbrella is one-sided: for the input shape its row points into
@@ -146,8 +145,7 @@ def seamed_laplacian(L: sp.spmatrix, vertices, faces, seams, rows=None) -> sp.cs
     weighing ``c_i / |P_i|``, with ``c_i >= 0`` the weight that makes the row of the
     input shape smallest (``c_i = -r_i . u_i / |u_i|^2``, ``r_i = (L x)_i``, ``u_i`` the
     mean partner minus ``x_i``): what is left of the row is the part the gap cannot
-    explain (curvature).  Rows still sum to zero; other rows are unchanged.  ``rows``:
-    optional (n,) bool, the only vertices whose rows are completed.
+    explain (curvature).  Rows still sum to zero; other rows are unchanged.
     """
     n = L.shape[0]
     x = np.asarray(vertices, dtype=np.float64)
@@ -155,8 +153,6 @@ def seamed_laplacian(L: sp.spmatrix, vertices, faces, seams, rows=None) -> sp.cs
     pairs = np.concatenate([seams, seams[:, ::-1]])
     pairs = np.unique(pairs[pairs[:, 0] != pairs[:, 1]], axis=0)
     keep = boundary_vertices(n, faces)[pairs[:, 0]]
-    if rows is not None:
-        keep &= np.asarray(rows, dtype=bool)[pairs[:, 0]]
     pairs = pairs[keep]
     if not len(pairs):
         return sp.csc_matrix(L)

@@ -117,7 +117,6 @@ class _Side:
     markers: sp.csr_matrix    # (K, a) barycentric rows of the markers, active numbering
     unmarked: tuple           # (pieces without a marker but layers, all pieces, their fraction of the area)
     glue: sp.csr_matrix       # (G, a) rows e_i - e_j: vertex pairs holding neighbouring pieces together
-    seam_rows: np.ndarray     # (a,) bool: vertices whose fairing rows see across the glue (see _prepare)
     solved: np.ndarray        # (n',) bool: vertices of the marked pieces and those glued to them
     # (mesh vertices, mesh faces, similarity) of the mesh as given and the map to this frame:
     # its search tree, shared with the steps around the correspondence, serves as this one's
@@ -131,12 +130,12 @@ class _Side:
         ``across_gaps``: the Laplacian rows of glued pieces' cut boundaries see across the gap
         (:func:`~asetransfer.geometry.laplacian.seamed_laplacian`; the fairing's operator); a mesh
         in one piece has one operator either way."""
-        key = bool(across_gaps) and self.glue.shape[0] > 0 and bool(self.seam_rows.any())
+        key = bool(across_gaps) and self.glue.shape[0] > 0
         if key not in self._operators:
             x = self.vertices[self.active]
             areas = mixed_voronoi_areas(x, self.active_faces)
             seams = self.glue.indices.reshape(-1, 2) if key else None  # each glue row: its two vertices
-            H = bilaplacian(x, self.active_faces, areas, seams=seams, seam_rows=self.seam_rows)
+            H = bilaplacian(x, self.active_faces, areas, seams=seams)
             self._operators[key] = (H, float(areas.sum()))
         return self._operators[key]
 
@@ -179,20 +178,19 @@ class _MappedIndex:
 
 def _glue(v, f, points: SurfacePoints, cfg):
     """Vertex pairs on different pieces within ``cfg.piece_gap`` (armour plates, a body cut
-    at the joints), the piece labels with those pieces joined, the pieces' own labels, and
-    (n,) True on the vertices of layers.  Pieces that lie over another
+    at the joints), the piece labels with those pieces joined, and (n,) True on the vertices of layers.  Pieces that lie over another
     (:func:`_layer_pieces`: joint covers, clothes, hair, eyes) are not glued: they ride
     along with the body like a piece without a marker."""
     pieces = vertex_components(len(v), f)
     layer = np.zeros(len(v), bool)
     if cfg.piece_gap <= 0 or pieces.max(initial=0) == 0:  # one piece (the usual body): nothing to bridge
-        return np.zeros((0, 2), int), pieces, pieces, layer
+        return np.zeros((0, 2), int), pieces, layer
     bridges = bridge_edges(v, unique_edges(f), cfg.piece_gap, connect_all=False)
     if len(bridges) and cfg.layer_distance > 0:
         layer = _layer_pieces(v, f, pieces, bridges, points, cfg)[pieces]
         bridges = bridges[~layer[bridges].any(axis=1)]
     labels = vertex_components(len(v), np.concatenate([f, bridges[:, [0, 1, 1]]])) if len(bridges) else pieces
-    return bridges, labels, pieces, layer
+    return bridges, labels, layer
 
 
 def _layer_pieces(v, f, pieces, bridges, points: SurfacePoints, cfg) -> np.ndarray:
@@ -221,7 +219,7 @@ def _layer_pieces(v, f, pieces, bridges, points: SurfacePoints, cfg) -> np.ndarr
 
 def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     v, f, index = weld(vertices, faces, cfg.weld_tolerance)
-    bridges, labels, own, layer = _glue(v, f, points, cfg)
+    bridges, labels, layer = _glue(v, f, points, cfg)
     marked = np.unique(labels[f[points.face].ravel()])
     face_active = np.isin(labels[f[:, 0]], marked)
     active_mask = np.isin(labels, marked)
@@ -247,11 +245,7 @@ def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     rows = np.repeat(np.arange(len(held)), 2)
     G = sp.csr_matrix((np.tile([1.0, -1.0], len(held)), (rows, renumber[held].ravel())),
                       shape=(len(held), len(active)))
-    # the fairing sees across a gap from the pieces holding too few markers to keep their
-    # size (a similarity needs three points): alone they would shrink from their cuts
-    count = np.bincount(own[f[points.face, 0]], minlength=own.max(initial=0) + 1)
-    return _Side(v, f, index, active, active_faces, B, unmarked, G,
-                 count[own[active]] < cfg.fair_across_gaps_below, np.isin(labels, marked))
+    return _Side(v, f, index, active, active_faces, B, unmarked, G, np.isin(labels, marked))
 
 
 def _loose_vertices(vertices, faces, face_active, points: SurfacePoints) -> np.ndarray:
