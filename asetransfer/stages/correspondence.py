@@ -554,7 +554,8 @@ def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple,
     proxy moved at the vertex's closest point on it.  ``tgt`` is the target or, for a
     large target, its proxy (the maps, step 4, then use the full target).
 
-    With ``cfg.register_stiffness`` (factors on mu1, stiffest first), stage 2 runs in
+    With ``cfg.register_stiffness`` (factors on mu1, stiffest first; when it is empty,
+    ``cfg.glued_stiffness`` for sides glued from several pieces), stage 2 runs in
     levels of decreasing stiffness, each from where the last ended, with an equal share of
     ``max_iterations`` (our addition, after the stiffness schedule of Amberg et al. 2007):
     a stiff level keeps the rest shape's details, so the whole surface -- shoulders, neck,
@@ -601,7 +602,9 @@ def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple,
     n_coarse = cfg.coarse_iterations if src_c is not src else 0
     # the faired pairs start the first run (on the source's vertices when no run is on the proxies)
     x, first, its = None, fit if n_coarse or src_c is src else _lift(fit, src_c, src), {True: 0, False: 0}
-    segments = _stage2_segments(cfg.register_stiffness or (1.0,), cfg.max_iterations, n_coarse)
+    glued = bool(src.glue.shape[0] or tgt.glue.shape[0])
+    levels = cfg.register_stiffness or (cfg.glued_stiffness if glued else ()) or (1.0,)
+    segments = _stage2_segments(levels, cfg.max_iterations, n_coarse)
     for k, (on_proxy, stiffness, n) in enumerate(segments):
         side, onto = (src_c, tgt_c) if on_proxy else (src, tgt)
         if not on_proxy and k > 0 and segments[k - 1][0]:
