@@ -52,7 +52,7 @@ class CorrespondenceConfig:
     # Transfers with automatic markers use pose_match_stiffness in their pose-matched
     # passes (below); the default keeps every other registration as the spec has it
     register_stiffness: tuple = ()
-    # the levels when register_stiffness is () and either side is glued from several
+    # the levels when register_stiffness is () and either side holds markers on several
     # pieces (a body cut at the joints, armour plates): where no marker holds a piece it
     # slides along itself; a stiff start lets the source's whole surface place it.  Dev
     # bodies cut at neck, waist, knees and shoulders (bench_markers --dress cut), body / weights

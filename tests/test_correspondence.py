@@ -240,6 +240,26 @@ def test_unmarked_pieces_are_glued_or_ride_along_without_nans(src_x, tgt_x, glue
     # the source eye lands on the target eye, the target eye maps to the source eye
     assert (c.source_to_target.face[len(src.vertices):] >= len(tgt.faces)).all()
     assert (c.target_to_source.face[n:] >= len(src.faces)).all()
+    # glued or not, a piece without markers does not make a body in pieces: the glue comes
+    # and goes with its distance, the registration's schedule must not
+    assert c.stats["stiffness_levels"] == [1.0]
+
+
+def test_markers_on_several_pieces_register_in_stiffness_levels():
+    src = blob(3, (1, 1.5, 0.8))
+    tgt = blob(3, (1.2, 1.4, 0.9))
+    eye = blob(1, (0.1, 0.1, 0.1))
+
+    def with_eye(body, x):
+        return Mesh(np.vstack([body.vertices, eye.vertices + [x, 0, 0]]),
+                    np.vstack([body.faces, eye.faces + len(body.vertices)]))
+    src2, tgt2 = with_eye(src, 1.12), with_eye(tgt, 1.32)
+    ids = spread(src.vertices, 12)
+    one = correspond(src2, tgt2, vertex_markers(ids, ids, src2, tgt2))
+    eyes = vertex_markers(ids + [len(src.vertices)], ids + [len(tgt.vertices)], src2, tgt2)
+    two = correspond(src2, tgt2, eyes)
+    assert one.stats["stiffness_levels"] == [1.0]
+    assert two.stats["stiffness_levels"] == list(CorrespondenceConfig().glued_stiffness)
 
 
 def test_correspondence_is_deterministic():

@@ -118,6 +118,7 @@ class _Side:
     unmarked: tuple           # (pieces without a marker but layers, all pieces, their fraction of the area)
     glue: sp.csr_matrix       # (G, a) rows e_i - e_j: vertex pairs holding neighbouring pieces together
     solved: np.ndarray        # (n',) bool: vertices of the marked pieces and those glued to them
+    marked_pieces: int        # pieces of the mesh holding a marker (glued or not)
     # (mesh vertices, mesh faces, similarity) of the mesh as given and the map to this frame:
     # its search tree, shared with the steps around the correspondence, serves as this one's
     given: tuple | None = None
@@ -178,19 +179,20 @@ class _MappedIndex:
 
 def _glue(v, f, points: SurfacePoints, cfg):
     """Vertex pairs on different pieces within ``cfg.piece_gap`` (armour plates, a body cut
-    at the joints), the piece labels with those pieces joined, and (n,) True on the vertices of layers.  Pieces that lie over another
+    at the joints), the piece labels with those pieces joined, the pieces' own labels, and
+    (n,) True on the vertices of layers.  Pieces that lie over another
     (:func:`_layer_pieces`: joint covers, clothes, hair, eyes) are not glued: they ride
     along with the body like a piece without a marker."""
     pieces = vertex_components(len(v), f)
     layer = np.zeros(len(v), bool)
     if cfg.piece_gap <= 0 or pieces.max(initial=0) == 0:  # one piece (the usual body): nothing to bridge
-        return np.zeros((0, 2), int), pieces, layer
+        return np.zeros((0, 2), int), pieces, pieces, layer
     bridges = bridge_edges(v, unique_edges(f), cfg.piece_gap, connect_all=False)
     if len(bridges) and cfg.layer_distance > 0:
         layer = _layer_pieces(v, f, pieces, bridges, points, cfg)[pieces]
         bridges = bridges[~layer[bridges].any(axis=1)]
     labels = vertex_components(len(v), np.concatenate([f, bridges[:, [0, 1, 1]]])) if len(bridges) else pieces
-    return bridges, labels, layer
+    return bridges, labels, pieces, layer
 
 
 def _layer_pieces(v, f, pieces, bridges, points: SurfacePoints, cfg) -> np.ndarray:
@@ -219,7 +221,7 @@ def _layer_pieces(v, f, pieces, bridges, points: SurfacePoints, cfg) -> np.ndarr
 
 def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     v, f, index = weld(vertices, faces, cfg.weld_tolerance)
-    bridges, labels, layer = _glue(v, f, points, cfg)
+    bridges, labels, own, layer = _glue(v, f, points, cfg)
     marked = np.unique(labels[f[points.face].ravel()])
     face_active = np.isin(labels[f[:, 0]], marked)
     active_mask = np.isin(labels, marked)
@@ -245,7 +247,8 @@ def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:
     rows = np.repeat(np.arange(len(held)), 2)
     G = sp.csr_matrix((np.tile([1.0, -1.0], len(held)), (rows, renumber[held].ravel())),
                       shape=(len(held), len(active)))
-    return _Side(v, f, index, active, active_faces, B, unmarked, G, np.isin(labels, marked))
+    return _Side(v, f, index, active, active_faces, B, unmarked, G, np.isin(labels, marked),
+                 len(np.unique(own[f[points.face, 0]])))
 
 
 def _loose_vertices(vertices, faces, face_active, points: SurfacePoints) -> np.ndarray:
@@ -471,7 +474,8 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
 
     stats = {"alignment_scale": alignment.scale,
              **_fit_stats(src, tgt, x2, d_st, d_ts, names=markers.names, unit=1.0 / norm.scale),
-             "iterations": iterations, "solver": system.factor.backend,
+             "iterations": iterations, "stiffness_levels": list(_stiffness_levels(src, tgt, cfg)),
+             "solver": system.factor.backend,
              "unmarked_source_vertices": int(len(src.vertices) - len(src.active)),
              "unmarked_target_vertices": int(len(tgt.vertices) - len(tgt.active)),
              "proxy_vertices": int(len(fit_t.active)) if fit_t is not tgt else 0,
@@ -555,7 +559,7 @@ def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple,
     large target, its proxy (the maps, step 4, then use the full target).
 
     With ``cfg.register_stiffness`` (factors on mu1, stiffest first; when it is empty,
-    ``cfg.glued_stiffness`` for sides glued from several pieces), stage 2 runs in
+    ``cfg.glued_stiffness`` when either side holds markers on several pieces), stage 2 runs in
     levels of decreasing stiffness, each from where the last ended, with an equal share of
     ``max_iterations`` (our addition, after the stiffness schedule of Amberg et al. 2007):
     a stiff level keeps the rest shape's details, so the whole surface -- shoulders, neck,
@@ -602,9 +606,7 @@ def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple,
     n_coarse = cfg.coarse_iterations if src_c is not src else 0
     # the faired pairs start the first run (on the source's vertices when no run is on the proxies)
     x, first, its = None, fit if n_coarse or src_c is src else _lift(fit, src_c, src), {True: 0, False: 0}
-    glued = bool(src.glue.shape[0] or tgt.glue.shape[0])
-    levels = cfg.register_stiffness or (cfg.glued_stiffness if glued else ()) or (1.0,)
-    segments = _stage2_segments(levels, cfg.max_iterations, n_coarse)
+    segments = _stage2_segments(_stiffness_levels(src, tgt, cfg), cfg.max_iterations, n_coarse)
     for k, (on_proxy, stiffness, n) in enumerate(segments):
         side, onto = (src_c, tgt_c) if on_proxy else (src, tgt)
         if not on_proxy and k > 0 and segments[k - 1][0]:
@@ -623,6 +625,16 @@ def _register_both(src: _Side, tgt: _Side, faired_src: tuple, faired_tgt: tuple,
     x2, it_coarse, it2 = x, its[True], its[False]
     timings["register_original"] = time.perf_counter() - t
     return system, x2, [it1, it_coarse, it2]
+
+
+def _stiffness_levels(src: _Side, tgt: _Side, cfg: CorrespondenceConfig) -> tuple:
+    """Stage 2's factors on mu1: ``register_stiffness``, or when it is empty
+    ``glued_stiffness`` for a body in pieces, else mu1 alone.  A body is in pieces when
+    either side holds markers on several pieces; not when it is glued to a piece: bridges
+    come and go with a prop's distance to the hand (a sword's grip at ``piece_gap``
+    flipped the schedule of a rotated copy, joints 1 %H apart)."""
+    pieces = max(src.marked_pieces, tgt.marked_pieces) > 1
+    return cfg.register_stiffness or (cfg.glued_stiffness if pieces else ()) or (1.0,)
 
 
 def _stage2_segments(levels: tuple, total: int, n_coarse: int) -> list:
