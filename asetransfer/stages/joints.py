@@ -275,3 +275,25 @@ def delta_rotations(source: np.ndarray, target: np.ndarray, weights: sp.spmatrix
         parent = C[parents[j]] if parents[j] >= 0 else np.eye(3)
         C[j] = parent @ closest_rotation(parent.T @ M[j]) if has[j] else parent
     return C
+
+
+def fitted_weights(weights: sp.spmatrix, fitted: np.ndarray) -> sp.csr_matrix:
+    """Skin weights without the vertices that were not fitted, for the joints that keep others.
+
+    Layers (joint covers, clothes, eyes) and unmarked pieces ride along with their closest
+    fitted point: where they land says nothing of their own about the target.  A joint
+    weighted only on such vertices keeps them (they are all it has).
+
+    Parameters
+    ----------
+    weights : (N, J) skin weights; fitted : (N,) bool, the vertices the registration fitted.
+
+    Returns
+    -------
+    (N, J) csr weights (rows need not sum to 1).
+    """
+    w = sp.csr_matrix(weights, dtype=np.float64)
+    fitted = np.asarray(fitted, dtype=bool)
+    has_fitted = np.asarray(w[fitted].sum(axis=0)).ravel() > 0
+    return (sp.diags(fitted.astype(np.float64)) @ w
+            + sp.diags((~fitted).astype(np.float64)) @ w @ sp.diags((~has_fitted).astype(np.float64))).tocsr()
