@@ -15,15 +15,15 @@ import scipy.sparse as sp
 
 from ..config import SkeletonConfig
 from .correspondence import Correspondence
-from .joints import (SurfaceRays, delta_rotations, fitted_weights, joint_positions_em, joint_positions_pa,
-                     procrustes_transforms)
+from .joints import (SurfaceRays, blend_weights, delta_rotations, fitted_weights, joint_positions_em,
+                     joint_positions_pa, procrustes_transforms, rigid_vertices)
 from .orientation import aimed_children, orient_bones, roll_axes, roll_planes
 from ..model.mesh import Mesh
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..geometry.rotations import nearest_axis_frame, swing
 from ..geometry.surface import surface_index
-from ..geometry.topology import components
+from ..geometry.topology import components, vertex_components, weld
 from ..geometry.symmetry import estimate_symmetry_plane, normalize_plane, plane_from_pairs, reflect
 from ..humanoid.naming import lr_pairs, spine_chain
 from ..model.transforms import closest_rotation
@@ -288,15 +288,24 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     return skeleton, report
 
 
+def _vertex_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(N,) each vertex's share of the surface: a third of the area of each of its triangles."""
+    e1, e2 = vertices[faces[:, 1]] - vertices[faces[:, 0]], vertices[faces[:, 2]] - vertices[faces[:, 0]]
+    third = np.linalg.norm(np.cross(e1, e2), axis=1) / 6.0
+    return np.bincount(faces.ravel(), weights=np.repeat(third, 3), minlength=len(vertices))
+
+
 def _fit_weights(moved: np.ndarray, source: Rig, solved: np.ndarray | None, cfg: SkeletonConfig,
                  height: float) -> sp.csc_matrix:
     """The skin weights the joint fits see: the source's, without the vertices that only
-    rode along (:func:`~asetransfer.stages.joints.fitted_weights`).
+    rode along (:func:`~asetransfer.stages.joints.fitted_weights`), with rigidly weighted
+    pieces blended across their gaps (:func:`~asetransfer.stages.joints.blend_weights`,
+    ``rigid_blend``).
 
     Parameters
     ----------
     moved : (N, 3) source vertices in the target's frame; solved : (N,) bool fitted
-    vertices (None: all); height : the body's height.
+    vertices (None: all); height : the body's height (the blend's width is a fraction of it).
 
     Returns
     -------
@@ -304,6 +313,14 @@ def _fit_weights(moved: np.ndarray, source: Rig, solved: np.ndarray | None, cfg:
     """
     w = source.skin.to_sparse().tocsr()
     fitted = np.ones(len(moved), bool) if solved is None else np.asarray(solved, dtype=bool)
+    if cfg.rigid_blend > 0:
+        # pieces of the welded mesh: split UV seams do not make islands of a smooth body rigid
+        welded, welded_faces, index = weld(source.mesh.vertices, source.mesh.faces)
+        rigid = rigid_vertices(vertex_components(len(welded), welded_faces)[index], w, cfg.rigid_tolerance)
+        rows = np.flatnonzero(rigid & fitted)
+        if len(rows):
+            w = blend_weights(moved, w, _vertex_areas(moved, source.mesh.faces), rows, np.flatnonzero(fitted),
+                              cfg.rigid_blend * height, cfg.rigid_blend_reach)
     return fitted_weights(w, fitted).tocsc()
 
 
