@@ -288,7 +288,7 @@ def _strip(x0: float, x1: float, n: int):
     return v, np.array(f)
 
 
-def test_blended_weights_fade_across_a_gap_as_the_gaussian_over_the_surface():
+def test_blended_weights_fade_across_a_gap_as_the_gaussian_over_the_surface(monkeypatch):
     # two plates along x, 0.1 apart, weighted rigidly to bones 0 and 1; sigma 0.1, reach 3.
     # At a plate's edge the other plate starts 1 sigma away: its share is
     # (Phi(3) - Phi(1)) / (Phi(3) - Phi(1) + Phi(0) - Phi(-3)) = 0.2398.  The second plate is
@@ -311,6 +311,10 @@ def test_blended_weights_fade_across_a_gap_as_the_gaussian_over_the_surface():
     np.testing.assert_allclose(b[far], w.toarray()[far], atol=1e-12)
     row0 = np.argsort(v[:200, 0])
     assert (np.diff(b[:200][row0, 1]) >= -1e-12).all()  # fades monotonically towards the gap
+    # rows evaluated a few at a time (a large source) blend alike
+    from asetransfer.stages import joints
+    monkeypatch.setattr(joints, "BLEND_CHUNK", 7)
+    np.testing.assert_allclose(blend_weights(v, w, area, everything, everything, 0.1, 3.0).toarray(), b, atol=1e-12)
     # rows not asked for keep their weights; sources left out do not count
     half = blend_weights(v, w, area, np.arange(200), np.arange(200), 0.1, 3.0).toarray()
     np.testing.assert_allclose(half, w.toarray(), atol=1e-12)
