@@ -59,6 +59,9 @@ class Correspondence:
     stats : residuals, iteration counts and timings (JSON-ready).
     target_solved : (n_t,) bool, the target vertices in the pieces that were fitted (the
         body: not layers, not unmarked pieces, not stray vertices), or None (every vertex).
+    source_solved : (n_s,) bool, the same for the source: False on the vertices that only
+        ride along with their closest fitted point (joint covers, clothes, eyes, unmarked
+        pieces), or None (every vertex).
     """
 
     source_to_target: SurfacePoints
@@ -69,6 +72,7 @@ class Correspondence:
     registered_source: np.ndarray
     stats: dict = field(default_factory=dict)
     target_solved: np.ndarray | None = None
+    source_solved: np.ndarray | None = None
 
     def body_bounds(self, target_vertices: np.ndarray) -> np.ndarray:
         """(2, 3) min and max corners of the fitted target vertices (:attr:`target_solved`).
@@ -496,7 +500,7 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
         source_to_target=s2t, target_to_source=t2s, alignment=alignment,
         faired_source=faired_full_s, faired_target=faired_full_t,
         registered_source=back.apply(registered)[src.index],
-        stats=stats, target_solved=tgt.solved[tgt.index])
+        stats=stats, target_solved=tgt.solved[tgt.index], source_solved=src.solved[src.index])
 
 
 def _aligned_sides(source: Mesh, target: Mesh, markers: Markers, cfg: CorrespondenceConfig):

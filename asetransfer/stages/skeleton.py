@@ -15,15 +15,15 @@ import scipy.sparse as sp
 
 from ..config import SkeletonConfig
 from .correspondence import Correspondence
-from .joints import (SurfaceRays, delta_rotations, joint_positions_em, joint_positions_pa,
-                     procrustes_transforms)
+from .joints import (SurfaceRays, blend_weights, delta_rotations, fitted_weights, joint_positions_em,
+                     joint_positions_pa, procrustes_transforms, rigid_vertices)
 from .orientation import aimed_children, orient_bones, roll_axes, roll_planes
 from ..model.mesh import Mesh
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..geometry.rotations import nearest_axis_frame, swing
 from ..geometry.surface import surface_index
-from ..geometry.topology import components
+from ..geometry.topology import components, vertex_components, weld
 from ..geometry.symmetry import estimate_symmetry_plane, normalize_plane, plane_from_pairs, reflect
 from ..humanoid.naming import lr_pairs, spine_chain
 from ..model.transforms import closest_rotation
@@ -59,6 +59,13 @@ class SkinnedCloud:
     target: np.ndarray        # (N, 3) their corresponding target points
     weights: sp.csc_matrix    # (N, J) skin weights
     joints: np.ndarray        # (J, 3) source joint positions, moved by the marker similarity
+    # (N, J) the weights the joint positions are fitted from (:func:`_fit_weights`); the
+    # symmetry test and the orientations read ``weights``
+    fit: sp.csc_matrix | None = None
+
+    def fit_weights(self) -> sp.csc_matrix:
+        """(N, J) the weights the joint positions are fitted from."""
+        return self.weights if self.fit is None else self.fit
 
 
 def place_coincident(cloud: SkinnedCloud, positions, label, *, method: str, omega, unit: float,
@@ -81,7 +88,7 @@ def place_coincident(cloud: SkinnedCloud, positions, label, *, method: str, omeg
     column[np.isin(label, groups)] = np.searchsorted(groups, label[np.isin(label, groups)])
     member = sp.csr_matrix((np.ones(len(label)), (np.arange(len(label)), column)),
                            shape=(len(label), len(groups) + 1))[:, :len(groups)]
-    summed = (sp.csr_matrix(cloud.weights) @ member).tocsc()
+    summed = (sp.csr_matrix(cloud.fit_weights()) @ member).tocsc()
     joints = cloud.joints[groups]
     if method == "em":
         if rays is not None and not rays.share and (np.diff(summed.indptr) > 0).all():
@@ -109,7 +116,7 @@ def align_spine(cloud: SkinnedCloud, positions, spine, normal, *, method: str, o
     positions : (J, 3) joint positions so far; spine : (S,) joint indices root..head;
     normal : (3,) unit normal of the symmetry plane (the lateral direction).
     """
-    summed = sp.csr_matrix(cloud.weights[:, spine].sum(axis=1))
+    summed = sp.csr_matrix(cloud.fit_weights()[:, spine].sum(axis=1))
     if method == "em":
         cols = sp.hstack([summed] * len(spine)).tocsc()
         new, _ = joint_positions_em(cloud.source, cloud.target, cols, cloud.joints[spine], omega=omega, unit=unit)
@@ -250,11 +257,12 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     t0 = time.perf_counter()
     sk = source.skeleton
     al = corr.alignment
-    cloud = SkinnedCloud(source=al.apply(source.mesh.vertices),
-                         target=corr.source_to_target.positions(target.vertices, target.faces),
-                         weights=source.skin.to_sparse().tocsc(), joints=al.apply(sk.bind_world[:, :3, 3]))
     # the body's height: layers and props (a hair cap, a sword) do not scale the fits
     height = float(np.ptp(corr.body_bounds(target.vertices), axis=0).max())
+    moved = al.apply(source.mesh.vertices)
+    cloud = SkinnedCloud(source=moved, target=corr.source_to_target.positions(target.vertices, target.faces),
+                         weights=source.skin.to_sparse().tocsc(), joints=al.apply(sk.bind_world[:, :3, 3]),
+                         fit=_fit_weights(moved, source, corr.source_solved, cfg, height))
     unit = cfg.em_unit * height
     report = {"joints": cfg.joints}
     timings = {}
@@ -280,6 +288,42 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     return skeleton, report
 
 
+def _vertex_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(N,) each vertex's share of the surface: a third of the area of each of its triangles."""
+    e1, e2 = vertices[faces[:, 1]] - vertices[faces[:, 0]], vertices[faces[:, 2]] - vertices[faces[:, 0]]
+    third = np.linalg.norm(np.cross(e1, e2), axis=1) / 6.0
+    return np.bincount(faces.ravel(), weights=np.repeat(third, 3), minlength=len(vertices))
+
+
+def _fit_weights(moved: np.ndarray, source: Rig, solved: np.ndarray | None, cfg: SkeletonConfig,
+                 height: float) -> sp.csc_matrix:
+    """The skin weights the joint fits see: the source's, without the vertices that only
+    rode along (:func:`~asetransfer.stages.joints.fitted_weights`), with rigidly weighted
+    pieces blended across their gaps (:func:`~asetransfer.stages.joints.blend_weights`,
+    ``rigid_blend``).
+
+    Parameters
+    ----------
+    moved : (N, 3) source vertices in the target's frame; solved : (N,) bool fitted
+    vertices (None: all); height : the body's height (the blend's width is a fraction of it).
+
+    Returns
+    -------
+    (N, J) csc weights.
+    """
+    w = source.skin.to_sparse().tocsr()
+    fitted = np.ones(len(moved), bool) if solved is None else np.asarray(solved, dtype=bool)
+    if cfg.rigid_blend > 0:
+        # pieces of the welded mesh: split UV seams do not make islands of a smooth body rigid
+        welded, welded_faces, index = weld(source.mesh.vertices, source.mesh.faces)
+        rigid = rigid_vertices(vertex_components(len(welded), welded_faces)[index], w, cfg.rigid_tolerance)
+        rows = np.flatnonzero(rigid & fitted)
+        if len(rows):
+            w = blend_weights(moved, w, _vertex_areas(moved, source.mesh.faces), rows, np.flatnonzero(fitted),
+                              cfg.rigid_blend * height, cfg.rigid_blend_reach)
+    return fitted_weights(w, fitted).tocsc()
+
+
 def _joint_positions(cloud: SkinnedCloud, source: Rig, cfg: SkeletonConfig, unit: float, report: dict):
     """Step 1, joint positions (§3.1.1 EM / §3.1.2 PA); joints EM cannot place (no
     weighted vertex, not enclosed by the surface) take their PA position.  Joints that
@@ -289,7 +333,7 @@ def _joint_positions(cloud: SkinnedCloud, source: Rig, cfg: SkeletonConfig, unit
     ``report["fallback_joints"]`` and ``report["coincident_groups"]``.
     """
     sk = source.skeleton
-    V, P, W, J = cloud.source, cloud.target, cloud.weights, cloud.joints
+    V, P, W, J = cloud.source, cloud.target, cloud.fit_weights(), cloud.joints
     pa_pos, pa_fallback = joint_positions_pa(V, P, W, J, sk.parents, threshold=cfg.pa_threshold)
     rays = SurfaceRays(source.mesh.faces, n_rays=cfg.em_rays, share=cfg.em_ray_share,
                        min_hit_fraction=cfg.em_min_hit_fraction) if cfg.em_rays else None
