@@ -16,7 +16,7 @@ import numpy as np
 from .geodesic import bridge_edges, unique_edges
 from .laplacian import boundary_vertices
 from .surface import SurfaceIndex
-from .topology import face_normals, vertex_components
+from .topology import face_normals, vertex_areas, vertex_components
 
 
 def layer_pieces(v: np.ndarray, f: np.ndarray, pieces: np.ndarray, bridges: np.ndarray, *, distance: float,
@@ -66,7 +66,7 @@ def area_over_larger(v, f, pieces, bridges, distance: float, angle: float) -> np
     face_piece = pieces[f[:, 0]]
     face_area = 0.5 * np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1)
     piece_area = np.bincount(face_piece, face_area, minlength=n_pieces)
-    vertex_area = np.bincount(f.ravel(), np.repeat(face_area / 3, 3), minlength=len(v))
+    vertex_area = vertex_areas(v, f)
     pairs = np.unique(pieces[bridges], axis=0)
     cos_min = np.cos(np.radians(angle))
     rim = boundary_vertices(len(v), f)

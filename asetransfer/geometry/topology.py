@@ -102,6 +102,13 @@ def piece_count(vertices: np.ndarray, faces: np.ndarray, tolerance: float = 1e-7
     return int(len(np.unique(vertex_components(len(v), f)[f[:, 0]]))) if len(f) else 0
 
 
+def vertex_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(n,) each vertex's share of the surface: a third of the area of each of its
+    triangles (the shares sum to the surface area)."""
+    third = np.linalg.norm(_area_normals(vertices, faces), axis=1) / 6.0
+    return np.bincount(np.asarray(faces, dtype=np.int64).ravel(), np.repeat(third, 3), minlength=len(vertices))
+
+
 def _area_normals(vertices, faces):
     """(F, 3) triangle normals scaled by twice the triangle area."""
     v = np.asarray(vertices, dtype=np.float64)

@@ -24,6 +24,7 @@ from ..config import QualityConfig
 from ..model.mesh import Mesh
 from ..model.rig import Rig
 from ..geometry.surface import winding_numbers
+from ..geometry.topology import vertex_areas
 
 log = logging.getLogger("asetransfer")
 LEVELS = ("ok", "check", "poor")
@@ -71,13 +72,6 @@ def inside(points: np.ndarray, mesh: Mesh, config: QualityConfig | None = None) 
     return np.abs(np.asarray(w)) >= 0.5  # either orientation of the faces
 
 
-def vertex_areas(mesh: Mesh) -> np.ndarray:
-    """(N,) a third of the area of the triangles around each vertex (their sum is the surface area)."""
-    v = mesh.vertices[mesh.faces]
-    area = 0.5 * np.linalg.norm(np.cross(v[:, 1] - v[:, 0], v[:, 2] - v[:, 0]), axis=1)
-    return np.bincount(mesh.faces.ravel(), np.repeat(area / 3.0, 3), minlength=len(mesh.vertices))
-
-
 def mapped_area_fraction(target: Mesh, target_points: np.ndarray, tolerance: float) -> float:
     """Share of ``target``'s area whose vertices lie within ``tolerance`` of their mapped points.
 
@@ -87,7 +81,7 @@ def mapped_area_fraction(target: Mesh, target_points: np.ndarray, tolerance: flo
     target_points : (N, 3) where each target vertex's correspondence lands on the registered source.
     tolerance : distance in target units.
     """
-    area = vertex_areas(target)
+    area = vertex_areas(target.vertices, target.faces)
     close = np.linalg.norm(target.vertices - target_points, axis=1) <= tolerance
     total = float(area.sum())
     return float(area[close].sum() / total) if total > 0 else 0.0

@@ -23,7 +23,7 @@ from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..geometry.rotations import nearest_axis_frame, swing
 from ..geometry.surface import surface_index
-from ..geometry.topology import components, vertex_components, weld
+from ..geometry.topology import components, vertex_areas, vertex_components, weld
 from ..geometry.symmetry import estimate_symmetry_plane, normalize_plane, plane_from_pairs, reflect
 from ..humanoid.naming import lr_pairs, spine_chain
 from ..model.transforms import closest_rotation
@@ -288,13 +288,6 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     return skeleton, report
 
 
-def _vertex_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
-    """(N,) each vertex's share of the surface: a third of the area of each of its triangles."""
-    e1, e2 = vertices[faces[:, 1]] - vertices[faces[:, 0]], vertices[faces[:, 2]] - vertices[faces[:, 0]]
-    third = np.linalg.norm(np.cross(e1, e2), axis=1) / 6.0
-    return np.bincount(faces.ravel(), weights=np.repeat(third, 3), minlength=len(vertices))
-
-
 def _fit_weights(moved: np.ndarray, source: Rig, solved: np.ndarray | None, cfg: SkeletonConfig,
                  height: float) -> sp.csc_matrix:
     """The skin weights the joint fits see: the source's, without the vertices that only
@@ -319,7 +312,7 @@ def _fit_weights(moved: np.ndarray, source: Rig, solved: np.ndarray | None, cfg:
         rigid = rigid_vertices(vertex_components(len(welded), welded_faces)[index], w, cfg.rigid_tolerance)
         rows = np.flatnonzero(rigid & fitted)
         if len(rows):
-            w = blend_weights(moved, w, _vertex_areas(moved, source.mesh.faces), rows, np.flatnonzero(fitted),
+            w = blend_weights(moved, w, vertex_areas(moved, source.mesh.faces), rows, np.flatnonzero(fitted),
                               cfg.rigid_blend * height, cfg.rigid_blend_reach)
     return fitted_weights(w, fitted).tocsc()
 
