@@ -182,15 +182,16 @@ def _posed(source, degrees):
     return Mesh(source.posed_vertices(_arms_down(source, degrees)), source.mesh.faces)
 
 
-def _arms_down(source, degrees):
-    """World matrices of the source's joints with both upper arms turned ``degrees`` down."""
+def _arms_down(source, degrees, axis=(0.0, 0.0, 1.0)):
+    """World matrices of the source's joints with both upper arms turned ``degrees`` down
+    (about the forward axis; about the up axis, ``(0, -1, 0)``, they swing forward)."""
     mapping, _ = propose_skeleton_map(source.skeleton)
     sk = source.skeleton
     world = sk.rest_world()
     turns = {}
     for side, sign in (("l", -1.0), ("r", 1.0)):
         j = sk.index(mapping[f"shoulder_{side}"])
-        r_world = Rotation.from_rotvec(np.radians(sign * degrees) * np.array([0.0, 0.0, 1.0])).as_matrix()
+        r_world = Rotation.from_rotvec(np.radians(sign * degrees) * np.asarray(axis, float)).as_matrix()
         frame = world[j, :3, :3]
         turns[j] = frame.T @ r_world @ frame
     return sk.posed_world(turns)
@@ -201,6 +202,20 @@ def test_lowering_the_arms_keeps_the_landmarks(source):
     for n in ("hand_tip.L", "hand_tip.R", "head_top", "toe_tip.L", "heel.R", "thumb_tip.L", "crotch"):
         d = np.linalg.norm(source.mesh.vertices[a.vertex[n]] - source.mesh.vertices[b.vertex[n]])
         assert d < 0.015 * _height(source.mesh), n
+
+
+def test_hands_crossed_over_the_body_keep_their_sides(source):
+    # arms swung forward 115 degrees: each hand lies past the mid-plane, in front of the
+    # other side's shoulder.  A hand belongs to the side of the foot it reaches down its
+    # own flank; read by its place, each hand tip was named for the other hand
+    world = _arms_down(source, 115.0, axis=(0.0, -1.0, 0.0))
+    mesh = Mesh(source.posed_vertices(world), source.mesh.faces)
+    ends = {s: world[source.skeleton.index(f"middle_end.{s}"), :3, 3] for s in "LR"}
+    assert ends["L"][0] < 0 < ends["R"][0]  # really crossed (the fixture's left is +x)
+    lm = _landmarks(mesh)
+    for s, other in (("L", "R"), ("R", "L")):
+        p = mesh.vertices[lm.vertex[f"middle_tip.{s}"]]
+        assert np.linalg.norm(p - ends[s]) < np.linalg.norm(p - ends[other]), s
 
 
 @pytest.mark.parametrize("degrees", (0.0, 40.0))

@@ -23,7 +23,8 @@ direction, position, or the pose of the arms (T- to A-pose) and legs.
 3. **Body frame.**  Heels are the points of each foot farthest from its toe tip near
    the ground; up is the normal of the ground plane through heels and toe tips;
    forward is toe minus heel; left = up x forward (right-handed).  Left and right
-   landmarks are named by their side of the head.
+   feet are named by their side of the head, hands by the foot they are nearer along
+   the surface (hands crossed over the body keep their own side).
 4. **Rules** in that frame: head top (the highest point of the head: its geodesic
    extremity slides over a flat crown when the middle moves), nose (most forward point
    of the head on its mid-plane), back of the head and ears (at the nose's height),
@@ -511,6 +512,7 @@ def _named(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: li
     """Every landmark's welded vertex, by name."""
     v = surface.vertices
     side = {t: "L" if (v[t] - v[head]) @ frame.left > 0 else "R" for t in [*hands, *feet]}
+    side.update(_hand_sides(surface, hands, feet, side))
     out = {"head_top": head}
     for t in hands:
         out[f"hand_tip.{side[t]}"] = t
@@ -523,6 +525,21 @@ def _named(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: li
     out["crotch"] = int(between[np.argmax(v[between] @ frame.up)])
     out.update(_head_rules(surface, frame, head))
     return {k: int(x) for k, x in out.items()}
+
+
+def _hand_sides(surface: _Surface, hands: list, feet: list, side: dict) -> dict:
+    """Each hand's side by the body, not by where it is: the side of the foot it is nearer
+    along the surface (down its own flank; the other foot is a crotch further).  Hands
+    crossed over the body, or hanging past the mid-plane, keep their own side; read by
+    their place they were swapped (d01 with its arms turned 70 degrees down: each hand
+    tip on the other hand).  The sides by place stand when both hands are nearer one foot.
+    """
+    foot = {side[f]: f for f in feet}
+    if len(foot) < 2:
+        return {}
+    own = {t: "L" if surface.distance_from(t)[foot["L"]] < surface.distance_from(t)[foot["R"]] else "R"
+           for t in hands}
+    return own if len(set(own.values())) == 2 else {}
 
 
 def _confidence(v: np.ndarray, frame: BodyFrame, named: dict, agreement: float) -> dict:
