@@ -1,6 +1,7 @@
 """Automatic markers against the 46 sparse hand markers on the MakeHuman dev cases.
 
     python bench/bench_markers.py [--cases d01_female ...] [--out DIR] [--json FILE] [--apose [ARMS LEGS]]
+                                  [--dress KIND] [--decimate FACES]
 
 For every case the transfer runs in-process twice -- with the sparse hand markers
 and with no markers (automatic) -- and both outputs are scored with
@@ -17,7 +18,9 @@ the pose of ``d05_apose_male``), written under ``--out``.  ``--dress KIND``: the
 dressed like a production character (tests/dressing.py: joint covers, a shirt, a hair cap,
 eyes, a sword in the right hand, or ``all``) as separate pieces, or ``cut`` into pieces at
 the joints (``cut+KIND``: both; hand markers on cut-away faces are dropped); both
-transfers rig the dressed mesh and are scored on the body's vertices.
+transfers rig the dressed mesh and are scored on the body's vertices.  ``--decimate
+FACES``: the target decimated first (quadric edge collapse keeping its topology, the
+hand markers moved to their closest points on it): a coarse game mesh.
 """
 from __future__ import annotations
 
@@ -73,6 +76,22 @@ def _dressed(case_dir: Path, target: Mesh, kind: str):
     return (dress(target, kinds, joints, frame.up, frame.forward) if kinds else target), kept
 
 
+def _decimated(target: Mesh, markers, faces: int):
+    """``target`` decimated to about ``faces`` triangles (quadric edge collapse, topology
+    kept) and ``markers`` moved to their closest points on it."""
+    import pymeshlab
+    from asetransfer.geometry.surface import SurfaceIndex
+    from asetransfer.model.markers import Markers
+    from asetransfer.model.surface import SurfacePoints
+    ms = pymeshlab.MeshSet()
+    ms.add_mesh(pymeshlab.Mesh(target.vertices, target.faces))
+    ms.meshing_decimation_quadric_edge_collapse(targetfacenum=faces, preservenormal=True, preservetopology=True)
+    coarse = Mesh(ms.current_mesh().vertex_matrix(), ms.current_mesh().face_matrix())
+    face, bary, _, _ = SurfaceIndex(coarse.vertices, coarse.faces).closest(
+        markers.target.positions(target.vertices, target.faces))
+    return coarse, Markers(markers.names, markers.source, SurfacePoints(face, bary))
+
+
 def _on_kept_faces(markers, kept):
     """``markers`` on a mesh that kept only the faces ``kept`` (in order); markers on removed faces are dropped."""
     from asetransfer.model.markers import Markers
@@ -103,6 +122,7 @@ def main():
     ap.add_argument("--apose", nargs="*", type=float, metavar="DEG",
                     help="A-posed copies of the cases: arms and legs degrees (default 35 6)")
     ap.add_argument("--dress", metavar="KIND", help="dress the targets (tests/dressing.py kinds, or all)")
+    ap.add_argument("--decimate", type=int, metavar="FACES", help="decimate the targets to about FACES triangles")
     args = ap.parse_args()
     if not DEV.is_dir() or not EVAL.is_dir():
         sys.exit(f"{DEV}: dev data or scorer not found")
@@ -121,12 +141,16 @@ def main():
             case, target_file = case_dir.name, case_dir / "target.ply"
         source = at.load_rig(case_dir / "source.glb")
         target = at.load_mesh(target_file)
+        hand = at.load_markers(case_dir / "markers_sparse.json", source.mesh, target)
+        if args.decimate:
+            target, hand = _decimated(target, hand, args.decimate)
+            case = f"{case}@{target.n_vertices}"
         body = target
         kept = None
         if args.dress:
             target, kept = _dressed(case_dir, target, args.dress)
             case = f"{case}+{args.dress}"
-        hand = _on_kept_faces(at.load_markers(case_dir / "markers_sparse.json", source.mesh, body), kept)
+        hand = _on_kept_faces(hand, kept)
         res = {}
         for kind, markers in (("hand", hand), ("auto", None)):
             try:
