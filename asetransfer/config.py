@@ -284,8 +284,8 @@ class SkeletonConfig:
             raise ValueError("roll_plane_reach must be >= 1")
         if self.mirror not in ("auto", "on", "off"):
             raise ValueError("mirror must be 'auto', 'on' or 'off'")
-        if self.rigid_blend < 0 or self.rigid_blend_reach <= 0 or not 0 <= self.rigid_tolerance < 1:
-            raise ValueError("rigid_blend must be >= 0, rigid_blend_reach > 0 and rigid_tolerance in [0, 1)")
+        if self.rigid_blend < 0 or self.rigid_blend_reach <= 0 or not 0 <= self.rigid_tolerance < 0.5:
+            raise ValueError("rigid_blend must be >= 0, rigid_blend_reach > 0 and rigid_tolerance in [0, 0.5)")
 
 
 @dataclass(frozen=True)

@@ -289,15 +289,21 @@ def rigid_vertices(piece: np.ndarray, weights: sp.spmatrix, tolerance: float) ->
     piece : (N,) each vertex's piece label (0..P-1; e.g. connected components of the welded mesh).
     weights : (N, J) skin weights.
     tolerance : a vertex is weighted to one bone when its largest weight is at least
-        ``1 - tolerance``.
+        ``1 - tolerance`` (below 0.5: that weight is the row's only one so large).
 
     Returns
     -------
     (N,) bool.
     """
     w = sp.csr_matrix(weights)
-    bone = np.asarray(w.argmax(axis=1)).ravel()
-    one = np.asarray(w.max(axis=1).todense()).ravel() >= 1.0 - tolerance
+    # the entries of at least 1 - tolerance, one per row at most (scipy's row argmax loops
+    # in Python: 80 ms on a 13k source)
+    big = w.data >= 1.0 - tolerance
+    row = np.repeat(np.arange(w.shape[0]), np.diff(w.indptr))[big]
+    one = np.zeros(w.shape[0], bool)
+    one[row] = True
+    bone = np.full(w.shape[0], -1, dtype=np.int64)
+    bone[row] = w.indices[big]
     n_pieces = int(piece.max()) + 1 if len(piece) else 0
     # a piece is rigid when all its vertices are single-bone and their bones agree
     lowest = np.full(n_pieces, np.iinfo(np.int64).max)
