@@ -22,7 +22,7 @@ from asetransfer.geometry.surface import surface_index
 from asetransfer.geometry.topology import face_normals, vertex_normals
 from asetransfer.model.mesh import Mesh
 
-#: every kind :func:`dress` knows, in the order ``"all"`` puts them on
+#: the kinds ``"all"`` puts on, in that order (and ``"cards"``, hair cards, on its own: see :data:`BUILDERS`)
 KINDS = ("covers", "shirt", "hair", "eyes", "sword")
 
 
