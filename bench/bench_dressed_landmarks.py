@@ -3,7 +3,7 @@
     python bench/bench_dressed_landmarks.py [heavy d01_female d02_heavy_male d05_apose_male]
 
 Each body (the heavy fixture, MakeHuman dev bodies, Y-up, facing +Z) is dressed with
-every kind of tests/dressing.py (and all at once) and cut into pieces at the joints;
+every kind of tests/dressing.py (and all at once, and hair cards) and cut into pieces at the joints;
 the body's vertices keep their indices, so each landmark found on the dressed mesh is
 compared with the one found on the body alone (distance in % of the height H).  A row
 gives the largest distance, the landmarks farther than 0.3 %H, and the tilt of the
@@ -48,7 +48,7 @@ def main(cases):
         height = float(np.ptp(whole.vertices @ UP))
         one = landmarks_of(whole, "target", config)
         print(f"== {case}")
-        for kind in ("pieces", *KINDS, "all"):
+        for kind in ("pieces", *KINDS, "all", "cards"):
             if kind == "pieces":  # the fixture's own cut (tests), the dev bodies' at their joints
                 mesh = _cut_into_pieces(whole, 0.01 * height / 1.7) if case == "heavy" else Mesh(whole.vertices, whole.faces[cut_faces(whole, joints, UP, FORWARD)])
             else:

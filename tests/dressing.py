@@ -18,10 +18,11 @@ from __future__ import annotations
 import numpy as np
 import trimesh
 
-from asetransfer.geometry.topology import vertex_normals
+from asetransfer.geometry.surface import surface_index
+from asetransfer.geometry.topology import face_normals, vertex_normals
 from asetransfer.model.mesh import Mesh
 
-#: every kind :func:`dress` knows, in the order ``"all"`` puts them on
+#: the kinds ``"all"`` puts on, in that order (and ``"cards"``, hair cards, on its own: see :data:`BUILDERS`)
 KINDS = ("covers", "shirt", "hair", "eyes", "sword")
 
 
@@ -109,6 +110,84 @@ def sword(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray) -> list
     return [bar(grip, direction, 0.5 * H, 0.012 * H, 0.03 * H, left)]
 
 
+def strip(rows: np.ndarray, across: np.ndarray, width: np.ndarray):
+    """A single-sided quad strip (two triangles a segment) through the points ``rows``
+    (K, 3), ``width[k]`` wide along the unit vectors ``across[k]``: a hair card."""
+    k = len(rows)
+    v = np.concatenate([rows - 0.5 * width[:, None] * across, rows + 0.5 * width[:, None] * across])
+    i = np.arange(k - 1)
+    f = np.concatenate([np.stack([i, i + k, i + 1], axis=1), np.stack([i + 1, i + k, i + k + 1], axis=1)])
+    return v, f.astype(np.int64)
+
+
+def drape(mesh: Mesh, start: np.ndarray, down: np.ndarray, segment: float, segments: int, offset: np.ndarray):
+    """Polylines hanging from ``start`` (C, 3): each step goes ``segment`` down and is pushed
+    out to ``offset`` (C,) above the body where it would pass closer, so a strand follows the
+    scalp and falls free where the head curves away (below it, over the back and shoulders).
+
+    Returns
+    -------
+    (C, segments + 1, 3) the points of each strand, (C, segments + 1, 3) unit normals of the
+    body at their closest points."""
+    index = surface_index(mesh.vertices, mesh.faces)
+    normals = face_normals(mesh.vertices, mesh.faces)
+    points, out = [start], []
+    for _ in range(segments + 1):
+        face, _, dist, near = index.closest(points[-1])
+        n = normals[face]
+        out.append(n)
+        if len(out) > segments:
+            break
+        step = points[-1] - segment * down
+        face, _, dist, near = index.closest(step)
+        n = normals[face]
+        height = np.einsum("ij,ij->i", step - near, n)
+        step = np.where((height < offset)[:, None], near + offset[:, None] * n, step)
+        move = step - points[-1]
+        points.append(points[-1] + segment * move / np.linalg.norm(move, axis=1, keepdims=True))
+    return np.stack(points, axis=1), np.stack(out, axis=1)
+
+
+def cards(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray, count: int = 300,
+          lashes: bool = True, seed: int = 0) -> list:
+    """Hair cards: ``count`` single-sided strips (1.5 %H wide, narrowing to a third at the
+    tip, six segments of 2.5 %H) rooted on the top and back of the scalp 0.3-3 %H above it,
+    following it and hanging down the back and sides; with ``lashes``, a row of small cards
+    along each upper eyelid sticking forward (eyelash cards).  Production and game hair is
+    made this way; each card touches the head at its root only."""
+    H = body_height(mesh.vertices, up)
+    rng = np.random.default_rng(seed)
+    rel = mesh.vertices - joints["head"]
+    scalp = np.flatnonzero((rel @ up > 0.03 * H) & (rel @ forward < 0.02 * H) & (np.linalg.norm(rel, axis=1) < 0.2 * H))
+    roots = rng.choice(scalp, size=min(count, len(scalp)), replace=False)
+    normals = vertex_normals(mesh.vertices, mesh.faces)
+    offset = rng.uniform(0.003, 0.03, len(roots)) * H  # inner and outer layers: the hair's volume
+    segments = 6
+    # down, and a little back and out from the face, so strands fall behind the ears
+    down = up + 0.3 * forward
+    rows, n = drape(mesh, mesh.vertices[roots] + offset[:, None] * normals[roots], down / np.linalg.norm(down),
+                    0.025 * H, segments, offset)
+    width = 0.015 * H * np.linspace(1.0, 1.0 / 3.0, segments + 1)
+    out = []
+    for r, nr in zip(rows, n):
+        along = np.gradient(r, axis=0)
+        across = np.cross(nr, along)
+        across /= np.linalg.norm(across, axis=1, keepdims=True)
+        out.append(strip(r, across, width))
+    if lashes:
+        left = np.cross(up, forward)
+        for s in (1.0, -1.0):
+            centre = joints["head"] + 0.04 * H * up + s * 0.018 * H * left
+            for t in np.linspace(-0.006, 0.006, 5) * H:
+                # the eyelid's surface above the eye, a lash card from it forward and up
+                rel = mesh.vertices - (centre + 0.005 * H * up + t * left)
+                line = np.linalg.norm(rel - np.outer(rel @ forward, forward), axis=1)
+                front = mesh.vertices[np.argmin(np.where(line < 0.004 * H, -(rel @ forward), np.inf))]
+                r = front + np.outer([0.0, 0.003, 0.006], (forward + 0.5 * up) * H) / np.linalg.norm(forward + 0.5 * up)
+                out.append(strip(r, np.tile(left, (3, 1)), np.full(3, 0.003 * H)))
+    return out
+
+
 def cut_faces(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray, gap: float = 0.006) -> np.ndarray:
     """(F,) True on the faces kept when the body is cut into pieces at its joints (armour
     plates): across the trunk at the neck and the waist, across the legs at the knees and
@@ -132,7 +211,7 @@ def cut_faces(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray, gap
     return ~np.any(cuts, axis=0)
 
 
-BUILDERS = {"covers": covers, "shirt": shirt, "hair": hair, "eyes": eyes, "sword": sword}
+BUILDERS = {"covers": covers, "shirt": shirt, "hair": hair, "eyes": eyes, "sword": sword, "cards": cards}
 
 
 def dress(mesh: Mesh, kinds, joints: dict, up, forward) -> Mesh:

@@ -224,7 +224,9 @@ def test_stiffness_levels_share_the_iterations():
 @pytest.mark.parametrize("src_x, tgt_x, glued", [(1.12, 1.32, True), (1.5, 1.8, False)])
 def test_unmarked_pieces_are_glued_or_ride_along_without_nans(src_x, tgt_x, glued):
     # a small unmarked piece next to the body (an eye) is solved with it, glued where it
-    # comes within piece_gap; one farther away rides along with the closest body point
+    # comes within piece_gap (here with layer_hanging off: a ball touching the body at one
+    # point hangs off it, and rides along by default, below); one farther away rides along
+    # with the closest body point
     src = blob(3, (1, 1.5, 0.8))
     tgt = blob(3, (1.2, 1.4, 0.9))
     eye = blob(1, (0.1, 0.1, 0.1))
@@ -233,7 +235,10 @@ def test_unmarked_pieces_are_glued_or_ride_along_without_nans(src_x, tgt_x, glue
     src2 = Mesh(np.vstack([src.vertices, eye.vertices + [src_x, 0, 0]]),
                 np.vstack([src.faces, eye.faces + len(src.vertices)]))
     ids = spread(src.vertices, 12)
-    c = correspond(src2, tgt2, vertex_markers(ids, ids, src2, tgt2))
+    markers = vertex_markers(ids, ids, src2, tgt2)
+    if glued:  # nearly all of the ball is farther than layer_distance from the body
+        assert correspond(src2, tgt2, markers).stats["unmarked_source_vertices"] == len(eye.vertices)
+    c = correspond(src2, tgt2, markers, CorrespondenceConfig(layer_hanging=2.0))
     for sp_ in (c.source_to_target, c.target_to_source):
         assert np.isfinite(sp_.bary).all()
     assert c.stats["unmarked_source_vertices"] == (0 if glued else len(eye.vertices))

@@ -220,7 +220,7 @@ def _layer_pieces(v, f, pieces, bridges, points: SurfacePoints, cfg) -> np.ndarr
     marked = np.zeros(int(pieces.max()) + 1, bool)
     marked[pieces[f[points.face, 0]]] = True
     return layer_pieces(v, f, pieces, bridges, distance=cfg.layer_distance, angle=cfg.layer_angle,
-                        fraction=cfg.layer_fraction) & ~marked
+                        fraction=cfg.layer_fraction, hanging=cfg.layer_hanging) & ~marked
 
 
 def _prepare(vertices, faces, points: SurfacePoints, cfg) -> _Side:

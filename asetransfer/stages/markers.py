@@ -44,7 +44,8 @@ def landmarks_of(mesh: Mesh, side: str, config: Config) -> Landmarks:
         cc = config.correspondence
         # the landmarks are the body's: layers by the rule the correspondence carries them by
         layers = None if cc.layer_distance <= 0 else {"gap": cc.piece_gap, "distance": cc.layer_distance,
-                                                      "angle": cc.layer_angle, "fraction": cc.layer_fraction}
+                                                      "angle": cc.layer_angle, "fraction": cc.layer_fraction,
+                                                      "hanging": cc.layer_hanging}
         return find_landmarks(mesh, bridge_gap=cfg.bridge_gap, extremity_radius=cfg.extremity_radius,
                               symmetry_iterations=config.skeleton.symmetry_iterations, layers=layers)
     except NotHumanoidError as e:
