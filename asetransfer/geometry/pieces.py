@@ -85,10 +85,7 @@ def resting_on_layers(v, f, pieces, bridges, layer: np.ndarray) -> np.ndarray:
     (P,) bool.
     """
     n_pieces = len(layer)
-    face_area = 0.5 * np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1)
-    size = side_by_side_area(pieces, np.bincount(pieces[f[:, 0]], face_area, minlength=n_pieces), bridges,
-                             boundary_vertices(len(v), f))
-    pairs = np.unique(pieces[bridges], axis=0)
+    _, size, pairs = _piece_sizes(v, f, pieces, bridges, n_pieces)
     mine, other = pairs[:, 0], pairs[:, 1]
     layer = layer.copy()
     while True:
@@ -113,13 +110,10 @@ def area_over_larger(v, f, pieces, bridges, distance: float, angle: float) -> np
     """
     n_pieces = int(pieces.max()) + 1
     face_piece = pieces[f[:, 0]]
-    face_area = 0.5 * np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1)
-    piece_area = np.bincount(face_piece, face_area, minlength=n_pieces)
+    _, size, pairs = _piece_sizes(v, f, pieces, bridges, n_pieces)
     vertex_area = vertex_areas(v, f)
-    pairs = np.unique(pieces[bridges], axis=0)
     cos_min = np.cos(np.radians(angle))
     rim = boundary_vertices(len(v), f)
-    size = side_by_side_area(pieces, piece_area, bridges, rim)
     out = np.zeros(n_pieces)
     indices = {}  # one tree per set of larger pieces (hundreds of hair cards share the body's)
     for p in np.unique(pairs[:, 0]):
@@ -167,11 +161,8 @@ def area_off_larger(v, f, pieces, bridges, distance: float) -> np.ndarray:
     """
     n_pieces = int(pieces.max()) + 1
     face_piece = pieces[f[:, 0]]
-    face_area = 0.5 * np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]), axis=1)
-    piece_area = np.bincount(face_piece, face_area, minlength=n_pieces)
+    piece_area, size, pairs = _piece_sizes(v, f, pieces, bridges, n_pieces)
     vertex_area = vertex_areas(v, f)
-    pairs = np.unique(pieces[bridges], axis=0)
-    size = side_by_side_area(pieces, piece_area, bridges, boundary_vertices(len(v), f))
     out = np.zeros(n_pieces)
     indices = {}
     for p in np.unique(pairs[:, 0]):
@@ -183,6 +174,14 @@ def area_off_larger(v, f, pieces, bridges, distance: float) -> np.ndarray:
         dist = _larger_surface(v, f, face_piece, larger, indices)[1].closest(v[mine], bary=False)[2]
         out[p] = vertex_area[mine][dist > distance].sum() / max(vertex_area[mine].sum(), 1e-300)
     return out
+
+
+def _piece_sizes(v, f, pieces, bridges, n_pieces: int):
+    """Each piece's area (P,), the area of the surface it continues (P,)
+    (:func:`side_by_side_area`), and the (Q, 2) distinct pairs of bridged pieces."""
+    piece_area = np.bincount(pieces, vertex_areas(v, f), minlength=n_pieces)
+    size = side_by_side_area(pieces, piece_area, bridges, boundary_vertices(len(v), f))
+    return piece_area, size, np.unique(pieces[bridges], axis=0)
 
 
 def _larger_surface(v, f, face_piece, larger: np.ndarray, indices: dict):
