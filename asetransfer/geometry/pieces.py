@@ -40,9 +40,10 @@ def layer_pieces(v: np.ndarray, f: np.ndarray, pieces: np.ndarray, bridges: np.n
     -------
     (P,) bool per piece label.
     """
-    layer = area_over_larger(v, f, pieces, bridges, distance, angle) >= fraction
+    surfaces = {}  # the larger pieces' search trees, shared by both measures
+    layer = area_over_larger(v, f, pieces, bridges, distance, angle, surfaces) >= fraction
     if hanging <= 1:
-        layer |= area_off_larger(v, f, pieces, bridges, distance) >= hanging
+        layer |= area_off_larger(v, f, pieces, bridges, distance, surfaces) >= hanging
     return resting_on_layers(v, f, pieces, bridges, layer)
 
 
@@ -97,7 +98,7 @@ def resting_on_layers(v, f, pieces, bridges, layer: np.ndarray) -> np.ndarray:
         layer |= new
 
 
-def area_over_larger(v, f, pieces, bridges, distance: float, angle: float) -> np.ndarray:
+def area_over_larger(v, f, pieces, bridges, distance: float, angle: float, surfaces: dict | None = None) -> np.ndarray:
     """(P,) per piece, the fraction of its area (vertex areas) within ``distance`` of the
     larger pieces it is bridged to and straight above or below them: the offset to the
     closest point within ``angle`` degrees of that triangle's normal, or touching it.  0 for
@@ -106,7 +107,8 @@ def area_over_larger(v, f, pieces, bridges, distance: float, angle: float) -> np
     Parameters
     ----------
     v, f : welded vertices and triangles; pieces : (n,) each vertex's piece;
-    bridges : (B, 2) vertex pairs on different pieces.
+    bridges : (B, 2) vertex pairs on different pieces; surfaces : search trees of sets of
+    pieces, built on first use and kept here (:func:`_larger_surface`), or None.
     """
     n_pieces = int(pieces.max()) + 1
     face_piece = pieces[f[:, 0]]
@@ -115,16 +117,16 @@ def area_over_larger(v, f, pieces, bridges, distance: float, angle: float) -> np
     cos_min = np.cos(np.radians(angle))
     rim = boundary_vertices(len(v), f)
     out = np.zeros(n_pieces)
-    indices = {}  # one tree per set of larger pieces (hundreds of hair cards share the body's)
+    surfaces = {} if surfaces is None else surfaces  # hundreds of hair cards share the body's tree
     for p in np.unique(pairs[:, 0]):
         larger = np.unique(pairs[pairs[:, 0] == p, 1])
         larger = larger[size[larger] > size[p]]
         if not len(larger):
             continue
-        under, index = _larger_surface(v, f, face_piece, larger, indices)
+        under, index, normals = _larger_surface(v, f, face_piece, larger, surfaces)
         mine = np.flatnonzero(pieces == p)
         face, bary, dist, point = index.closest(v[mine])
-        normal = face_normals(v, under)[face]
+        normal = normals[face]
         # along the normal (a layer's offset) or touching (where a cover cuts into the limb);
         # a closest point on an edge or corner (off the rim) has its offset in the normals'
         # cone there: over a convex bend, e.g. a hair card over the ear (measured: offsets
@@ -136,7 +138,7 @@ def area_over_larger(v, f, pieces, bridges, distance: float, angle: float) -> np
     return out
 
 
-def area_off_larger(v, f, pieces, bridges, distance: float) -> np.ndarray:
+def area_off_larger(v, f, pieces, bridges, distance: float, surfaces: dict | None = None) -> np.ndarray:
     """(P,) per piece, the fraction of its area (vertex areas) farther than ``distance``
     from every larger piece it is bridged to: the part hanging free of the surface it
     touches.  0 for a piece bridged to no larger piece.
@@ -153,7 +155,8 @@ def area_off_larger(v, f, pieces, bridges, distance: float) -> np.ndarray:
     Parameters
     ----------
     v, f : welded vertices and triangles; pieces : (n,) each vertex's piece;
-    bridges : (B, 2) vertex pairs on different pieces; distance : in the units of ``v``.
+    bridges : (B, 2) vertex pairs on different pieces; distance : in the units of ``v``;
+    surfaces : search trees of sets of pieces, as for :func:`area_over_larger`, or None.
 
     Returns
     -------
@@ -164,14 +167,14 @@ def area_off_larger(v, f, pieces, bridges, distance: float) -> np.ndarray:
     piece_area, size, pairs = _piece_sizes(v, f, pieces, bridges, n_pieces)
     vertex_area = vertex_areas(v, f)
     out = np.zeros(n_pieces)
-    indices = {}
+    surfaces = {} if surfaces is None else surfaces
     for p in np.unique(pairs[:, 0]):
         larger = np.unique(pairs[pairs[:, 0] == p, 1])
         larger = larger[(size[larger] > size[p]) & (piece_area[larger] > piece_area[p])]
         if not len(larger):
             continue
         mine = np.flatnonzero(pieces == p)
-        dist = _larger_surface(v, f, face_piece, larger, indices)[1].closest(v[mine], bary=False)[2]
+        dist = _larger_surface(v, f, face_piece, larger, surfaces)[1].closest(v[mine], bary=False)[2]
         out[p] = vertex_area[mine][dist > distance].sum() / max(vertex_area[mine].sum(), 1e-300)
     return out
 
@@ -184,14 +187,14 @@ def _piece_sizes(v, f, pieces, bridges, n_pieces: int):
     return piece_area, size, np.unique(pieces[bridges], axis=0)
 
 
-def _larger_surface(v, f, face_piece, larger: np.ndarray, indices: dict):
-    """The triangles of the pieces ``larger`` and their :class:`SurfaceIndex`, built once per
-    set of pieces and kept in ``indices``."""
+def _larger_surface(v, f, face_piece, larger: np.ndarray, surfaces: dict):
+    """The triangles of the pieces ``larger``, their :class:`SurfaceIndex` and normals, built
+    once per set of pieces and kept in ``surfaces``."""
     key = larger.tobytes()
-    if key not in indices:
+    if key not in surfaces:
         under = f[np.isin(face_piece, larger)]
-        indices[key] = under, SurfaceIndex(v, under)
-    return indices[key]
+        surfaces[key] = under, SurfaceIndex(v, under), face_normals(v, under)
+    return surfaces[key]
 
 
 def side_by_side_area(pieces: np.ndarray, piece_area: np.ndarray, bridges: np.ndarray,
