@@ -260,9 +260,10 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     # the body's height: layers and props (a hair cap, a sword) do not scale the fits
     height = float(np.ptp(corr.body_bounds(target.vertices), axis=0).max())
     moved = al.apply(source.mesh.vertices)
+    weights = source.skin.to_sparse()
     cloud = SkinnedCloud(source=moved, target=corr.source_to_target.positions(target.vertices, target.faces),
-                         weights=source.skin.to_sparse().tocsc(), joints=al.apply(sk.bind_world[:, :3, 3]),
-                         fit=_fit_weights(moved, source, corr.source_solved, cfg, height))
+                         weights=weights.tocsc(), joints=al.apply(sk.bind_world[:, :3, 3]),
+                         fit=_fit_weights(moved, source.mesh.faces, weights, corr.source_solved, cfg, height))
     unit = cfg.em_unit * height
     report = {"joints": cfg.joints}
     timings = {}
@@ -288,8 +289,8 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     return skeleton, report
 
 
-def _fit_weights(moved: np.ndarray, source: Rig, solved: np.ndarray | None, cfg: SkeletonConfig,
-                 height: float) -> sp.csc_matrix:
+def _fit_weights(moved: np.ndarray, faces: np.ndarray, weights: sp.spmatrix, solved: np.ndarray | None,
+                 cfg: SkeletonConfig, height: float) -> sp.csc_matrix:
     """The skin weights the joint fits see: the source's, without the vertices that only
     rode along (:func:`~asetransfer.stages.joints.fitted_weights`), with rigidly weighted
     pieces blended across their gaps (:func:`~asetransfer.stages.joints.blend_weights`,
@@ -297,22 +298,23 @@ def _fit_weights(moved: np.ndarray, source: Rig, solved: np.ndarray | None, cfg:
 
     Parameters
     ----------
-    moved : (N, 3) source vertices in the target's frame; solved : (N,) bool fitted
-    vertices (None: all); height : the body's height (the blend's width is a fraction of it).
+    moved : (N, 3) source vertices in the target's frame; faces : (F, 3) the source's
+    triangles; weights : (N, J) its skin weights; solved : (N,) bool fitted vertices
+    (None: all); height : the body's height (the blend's width is a fraction of it).
 
     Returns
     -------
     (N, J) csc weights.
     """
-    w = source.skin.to_sparse().tocsr()
+    w = sp.csr_matrix(weights)
     fitted = np.ones(len(moved), bool) if solved is None else np.asarray(solved, dtype=bool)
     if cfg.rigid_blend > 0:
         # pieces of the welded mesh: split UV seams do not make islands of a smooth body rigid
-        welded, welded_faces, index = weld(source.mesh.vertices, source.mesh.faces)
+        welded, welded_faces, index = weld(moved, faces)
         rigid = rigid_vertices(vertex_components(len(welded), welded_faces)[index], w, cfg.rigid_tolerance)
         rows = np.flatnonzero(rigid & fitted)
         if len(rows):
-            w = blend_weights(moved, w, vertex_areas(moved, source.mesh.faces), rows, np.flatnonzero(fitted),
+            w = blend_weights(moved, w, vertex_areas(moved, faces), rows, np.flatnonzero(fitted),
                               cfg.rigid_blend * height, cfg.rigid_blend_reach)
     return fitted_weights(w, fitted).tocsc()
 
