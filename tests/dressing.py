@@ -9,8 +9,8 @@ on the synthetic fixtures and on the MakeHuman dev bodies; :func:`dress` appends
 to the body.  The body's vertices come first and keep their indices, so markers and
 ground truth on the body stay valid on the dressed mesh.
 
-``joints`` maps roles to (3,) positions: ``head``, ``neck``, ``hips``, ``hand.R``, and
-``shoulder``, ``elbow``, ``knee`` with ``.L`` / ``.R``.  ``up`` and ``forward`` are the
+``joints`` maps roles to (3,) positions: ``head``, ``neck``, ``hips``, and ``shoulder``,
+``elbow``, ``hand``, ``thigh``, ``knee``, ``foot`` with ``.L`` / ``.R``.  ``up`` and ``forward`` are the
 body's unit axes; lengths are fractions of the body height ``H`` (head top to sole).
 """
 from __future__ import annotations
@@ -188,27 +188,41 @@ def cards(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray, count: 
     return out
 
 
+def _segment_distance(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(N,) distance of each point from the segment a-b."""
+    ab = b - a
+    t = np.clip((points - a) @ ab / (ab @ ab), 0.0, 1.0)
+    return np.linalg.norm(points - (a + t[:, None] * ab), axis=1)
+
+
 def cut_faces(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray, gap: float = 0.006) -> np.ndarray:
-    """(F,) True on the faces kept when the body is cut into pieces at its joints (armour
-    plates): across the trunk at the neck and the waist, across the legs at the knees and
-    across the arms at the shoulders, each cut removing the faces within ``gap`` (fraction of
-    the height) of its plane."""
-    up, forward = np.asarray(up, float), np.asarray(forward, float)
+    """(F,) True on the faces kept when the body is cut into pieces at its joints, like armour
+    plates: head, upper trunk, two arms, lower trunk with the thighs, two shins with the feet.
+
+    Each vertex belongs to the piece of the bone nearest to it (bones between the ``joints``);
+    the faces within ``gap`` (fraction of the height) of where two pieces meet are removed, so
+    each limb is cut all round (a plane across the whole body left the legs of a wide body
+    hanging on a sliver at the outer knee, and missed the arms of an A-pose)."""
+    from scipy.spatial import cKDTree
+
     v, f = mesh.vertices, mesh.faces
-    H = body_height(v, up)
-    left = np.cross(up, forward)
-    y, x = v[f] @ up, v[f] @ left
-    centre = 0.5 * (joints["shoulder.L"] + joints["shoulder.R"]) @ left
-    half = 0.5 * abs((joints["shoulder.L"] - joints["shoulder.R"]) @ left)
-    across = np.abs(x - centre)
-    trunk = across.max(axis=1) < half
-    levels = [joints["neck"] @ up, 0.5 * (joints["neck"] + joints["hips"]) @ up,
-              0.5 * (joints["knee.L"] + joints["knee.R"]) @ up]
-    g = gap * H
-    cuts = [trunk & (y.min(axis=1) < k + g) & (y.max(axis=1) > k - g) for k in levels]
-    high = y.min(axis=1) > joints["shoulder.L"] @ up - 0.1 * H  # the arms, not the thighs
-    cuts.append(high & (across.min(axis=1) < half + g) & (across.max(axis=1) > half - g))
-    return ~np.any(cuts, axis=0)
+    H = body_height(v, np.asarray(up, float))
+    j = dict(joints)
+    j["waist"] = 0.5 * (j["neck"] + j["hips"])
+    bones = {("neck", "head"): "head", ("waist", "neck"): "chest", ("hips", "waist"): "pelvis"}
+    for s in "LR":
+        bones.update({("neck", f"shoulder.{s}"): "chest", (f"shoulder.{s}", f"elbow.{s}"): f"arm.{s}",
+                      (f"elbow.{s}", f"hand.{s}"): f"arm.{s}", ("hips", f"thigh.{s}"): "pelvis",
+                      (f"thigh.{s}", f"knee.{s}"): "pelvis", (f"knee.{s}", f"foot.{s}"): f"shin.{s}"})
+    names = sorted(set(bones.values()))
+    piece_of_bone = np.array([names.index(p) for p in bones.values()])
+    nearest = np.argmin([_segment_distance(v, j[a], j[b]) for a, b in bones], axis=0)
+    piece = piece_of_bone[nearest][f]
+    seam = f[(piece != piece[:, :1]).any(axis=1)]
+    if len(seam) == 0:
+        return np.ones(len(f), dtype=bool)
+    near, _ = cKDTree(v[np.unique(seam)]).query(v, distance_upper_bound=gap * H)
+    return ~np.isfinite(near)[f].any(axis=1)
 
 
 BUILDERS = {"covers": covers, "shirt": shirt, "hair": hair, "eyes": eyes, "sword": sword, "cards": cards}
@@ -227,9 +241,11 @@ def dress(mesh: Mesh, kinds, joints: dict, up, forward) -> Mesh:
 
 
 #: roles of :func:`dress` -> joint names of the fixtures' generator and of MakeHuman
-FIXTURE_JOINTS = {"head": "head", "neck": "neck", "hips": "hips", "hand.R": "hand.R",
+FIXTURE_JOINTS = {"head": "head", "neck": "neck", "hips": "hips",
                   **{f"{r}.{s}": f"{n}.{s}" for s in "LR"
-                     for r, n in (("shoulder", "upperarm"), ("elbow", "forearm"), ("knee", "shin"))}}
-MAKEHUMAN_JOINTS = {"head": "head", "neck": "neck01", "hips": "root", "hand.R": "wrist.R",
+                     for r, n in (("shoulder", "upperarm"), ("elbow", "forearm"), ("hand", "hand"),
+                                  ("thigh", "thigh"), ("knee", "shin"), ("foot", "foot"))}}
+MAKEHUMAN_JOINTS = {"head": "head", "neck": "neck01", "hips": "root",
                     **{f"{r}.{s}": f"{n}.{s}" for s in "LR"
-                       for r, n in (("shoulder", "upperarm01"), ("elbow", "lowerarm01"), ("knee", "lowerleg01"))}}
+                       for r, n in (("shoulder", "upperarm01"), ("elbow", "lowerarm01"), ("hand", "wrist"),
+                                    ("thigh", "upperleg01"), ("knee", "lowerleg01"), ("foot", "foot"))}}
