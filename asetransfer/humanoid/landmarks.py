@@ -31,8 +31,9 @@ direction, position, or the pose of the arms (T- to A-pose) and legs.
    hand tips (the hand extremities), fingertips (the hand's own extremities: the thumb
    is the one farthest from the hand tip, index to pinky follow in the order of the
    shortest chain from the thumb; only the thumb is named on a hand without exactly
-   four others), toe tips, heels, and the crotch (the highest point of the shortest
-   path between the toes).
+   four others), toe tips, heels, and the crotch (where the vertical midway between
+   the thighs, found below the top of the shortest path between the toes, leaves the
+   body's underside).
 
 :func:`find_landmarks` refuses a shape without this layout (a quadruped, a cube, a
 single limb) with :class:`NotHumanoidError`, and rates every landmark with a
@@ -87,6 +88,14 @@ LIMB_SEPARATION = 0.3
 # prop's end (a sword's tip: 0.2 H and more; a limb's mirror image: < 0.02 H on the
 # dev bodies, posed symmetrically)
 PROP_ASYMMETRY = 0.05
+# the crotch: the thighs' cross-sections this far below the fork of the legs (0.06-0.14
+# put the dev bodies' crotch within 1.3 %H of each other, whole or cut at the knees), a
+# ring this thick, on surface within THIGH_REACH of the fork; the line midway between them
+# is followed down from PELVIS_DEPTH above the fork (inside the pelvis)
+CROTCH_DEPTH = 0.12
+RING_BAND = 0.005
+THIGH_REACH = 0.3
+PELVIS_DEPTH = 0.05
 FINGERS = ("index_tip", "middle_tip", "ring_tip", "pinky_tip")
 # confidence exp(-(d / scale)^2): d is how far a left/right pair is from mirror images,
 # or a midline landmark from the mid-plane (fractions of H)
@@ -521,10 +530,57 @@ def _named(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: li
     for t in feet:
         out[f"toe_tip.{side[t]}"] = t
         out[f"heel.{side[t]}"] = heels[t]
-    between = geodesic.shortest_path(surface.graph, feet[0], feet[1])
-    out["crotch"] = int(between[np.argmax(v[between] @ frame.up)])
+    out["crotch"] = _crotch(surface, frame, feet)
     out.update(_head_rules(surface, frame, head))
     return {k: int(x) for k, x in out.items()}
+
+
+def _crotch(surface: _Surface, frame: BodyFrame, feet: list) -> int:
+    """The crotch: where the vertical midway between the thighs meets the underside of the body.
+
+    The highest point of the shortest path between the toes finds the fork of the legs, but
+    on a flat saddle it slides front to back with the route: 7.9 %H on the heavy dev body cut
+    at the knees, whose path climbed the backs of the legs.  The thighs' cross-sections
+    ``CROTCH_DEPTH`` below that point fix the front-to-back place instead: the vertical line
+    midway between their middles, followed down from inside the pelvis, leaves the body at
+    the crotch.
+    """
+    v, h = surface.vertices, frame.height
+    between = geodesic.shortest_path(surface.graph, feet[0], feet[1])
+    fork = int(between[np.argmax(v[between] @ frame.up)])
+    c = frame.coordinates(v)  # (left, up, forward) / H
+    # the thighs: surface near the fork (not a hand hanging beside them), on either side
+    near = surface.distance_from(fork) < THIGH_REACH * h
+    ring = near & (np.abs(c[:, 1] - c[fork, 1] + CROTCH_DEPTH) < RING_BAND)
+    middles = []
+    for side in (1.0, -1.0):
+        thigh = c[ring & (side * (c[:, 0] - c[fork, 0]) > 0)][:, [0, 2]]
+        if len(thigh) == 0:
+            return fork
+        # the middle of the bounding box: a round section's, whatever the vertex density
+        middles.append(0.5 * (thigh.min(axis=0) + thigh.max(axis=0)))
+    left, forward = np.mean(middles, axis=0)
+    below = _vertical_hits(c, surface.faces, left, forward)
+    below = below[below[:, 1] < c[fork, 1] + PELVIS_DEPTH]
+    if len(below) == 0:
+        return fork
+    face = surface.faces[int(below[np.argmax(below[:, 1]), 0])]
+    hit = np.array([left, below[:, 1].max(), forward])
+    return int(face[np.argmin(np.linalg.norm(c[face] - hit, axis=1))])
+
+
+def _vertical_hits(c: np.ndarray, faces: np.ndarray, left: float, forward: float) -> np.ndarray:
+    """(K, 2) faces crossed by the vertical line at (``left``, ``forward``), with the height
+    of each crossing; ``c`` (N, 3) are vertex coordinates (left, up, forward)."""
+    tri = c[faces][:, :, [0, 2]] - [left, forward]  # (F, 3, 2) seen from above, line at 0
+    # twice the signed area the line makes with each edge: all of one sign inside
+    a, b = tri[:, [1, 2, 0]], tri[:, [2, 0, 1]]
+    w = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]  # (F, 3)
+    area = w.sum(axis=1)
+    inside = (np.abs(area) > 0) & ((w >= 0).all(axis=1) | (w <= 0).all(axis=1))
+    k = np.flatnonzero(inside)
+    height = (w[k] / area[k, None] * c[faces[k]][:, :, 1]).sum(axis=1)
+    return np.stack([k, height], axis=1)
 
 
 def _hand_sides(surface: _Surface, hands: list, feet: list, side: dict) -> dict:
