@@ -1623,6 +1623,25 @@ def test_joints_pushed_off_the_body_are_named(base):
     assert joints_outside_body(base.rig, base.rig, 0.01)[0] == []
 
 
+def test_a_joint_in_the_gap_between_two_pieces_is_not_outside_the_body():
+    # a tube cut in two around its middle joint, like a knee between armour plates: the joint
+    # is outside both pieces (winding number 0.46) but inside the character
+    import dataclasses
+
+    from asetransfer.stages.quality import joints_outside_body
+
+    whole = tube_rig(n_ring=24, n_seg=60)
+    v, f = whole.mesh.vertices, whole.mesh.faces
+    y = v[f][:, :, 1]
+    cut = at.Rig(at.Mesh(v, f[(y.max(axis=1) < 1.35) | (y.min(axis=1) > 1.65)]), whole.skeleton, whole.skin)
+    assert joints_outside_body(whole, cut, 0.01)[0] == []
+    # the same joint pushed out beside the gap is named
+    moved = whole.skeleton.bind_world.copy()
+    moved[1, :3, 3] += [0.45, 0.0, 0.0]
+    off = at.Rig(cut.mesh, dataclasses.replace(whole.skeleton, bind_world=moved), whole.skin)
+    assert joints_outside_body(whole, off, 0.01)[0] == ["mid"]
+
+
 def test_numerical_warnings_of_the_libraries_do_not_reach_stderr(case):
     # numpy warns on inf/NaN arithmetic inside the stages, whose results are checked anyway:
     # a warning must not break the one-line contract.  A subprocess: pytest would capture it.
