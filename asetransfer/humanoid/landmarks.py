@@ -469,7 +469,13 @@ def _head_rules(surface: _Surface, frame: BodyFrame, head: int) -> dict:
     out = {"nose_tip": region[nose]}
     level = np.abs(up - up[nose]) < EAR_BAND * h
     if (level & midline).any():
-        out["head_back"] = region[np.argmin(np.where(level & midline, fwd, np.inf))]
+        # at the nose's height on the back of the head: the rearmost point of the band
+        # slid 0.9 %H down the flat back of the head with a 0.8 degree tilt of the frame
+        back = level & midline
+        back &= fwd < 0.5 * (fwd[back].min() + fwd[nose])  # the back half of the head
+        # nearest that point on the mid-plane: a vertex and its mirror image tie on height
+        miss = (up - up[nose]) ** 2 + lat ** 2
+        out["head_back"] = region[np.argmin(np.where(back, miss, np.inf))]
     if level.any():
         out["ear.L"] = region[np.argmax(np.where(level, lat, -np.inf))]
         out["ear.R"] = region[np.argmin(np.where(level, lat, np.inf))]
