@@ -217,12 +217,14 @@ def cut_faces(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray, gap
     names = sorted(set(bones.values()))
     piece_of_bone = np.array([names.index(p) for p in bones.values()])
     nearest = np.argmin([_segment_distance(v, j[a], j[b]) for a, b in bones], axis=0)
-    piece = piece_of_bone[nearest][f]
-    seam = f[(piece != piece[:, :1]).any(axis=1)]
+    piece = piece_of_bone[nearest]
+    edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    seam = edges[piece[edges[:, 0]] != piece[edges[:, 1]]]
     if len(seam) == 0:
         return np.ones(len(f), dtype=bool)
-    near, _ = cKDTree(v[np.unique(seam)]).query(v, distance_upper_bound=gap * H)
-    return ~np.isfinite(near)[f].any(axis=1)
+    # faces within gap / 2 of where the pieces meet (the middles of the edges between them)
+    near, _ = cKDTree(v[seam].mean(axis=1)).query(v[f].mean(axis=1), distance_upper_bound=0.5 * gap * H)
+    return ~np.isfinite(near) & (piece[f] == piece[f][:, :1]).all(axis=1)
 
 
 BUILDERS = {"covers": covers, "shirt": shirt, "hair": hair, "eyes": eyes, "sword": sword, "cards": cards}
