@@ -51,3 +51,20 @@ def test_a_body_cut_in_two_continues_itself():
     upper = (v[f][:, :, 1] > 0.005).all(axis=1)
     lower = (v[f][:, :, 1] < -0.005).all(axis=1)
     assert _layer_by_piece(v, np.concatenate([f[upper], f[lower]])) == [False, False]
+
+
+def test_a_shell_over_a_body_cut_in_two_is_a_layer_even_where_its_hem_meets_the_cut():
+    # a cap 2 % of the radius outside most of the upper hemisphere, its hem right over the cut rim
+    # (a shirt made over armour cut at the waist): the hem's offset to the rim runs along the
+    # normal, not along the surface, so the two do not continue each other and the cap,
+    # smaller than the hemisphere, lies over it
+    v, f = _ball()
+    y = v[f][:, :, 1]
+
+    def kept(faces):  # the faces on their own vertices (no lone vertex left as a piece)
+        used = np.unique(faces)
+        return v[used], np.searchsorted(used, faces)
+    upper, lower = kept(f[(y > 0.005).all(axis=1)]), kept(f[(y < -0.005).all(axis=1)])
+    front = kept(f[(y > 0.005).all(axis=1) & (v[f][:, :, 0] > -0.5).all(axis=1)])  # open at the back
+    cap = (1.02 * front[0], front[1])
+    assert _layer_by_piece(*_join([upper, lower, cap])) == [False, False, True]
