@@ -18,7 +18,13 @@ import numpy as np
 from ..config import Config
 from ..geometry.surface import vertex_points
 from ..humanoid.body import body_axes
-from ..humanoid.landmarks import FINGERS, Landmarks, NotHumanoidError, between_vertices, find_landmarks
+from ..humanoid.landmarks import (
+    FINGERS,
+    Landmarks,
+    NotHumanoidError,
+    between_vertices,
+    find_landmarks,
+)
 from ..humanoid.skeleton_map import propose_skeleton_map
 from ..model.markers import Markers
 from ..model.mesh import Mesh
