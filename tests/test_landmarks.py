@@ -159,6 +159,58 @@ def test_a_dev_body_cut_at_its_knees_keeps_its_crotch():
     assert moved["crotch"] < 0.005 and max(moved.values()) < 0.015, moved
 
 
+def _coarse(mesh: Mesh) -> Mesh:
+    """``mesh`` decimated to 2k vertices (geometry.decimate): a coarse game mesh."""
+    from asetransfer.geometry.decimate import proxy_mesh
+    return Mesh(*proxy_mesh(mesh.vertices, mesh.faces, 2000))
+
+
+BETWEEN = ("crotch", "heel.L", "heel.R")
+
+
+def _moved_on_coarse(mesh: Mesh):
+    """%H from ``mesh``'s crotch and heels to the coarse copy's, between vertices and on vertices."""
+    from asetransfer.humanoid.landmarks import between_vertices
+    coarse = _coarse(mesh)
+    a, b = _landmarks(mesh), _landmarks(coarse)
+    assert not between_vertices(a) and between_vertices(b) and between_vertices(a, b)
+    pa, pb = a.positions(mesh.vertices, mesh.faces), b.positions(coarse.vertices, coarse.faces)
+    on_vertex = b.positions(coarse.vertices)
+    return ({n: np.linalg.norm(pb[n] - pa[n]) / a.frame.height * 100 for n in BETWEEN},
+            {n: np.linalg.norm(on_vertex[n] - pa[n]) / a.frame.height * 100 for n in BETWEEN})
+
+
+def test_a_coarse_body_has_its_crotch_and_heels_between_vertices(heavy):
+    # the heavy fixture decimated to 2k vertices (2.0 %H apart): measured 0.03 / 0.14 / 0.14
+    # %H from the fixture's crotch / heels; on the vertices 2.25 / 1.10 / 1.15
+    between, on_vertex = _moved_on_coarse(heavy)
+    assert max(between.values()) < 0.5, between
+    assert min(on_vertex.values()) > 0.5, on_vertex  # what the rule on the vertices gives
+
+
+@needs_dev
+@pytest.mark.parametrize("case", ("d05_apose_male", "d06_turned_cm"))
+def test_a_coarse_dev_body_has_its_crotch_and_heels_between_vertices(case):
+    # measured (%H, crotch / heels): d05 0.11 / 0.12 / 0.19, on the vertices 0.69 / 1.11 /
+    # 1.60; d06 0.09 / 0.04 / 0.10, on the vertices 4.24 / 1.09 / 0.93
+    between, on_vertex = _moved_on_coarse(at.load_mesh(dev_target(case)))
+    assert max(between.values()) < 0.6, between
+    assert sum(on_vertex.values()) > 3 * sum(between.values()), on_vertex
+
+
+def test_automatic_markers_between_vertices_only_with_a_coarse_character(source, heavy):
+    # a dense pair keeps every marker on a vertex (one barycentric 1); a coarse target puts
+    # the crotch and heels of both characters between vertices, the other landmarks stay
+    def on_vertices(markers):
+        return {n: bool(np.isclose(markers.target.bary[i].max(), 1.0) and np.isclose(markers.source.bary[i].max(), 1.0))
+                for i, n in enumerate(markers.names)}
+    dense, report = automatic_markers(source, heavy, Config())
+    assert all(on_vertices(dense).values()) and report["between_vertices"] is False
+    coarse, report = automatic_markers(source, _coarse(heavy), Config())
+    assert report["between_vertices"] is True
+    assert {n for n, v in on_vertices(coarse).items() if not v} == set(BETWEEN)
+
+
 # the largest landmark move, in %H, allowed on the heavy fixture dressed with each kind
 # (tests/dressing.py) against the one-piece body.  Measured 0.00 for every kind: shirt,
 # hair and eyes are layers left out, the sword a prop left out (the layout failed with it

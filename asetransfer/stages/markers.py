@@ -18,7 +18,13 @@ import numpy as np
 from ..config import Config
 from ..geometry.surface import vertex_points
 from ..humanoid.body import body_axes
-from ..humanoid.landmarks import FINGERS, Landmarks, NotHumanoidError, find_landmarks
+from ..humanoid.landmarks import (
+    FINGERS,
+    Landmarks,
+    NotHumanoidError,
+    between_vertices,
+    find_landmarks,
+)
 from ..humanoid.skeleton_map import propose_skeleton_map
 from ..model.markers import Markers
 from ..model.mesh import Mesh
@@ -66,8 +72,14 @@ def frame_agreement(source: Rig, landmarks: Landmarks) -> float | None:
     return float(left @ landmarks.frame.left)
 
 
-def _points(mesh: Mesh, landmarks: Landmarks, names: list) -> SurfacePoints:
-    return vertex_points(np.array([landmarks.vertex[n] for n in names], dtype=np.int64), mesh.faces)
+def _points(mesh: Mesh, landmarks: Landmarks, names: list, between: bool) -> SurfacePoints:
+    """The landmarks ``names`` as surface points: on their vertex, or with ``between`` where
+    their rule places them between vertices (``Landmarks.surface``)."""
+    points = vertex_points(np.array([landmarks.vertex[n] for n in names], dtype=np.int64), mesh.faces)
+    for i, n in enumerate(names):
+        if between and n in landmarks.surface:
+            points.face[i], points.bary[i] = landmarks.surface[n]
+    return points
 
 
 def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers | None = None):
@@ -99,9 +111,11 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
         log.warning("the source's left/right joint names disagree with its shape (feet or face point the other "
                     "way?): automatic markers may be mirrored; check them or give hand markers")
         confidence = {n: min(c, 0.25) for n, c in confidence.items()}
+    # a coarse character's crotch and heels between its vertices, and the other's by the same rule
+    between = between_vertices(src, tgt)
     if hand is not None and len(hand):
-        names = _give_way(names, tgt, target, hand, cfg.hand_radius)
-    auto = Markers(tuple(names), _points(source.mesh, src, names), _points(target, tgt, names))
+        names = _give_way(names, tgt, target, hand, cfg.hand_radius, between)
+    auto = Markers(tuple(names), _points(source.mesh, src, names, between), _points(target, tgt, names, between))
     markers = auto if hand is None or not len(hand) else _joined(hand, auto)
     low = [n for n in names if confidence[n] < cfg.warn_confidence]
     if low:
@@ -110,6 +124,7 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
         "automatic": names, "hand": list(hand.names) if hand is not None else [],
         "confidence": {n: confidence[n] for n in names}, "low_confidence": low,
         "source_frame_agreement": None if agreement is None else round(agreement, 4),
+        "between_vertices": between,
         "frames": {side: _frame_json(lm) for side, lm in (("source", src), ("target", tgt))},
     }
     return markers, report
@@ -125,7 +140,7 @@ def _linked(src: Landmarks, tgt: Landmarks) -> list:
     return names
 
 
-def _give_way(names: list, tgt: Landmarks, target: Mesh, hand: Markers, radius: float) -> list:
+def _give_way(names: list, tgt: Landmarks, target: Mesh, hand: Markers, radius: float, between: bool) -> list:
     """Automatic marker names not taken by a hand marker: one of the same name, or a hand
     marker placed within ``radius`` (fraction of the height) whose nearest automatic marker
     this is (the same point under another name; its neighbours, fingertips 2 %H apart,
@@ -134,7 +149,8 @@ def _give_way(names: list, tgt: Landmarks, target: Mesh, hand: Markers, radius: 
         return names
     near = radius * tgt.frame.height
     taken = hand.target.positions(target.vertices, target.faces)
-    points = target.vertices[[tgt.vertex[n] for n in names]]
+    at = tgt.positions(target.vertices, target.faces if between else None)
+    points = np.array([at[n] for n in names])
     d = np.linalg.norm(taken[:, None, :] - points[None, :, :], axis=2)
     nearest = np.argmin(d, axis=1)
     replaced = {names[j] for i, j in enumerate(nearest) if d[i, j] < near}
