@@ -107,10 +107,10 @@ def between_pieces(points: np.ndarray, distance: np.ndarray, mesh: Mesh) -> np.n
     Armour plates, or a body cut at its joints, leave each joint in the gap between the
     open rims of two pieces: outside every piece (winding number 0.43 at the A-pose dev
     body's knees, cut 1.2 % of the height apart) although the character is whole there.
-    Such a point has open rims of two different pieces within ``GAP_REACH`` times its ``distance`` to
-    the surface, on opposite sides of it (their mean directions from it point apart), and
-    around it (their centroid within half that distance: a point beside a gap, outside
-    the limb, sees only the near arcs of the rims).
+    Such a point has open rims of two different pieces within ``GAP_REACH`` times its
+    ``distance`` to the surface, on opposite sides of it (their mean directions from it
+    point apart), and around it (their centroid within half that distance: a point beside
+    a gap, outside the limb, sees only the near arcs of the rims).
 
     Parameters
     ----------
