@@ -1,8 +1,8 @@
 """All tunable parameters in one place, with where each default comes from.
 
-Lengths are fractions of the target's bounding-box diagonal: the correspondence
-works in a normalised frame, so the same parameters serve characters modelled in
-centimetres or metres.
+Lengths are fractions of the target's bounding-box diagonal (the box along the source's
+axes): the correspondence works in a normalised frame, so the same parameters serve
+characters modelled in centimetres or metres, turned any way.
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 import trimesh
 from scipy.spatial.transform import Rotation
 
-from asetransfer.geometry.alignment import umeyama
+from asetransfer.geometry.alignment import principal_box_sides, umeyama
 from asetransfer.config import CorrespondenceConfig
 from asetransfer.stages.correspondence import _level_iterations, _stage2_segments, correspond
 from asetransfer.io.mapfile import npz_bytes, read_map
@@ -68,6 +68,17 @@ def test_umeyama_recovers_similarity():
     np.testing.assert_allclose(s.rotation, R, atol=1e-12)
     np.testing.assert_allclose(s.apply(p), q, atol=1e-12)
     np.testing.assert_allclose(s.inverse().apply(q), p, atol=1e-12)
+
+
+def test_principal_box_is_the_box_of_an_upright_body_and_does_not_turn():
+    # a box 1.8 x 0.5 x 0.3, densest along its height (like a standing body's vertices),
+    # is its own principal box; turned about a tilted axis its axis-aligned box grows
+    grid = np.stack(np.meshgrid(*(np.linspace(-0.5, 0.5, n) for n in (5, 18, 3)), indexing="ij"), -1)
+    x = grid.reshape(-1, 3) * [0.5, 1.8, 0.3]
+    turned = Rotation.from_rotvec([0.7, 1.1, -0.4]).apply(x) * 3.0 + [1.0, 2.0, -5.0]
+    np.testing.assert_allclose(principal_box_sides(x), [1.8, 0.5, 0.3], rtol=1e-9)
+    np.testing.assert_allclose(principal_box_sides(turned), 3.0 * principal_box_sides(x), rtol=1e-9)
+    assert np.linalg.norm(np.ptp(turned, axis=0)) > 1.2 * 3.0 * np.linalg.norm([1.8, 0.5, 0.3])
 
 
 def test_umeyama_never_reflects():
@@ -161,12 +172,14 @@ def test_identity_correspondence():
     assert np.linalg.norm(p - m.vertices, axis=1).max() < 1e-2
 
 
-def test_correspondence_is_invariant_to_units_and_axes():
+@pytest.mark.parametrize("turn", [[90, 0, 0], [40, 113, -25]])
+def test_correspondence_is_invariant_to_units_and_axes(turn):
+    # Y-up -> Z-up in centimetres, or turned about a tilted axis (its axis-aligned box grows)
     src = blob(3, (1, 1.5, 0.8), bump=0.3)
     tgt = blob(3, (1.3, 1.2, 0.8), bump=0.5)
     ids = spread(src.vertices, 14)
     base = correspond(src, tgt, vertex_markers(ids, ids, src, tgt))
-    R = Rotation.from_euler("x", 90, degrees=True).as_matrix()  # Y-up -> Z-up, centimetres
+    R = Rotation.from_euler("xyz", turn, degrees=True).as_matrix()
     moved = Mesh(100 * tgt.vertices @ R.T + [5, 0, 30], tgt.faces)
     other = correspond(src, moved, vertex_markers(ids, ids, src, moved))
     pa = base.source_to_target.positions(tgt.vertices, tgt.faces)

@@ -500,7 +500,7 @@ def test_a_dressed_body_rigs_like_the_body_with_automatic_markers(fixture_source
     # %H when they were glued in (before correspondence._layer_pieces): covers 2.58, shirt
     # 3.33, hair 1.06, eyes 0.30, sword 0.20 (the source's eyes), all 4.90; measured as
     # layers: 0.07, 0.04, 0.26, 0.20 (head_end), 0.15, 0.26; with the parameters scaled by
-    # the body's size, not the cap's or the sword's (Correspondence.body_bounds): 0.07,
+    # the body's size, not the cap's or the sword's (Correspondence.body_extent): 0.07,
     # 0.03, 0.00, 0.20, 0.01, 0.20.  Hair cards: 0.01 (0.85, upper arm, with the cards that
     # hang off the head glued in: pieces.area_off_larger)
     import json
@@ -514,6 +514,32 @@ def test_a_dressed_body_rigs_like_the_body_with_automatic_markers(fixture_source
     body = [i for i, n in enumerate(names) if not any(k in n for k in ("thumb", "index", "middle", "ring", "pinky"))]
     d = np.linalg.norm(a.rig.skeleton.bind_world[body, :3, 3] - b.rig.skeleton.bind_world[body, :3, 3], axis=1)
     assert d.max() < 0.003 * height
+
+
+def test_a_body_in_pieces_turned_any_way_rigs_the_same(fixture_source):
+    # the heavy fixture cut at its joints and dressed (tests/dressing.py), automatic markers,
+    # then turned about a tilted axis, scaled and moved.  The lengths the fits use were
+    # fractions of axis-aligned boxes, which grow when a body turns (the piece gap glued
+    # other pieces; bench_markers --dress cut+all: 0.51 %H on d01).  Now boxes along the
+    # source's axes or the body's principal axes: measured 0.023 %H here (a thumb tip; 0.26
+    # before, the index fingers)
+    import json
+    from dressing import FIXTURE_JOINTS, cut_faces, dress
+    from asetransfer.model.mesh import Mesh
+    from scipy.spatial.transform import Rotation
+    whole = at.load_mesh(FIXTURES / "target_heavy.ply")
+    truth = json.loads((FIXTURES / "target_heavy.truth.json").read_text())["joints"]
+    joints = {r: np.array(truth[n]) for r, n in FIXTURE_JOINTS.items()}
+    up, forward = np.array([0.0, 1, 0]), np.array([0.0, 0, 1])
+    cut = Mesh(whole.vertices, whole.faces[cut_faces(whole, joints, up, forward)])
+    dressed = dress(cut, ["covers", "shirt", "sword"], joints, up, forward)
+    rot = Rotation.from_rotvec(np.radians(113.0) * np.array([0.3, 0.8, -0.52]) / np.linalg.norm([0.3, 0.8, -0.52]))
+    scale, shift = 37.0, np.array([12.5, -40.0, 3.25])
+    turned = Mesh(scale * rot.apply(dressed.vertices) + shift, dressed.faces)
+    a, b = (at.transfer(fixture_source, m).rig.skeleton.bind_world[:, :3, 3] for m in (dressed, turned))
+    back = rot.inv().apply((b - shift) / scale)
+    height = float(np.ptp(whole.vertices, axis=0).max())
+    assert np.linalg.norm(a - back, axis=1).max() < 0.0005 * height
 
 
 def test_a_denser_copy_of_a_body_rigs_like_the_body(fixture_source):

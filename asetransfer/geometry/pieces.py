@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .alignment import principal_box_sides
 from .geodesic import bridge_edges, unique_edges
 from .laplacian import boundary_vertices
 from .surface import SurfaceIndex
@@ -56,12 +57,13 @@ def layer_faces(v: np.ndarray, f: np.ndarray, *, gap: float, distance: float, an
                 fraction: float, hanging: float = 1.0) -> np.ndarray:
     """(F,) True on the triangles of layers (:func:`layer_pieces`), pieces coming within
     ``gap`` of each other being neighbours; ``gap`` and ``distance`` are fractions of the
-    bounding-box diagonal of the triangles' vertices."""
+    diagonal of the triangles' vertices' box (along their principal axes: the same
+    pieces however the mesh is turned)."""
     pieces = vertex_components(len(v), f)
     if pieces[f[:, 0]].max(initial=0) == 0:
         return np.zeros(len(f), bool)
     used = np.unique(f)
-    diagonal = float(np.linalg.norm(np.ptp(v[used], axis=0)))
+    diagonal = float(np.linalg.norm(principal_box_sides(v[used])))
     bridges = bridge_edges(v, unique_edges(f), gap * diagonal, connect_all=False)
     if not len(bridges):
         return np.zeros(len(f), bool)

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..geometry import geodesic
+from ..geometry.alignment import principal_box_sides
 from ..geometry.pieces import layer_faces
 from ..geometry.symmetry import estimate_symmetry_plane, reflect
 from ..geometry.topology import vertex_components, weld
@@ -185,7 +186,7 @@ class _Surface:
         # landmarks are reported on the input
         self.original = original[used]
         self.face_ids = face_ids
-        self.size = float(np.ptp(self.vertices, axis=0).max())
+        self.size = float(principal_box_sides(self.vertices)[0])  # however the body is turned
         self.graph = geodesic.surface_graph(self.vertices, self.faces, bridge_gap * self.size)
         # the middle: the vertex nearest the centroid of the large pieces.  Small ones (joint
         # covers, a prop, a robot's finger segments) would pull it away: the nearest vertex

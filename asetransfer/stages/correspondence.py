@@ -3,8 +3,9 @@
 Pipeline, top to bottom:
 
 1. :func:`asetransfer.geometry.alignment.umeyama` on the marker pairs brings the source into the
-   target's frame (any units, any up axis); both meshes are then normalised to a unit
-   bounding-box diagonal so parameters do not depend on units.
+   target's frame (any units, any up axis); both meshes are then turned to the source's
+   axes and scaled to a unit bounding-box diagonal, so parameters depend neither on units
+   nor on how the target is turned.
 2. :func:`fair` (Eq. A I-1) smooths both meshes jointly into similar featureless
    shapes on which corresponding markers coincide.
 3. :func:`register` (Eq. A I-2) deforms the faired source onto the faired target,
@@ -74,19 +75,21 @@ class Correspondence:
     target_solved: np.ndarray | None = None
     source_solved: np.ndarray | None = None
 
-    def body_bounds(self, target_vertices: np.ndarray) -> np.ndarray:
-        """(2, 3) min and max corners of the fitted target vertices (:attr:`target_solved`).
+    def body_extent(self, target_vertices: np.ndarray) -> np.ndarray:
+        """(3,) sides of the box around the fitted target vertices (:attr:`target_solved`),
+        along the source's axes (the alignment's).
 
         The body's size, for the steps that scale their tolerances by it: a hair cap
         raising the top or a sword held forward is not the body (on the heavy fixture a
-        cap 1 %H above the head moved a toe tip 0.26 %H through the joint fit's unit).
+        cap 1 %H above the head moved a toe tip 0.26 %H through the joint fit's unit), and
+        a target turned any way has the same box.
 
         Parameters
         ----------
         target_vertices : (n_t, 3) the target mesh's vertices.
         """
         body = target_vertices if self.target_solved is None else target_vertices[self.target_solved]
-        return np.stack([body.min(axis=0), body.max(axis=0)])
+        return np.ptp(body @ self.alignment.rotation, axis=0)
 
 
 def _computed_on_demand(name: str) -> property:
@@ -266,11 +269,21 @@ def _loose_vertices(vertices, faces, face_active, points: SurfacePoints) -> np.n
     return loose
 
 
-def _normalising(points: np.ndarray) -> Similarity:
-    """Similarity taking ``points`` to a unit bounding-box diagonal around the origin."""
-    lo, hi = points.min(axis=0), points.max(axis=0)
+def _normalising(points: np.ndarray, axes: np.ndarray) -> Similarity:
+    """Similarity turning ``points`` into the frame of ``axes`` and scaling them to a unit
+    bounding-box diagonal around the origin.
+
+    Parameters
+    ----------
+    points : (n, 3) the target's points.
+    axes : (3, 3) rotation whose columns are the source's axes in the target's frame (the
+        marker similarity's): the box is the same however the target is turned, so every
+        length that is a fraction of its diagonal is too (the grid of the fairing proxies).
+    """
+    local = points @ axes
+    lo, hi = local.min(axis=0), local.max(axis=0)
     scale = 1.0 / max(float(np.linalg.norm(hi - lo)), 1e-300)
-    return Similarity(scale, np.eye(3), -scale * 0.5 * (lo + hi))
+    return Similarity(scale, axes.T, -scale * 0.5 * (lo + hi))
 
 
 def fair(source: _Side, target: _Side, cfg: CorrespondenceConfig):
@@ -515,10 +528,10 @@ def _aligned_sides(source: Mesh, target: Mesh, markers: Markers, cfg: Correspond
     ms = markers.source.positions(source.vertices, source.faces)
     mt = markers.target.positions(target.vertices, target.faces)
     alignment = umeyama(ms, mt)
-    norm = _normalising(target.bounds())  # vertices used by triangles: a stray vertex has no say
+    used = np.unique(target.faces)  # vertices used by triangles: a stray vertex has no say
+    norm = _normalising(target.vertices[used], alignment.rotation)
     tgt = _prepare(norm.apply(target.vertices), target.faces, markers.target, cfg)
-    body = target.vertices[tgt.solved[tgt.index]]
-    body_norm = _normalising(np.stack([body.min(axis=0), body.max(axis=0)]))
+    body_norm = _normalising(target.vertices[tgt.solved[tgt.index]], alignment.rotation)
     if body_norm.scale != norm.scale:
         # the parameters are fractions of the body's diagonal: layers and props riding
         # along (a sword held forward) do not change them.  Prepared again in that frame

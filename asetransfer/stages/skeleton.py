@@ -258,16 +258,18 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     sk = source.skeleton
     al = corr.alignment
     # the body's height: layers and props (a hair cap, a sword) do not scale the fits
-    height = float(np.ptp(corr.body_bounds(target.vertices), axis=0).max())
+    height = float(corr.body_extent(target.vertices).max())
     moved = al.apply(source.mesh.vertices)
     weights = source.skin.to_sparse()
     cloud = SkinnedCloud(source=moved, target=corr.source_to_target.positions(target.vertices, target.faces),
                          weights=weights.tocsc(), joints=al.apply(sk.bind_world[:, :3, 3]),
                          fit=_fit_weights(moved, source.mesh.faces, weights, corr.source_solved, cfg, height))
     unit = cfg.em_unit * height
+    # the skeleton's size along the source's axes: the same however the target is turned
+    size = float(np.ptp(cloud.joints @ al.rotation, axis=0).max())
     report = {"joints": cfg.joints}
     timings = {}
-    pos, label = _joint_positions(cloud, source, cfg, unit, report)
+    pos, label = _joint_positions(cloud, source, cfg, unit, size, report)
     timings["positions"] = time.perf_counter() - t0
     t = time.perf_counter()
     pos = _spine_and_mirror(cloud, pos, label, sk=sk, target=target, cfg=cfg, unit=unit, height=height,
@@ -277,7 +279,7 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     rest = (rest_source or sk).bind_world
     skeleton, C, rolled = _oriented_skeleton(
         cloud, pos, sk, alignment_rotation=al.rotation, label=label if cfg.keep_coincident else None, cfg=cfg,
-        rest=(al.rotation @ closest_rotation(rest[:, :3, :3]), al.apply(rest[:, :3, 3])))
+        size=size, rest=(al.rotation @ closest_rotation(rest[:, :3, :3]), al.apply(rest[:, :3, 3])))
     report["bones_rolled"] = [sk.names[j] for j in np.flatnonzero(rolled)]
     delta = np.degrees(np.arccos(np.clip((np.trace(C, axis1=1, axis2=2) - 1) / 2, -1, 1)))
     report["delta_rotation_deg"] = {"mean": float(delta.mean()), "max": float(delta.max()),
@@ -319,11 +321,13 @@ def _fit_weights(moved: np.ndarray, faces: np.ndarray, weights: sp.spmatrix, sol
     return fitted_weights(w, fitted).tocsc()
 
 
-def _joint_positions(cloud: SkinnedCloud, source: Rig, cfg: SkeletonConfig, unit: float, report: dict):
+def _joint_positions(cloud: SkinnedCloud, source: Rig, cfg: SkeletonConfig, unit: float, size: float,
+                     report: dict):
     """Step 1, joint positions (§3.1.1 EM / §3.1.2 PA); joints EM cannot place (no
     weighted vertex, not enclosed by the surface) take their PA position.  Joints that
     share a source position are then placed as one (``keep_coincident``).
 
+    ``size``: the skeleton's (its box's longest side); ``unit``: EM's length unit.
     Returns (J, 3) positions and the (J,) :func:`coincident_joints` labels; fills
     ``report["fallback_joints"]`` and ``report["coincident_groups"]``.
     """
@@ -338,7 +342,7 @@ def _joint_positions(cloud: SkinnedCloud, source: Rig, cfg: SkeletonConfig, unit
         fallback = ~placed
     else:
         pos, fallback = pa_pos, pa_fallback
-    label = coincident_joints(J, cfg.coincident_tolerance * float(np.ptp(J, axis=0).max()))
+    label = coincident_joints(J, cfg.coincident_tolerance * size)
     if cfg.keep_coincident:
         pos = place_coincident(cloud, pos, label, method=cfg.joints, omega=cfg.omega, unit=unit,
                                threshold=cfg.pa_threshold, rays=rays if cfg.joints == "em" else None)
@@ -406,7 +410,7 @@ def _spine_and_mirror(cloud: SkinnedCloud, pos, label, *, sk: Skeleton, target: 
 
 
 def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rotation, label, cfg: SkeletonConfig,
-                       rest):
+                       size: float, rest):
     """Steps 3-4: orientation copy with Delta rotations (§3.2, Alg. 2), the rig's aim
     and roll conventions (:mod:`~asetransfer.stages.orientation`), bind and rest pose (§3.3).
 
@@ -414,7 +418,7 @@ def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rota
     ----------
     pos : (J, 3) placed joints; alignment_rotation : (3, 3) rotation of the marker similarity;
     label : coincident labels for :func:`~asetransfer.stages.orientation.aimed_children`
-        (None: every joint apart);
+        (None: every joint apart); size : the skeleton's (:func:`_joint_positions`);
     rest : ((J, 3, 3) rotations, (J, 3) positions) of the pose a normalised rest pose aims
         for, aligned like the cloud (the source's bind pose).
 
@@ -427,7 +431,6 @@ def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rota
     C = delta_rotations(cloud.source, cloud.target, cloud.weights, parents)
     src_rot = alignment_rotation @ closest_rotation(sk.bind_world[:, :3, :3])
     aimed = aimed_children(src_rot, cloud.joints, parents, label=label, tolerance_deg=cfg.aim_tolerance)
-    size = float(np.ptp(cloud.joints, axis=0).max())
     planes = roll_planes(src_rot, cloud.joints, parents, aimed, tolerance_deg=cfg.roll_plane_tolerance,
                          min_bend_deg=cfg.roll_plane_min_bend, reach=cfg.roll_plane_reach,
                          min_height=cfg.roll_plane_min_height * size,

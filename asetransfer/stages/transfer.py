@@ -143,7 +143,7 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     method, weights_report = _weights_method(wc.method, target, cfg.correspondence.weld_tolerance)
     if method == "robust":
         # the body's diagonal: a sword held out does not widen what counts as a close match
-        diagonal = float(np.linalg.norm(np.diff(corr.body_bounds(target.vertices), axis=0)))
+        diagonal = float(np.linalg.norm(corr.body_extent(target.vertices)))
         skin, weights_report["robust"] = transfer_weights_robust(
             source.skin, corr.target_to_source, target_vertices=target.vertices, target_faces=target.faces,
             registered_source=corr.registered_source, source_faces=source.mesh.faces,
