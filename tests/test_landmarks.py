@@ -165,11 +165,12 @@ def _coarse(mesh: Mesh) -> Mesh:
     return Mesh(*proxy_mesh(mesh.vertices, mesh.faces, 2000))
 
 
-BETWEEN = ("crotch", "heel.L", "heel.R")
+BETWEEN = ("crotch", "heel.L", "heel.R", "toe_tip.L", "toe_tip.R")
 
 
 def _moved_on_coarse(mesh: Mesh):
-    """%H from ``mesh``'s crotch and heels to the coarse copy's, between vertices and on vertices."""
+    """%H from ``mesh``'s crotch, heels and toe tips to the coarse copy's, between vertices and
+    on vertices."""
     from asetransfer.humanoid.landmarks import between_vertices
     coarse = _coarse(mesh)
     a, b = _landmarks(mesh), _landmarks(coarse)
@@ -180,9 +181,10 @@ def _moved_on_coarse(mesh: Mesh):
             {n: np.linalg.norm(on_vertex[n] - pa[n]) / a.frame.height * 100 for n in BETWEEN})
 
 
-def test_a_coarse_body_has_its_crotch_and_heels_between_vertices(heavy):
+def test_a_coarse_body_has_its_crotch_heels_and_toes_between_vertices(heavy):
     # the heavy fixture decimated to 2k vertices (2.0 %H apart): measured 0.03 / 0.14 / 0.14
-    # %H from the fixture's crotch / heels; on the vertices 2.25 / 1.10 / 1.15
+    # / 0.05 / 0.05 %H from the fixture's crotch / heels / toe tips; on the vertices 2.25 /
+    # 1.10 / 1.15 / 1.43 / 2.12
     between, on_vertex = _moved_on_coarse(heavy)
     assert max(between.values()) < 0.5, between
     assert min(on_vertex.values()) > 0.5, on_vertex  # what the rule on the vertices gives
@@ -190,9 +192,10 @@ def test_a_coarse_body_has_its_crotch_and_heels_between_vertices(heavy):
 
 @needs_dev
 @pytest.mark.parametrize("case", ("d05_apose_male", "d06_turned_cm"))
-def test_a_coarse_dev_body_has_its_crotch_and_heels_between_vertices(case):
-    # measured (%H, crotch / heels): d05 0.11 / 0.12 / 0.19, on the vertices 0.69 / 1.11 /
-    # 1.60; d06 0.09 / 0.04 / 0.10, on the vertices 4.24 / 1.09 / 0.93
+def test_a_coarse_dev_body_has_its_crotch_heels_and_toes_between_vertices(case):
+    # measured (%H, crotch / heels / toe tips): d05 0.11 / 0.12 / 0.19 / 0.03 / 0.06, on the
+    # vertices 0.69 / 1.11 / 1.60 / 1.10 / 1.24; d06 0.09 / 0.04 / 0.10 / 0.05 / 0.06, on the
+    # vertices 4.24 / 1.09 / 0.93 / 1.27 / 0.96
     between, on_vertex = _moved_on_coarse(at.load_mesh(dev_target(case)))
     assert max(between.values()) < 0.6, between
     assert sum(on_vertex.values()) > 3 * sum(between.values()), on_vertex
@@ -200,7 +203,7 @@ def test_a_coarse_dev_body_has_its_crotch_and_heels_between_vertices(case):
 
 def test_automatic_markers_between_vertices_only_with_a_coarse_character(source, heavy):
     # a dense pair keeps every marker on a vertex (one barycentric 1); a coarse target puts
-    # the crotch and heels of both characters between vertices, the other landmarks stay
+    # the crotch, heels and toe tips of both characters between vertices, the others stay
     def on_vertices(markers):
         return {n: bool(np.isclose(markers.target.bary[i].max(), 1.0) and np.isclose(markers.source.bary[i].max(), 1.0))
                 for i, n in enumerate(markers.names)}
@@ -305,6 +308,40 @@ def test_each_fingertip_is_named_for_its_finger(source, degrees):
             p = mesh.vertices[lm.vertex[f"{f}_tip.{side}"]]
             assert int(np.argmin(np.linalg.norm(ends - p, axis=1))) == k, (f, side)
         assert lm.vertex[f"middle_tip.{side}"] != lm.vertex[f"thumb_tip.{side}"]
+
+
+def test_the_corners_of_one_blunt_fingertip_are_one_tip():
+    # six tips: four fingertips 0.085 H or more apart and a thumb with two corners 0.031
+    # apart (graph paths on a coarse mesh); tips farthest from the middle first
+    from asetransfer.humanoid.landmarks import _merged_corners
+    tips = np.array([[0.0, 0, 0], [0.09, 0, 0], [0.18, 0, 0], [0.27, 0, 0], [0.1, -0.1, 0], [0.12, -0.125, 0]])
+    d = np.linalg.norm(tips[:, None] - tips[None], axis=2)
+    assert _merged_corners(list(range(6)), d) == [0, 1, 2, 3, 4]
+    order = [5, 0, 1, 2, 3, 4]  # the other corner is the farther: it is the one kept
+    assert _merged_corners(order, d[np.ix_(order, order)]) == [5, 0, 1, 2, 3]
+    spread = np.array([[0.0, 0, 0], [0.09, 0, 0], [0.18, 0, 0], [0.27, 0, 0], [0.1, -0.1, 0], [0.2, -0.15, 0]])
+    d = np.linalg.norm(spread[:, None] - spread[None], axis=2)  # no pair stands out: six stay
+    assert _merged_corners(list(range(6)), d) == list(range(6))
+
+
+@needs_dev
+def test_a_coarse_dev_body_names_all_its_fingertips():
+    # the A-pose dev body decimated to 3k vertices (pymeshlab's quadric collapse, as
+    # bench_markers --decimate 6000): each thumb's blunt end had two extremities 0.031 H
+    # apart along the edges, six tips on a hand, and only the thumbs were named
+    import pymeshlab
+    whole = at.load_mesh(dev_target("d05_apose_male"))
+    ms = pymeshlab.MeshSet()
+    ms.add_mesh(pymeshlab.Mesh(whole.vertices, whole.faces))
+    ms.meshing_decimation_quadric_edge_collapse(targetfacenum=6000, preservenormal=True, preservetopology=True)
+    coarse = Mesh(ms.current_mesh().vertex_matrix(), ms.current_mesh().face_matrix())
+    a, b = _landmarks(whole), _landmarks(coarse)
+    names = [f"{f}_tip.{s}" for f in ("thumb", "index", "middle", "ring", "pinky") for s in "LR"]
+    assert set(names) <= set(b.vertex)
+    moved = {n: np.linalg.norm(whole.vertices[a.vertex[n]] - coarse.vertices[b.vertex[n]]) / a.frame.height
+             for n in names}
+    # measured: the thumbs 1.09 %H (the corner kept), the fingers 0.25-0.47
+    assert max(moved.values()) < 0.015, moved
 
 
 def _box(centre, size):

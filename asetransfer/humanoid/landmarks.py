@@ -393,8 +393,9 @@ def _rearmost(v: np.ndarray, sole: np.ndarray, forward: np.ndarray, height: floa
     return int(rear[np.argmin(np.linalg.norm(v[rear] - v[rear].mean(axis=0), axis=1))])
 
 
-def _heel_point(surface: _Surface, toe: int, up: np.ndarray, forward: np.ndarray, height: float):
-    """The heel of :func:`_rearmost` between vertices: ``(face, bary)`` on the surface, or None.
+def _sole_end_point(surface: _Surface, toe: int, up: np.ndarray, forward: np.ndarray, height: float):
+    """The heel of :func:`_rearmost` between vertices (``forward`` the body's; the toe tip
+    with it reversed): ``(face, bary)`` on the surface, or None.
 
     The same strip (the rearmost ``HEEL_STRIP`` of the sole, ``HEEL_BAND`` above the foot's
     lowest point along ``up``), cut out of the triangles exactly, and the surface point nearest
@@ -402,6 +403,9 @@ def _heel_point(surface: _Surface, toe: int, up: np.ndarray, forward: np.ndarray
     6-9 vertices (15-42 dense) and the vertex nearest their middle was 0.3-1.1 %H off the
     dense body's; this point is within 0.3 %H of the dense body's point.  (The two rules
     differ by 0.3-0.5 %H on a dense body: its vertices are not evenly spread over the heel.)
+    The toe tip, the foot's extremity, is one toe or another on a coarse body (the heavy dev
+    body at 3k vertices: 0.40 and 1.44 %H off the dense body's on the two feet); the front
+    strip's middle is between the first toes on every body.
     """
     v, faces = surface.vertices, surface.faces
     foot = surface.distance_from(toe) < FOOT_REACH * height
@@ -615,6 +619,8 @@ def _fingertips(surface: _Surface, tip: int, height: float) -> dict:
     for k in sorted(range(len(peaks)), key=lambda k: (-far[peaks[k]], peaks[k])):  # farthest first
         if not any(np.isfinite(near[k, m]) for m in kept):
             kept.append(k)
+    if len(kept) > 5:
+        kept = _merged_corners(kept, dijkstra(sub, indices=peaks[kept])[:, peaks[kept]])
     tips = hand[peaks[kept]]
     spread = np.linalg.norm(v[tips] - v[tip], axis=1)
     if not (spread > THUMB_MIN * height).any():
@@ -634,6 +640,31 @@ def _fingertips(surface: _Surface, tip: int, height: float) -> dict:
     return out
 
 
+def _merged_corners(kept: list, distance: np.ndarray) -> list:
+    """``kept`` (a hand's tips, farthest first) with the corners of one blunt fingertip
+    merged while there are more than five: the closest two tips are one finger's when they
+    are less than half as far apart as any other two (the nearer of them is dropped).  On a
+    coarse mesh the paths along the edges zig-zag: a 3k-vertex body's thumb had two corners
+    0.031 H apart, beyond ``FINGER_SEPARATION``, while its fingertips were >= 0.085 apart.
+
+    Parameters
+    ----------
+    kept : the tips, farthest from the middle first; distance : (k, k) between them along
+        the surface.
+    """
+    kept = list(kept)
+    while len(kept) > 5:
+        d = distance[np.ix_(range(len(kept)), range(len(kept)))]
+        i, j = np.triu_indices(len(kept), 1)
+        order = np.argsort(d[i, j], kind="stable")
+        if d[i[order[0]], j[order[0]]] >= 0.5 * d[i[order[1]], j[order[1]]]:
+            break
+        drop = int(j[order[0]])  # j > i: the nearer to the middle of the two
+        kept.pop(drop)
+        distance = np.delete(np.delete(distance, drop, axis=0), drop, axis=1)
+    return kept
+
+
 def _named(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: list, heels: dict):
     """Every landmark's welded vertex, by name, and ``(face, bary)`` on the surface of those a
     rule places between vertices (the heels, the crotch)."""
@@ -649,7 +680,8 @@ def _named(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: li
         out[f"toe_tip.{side[t]}"] = t
         heel, sole_up, sole_height = heels[t]
         out[f"heel.{side[t]}"] = heel
-        points[f"heel.{side[t]}"] = _heel_point(surface, t, sole_up, frame.forward, sole_height)
+        points[f"heel.{side[t]}"] = _sole_end_point(surface, t, sole_up, frame.forward, sole_height)
+        points[f"toe_tip.{side[t]}"] = _sole_end_point(surface, t, sole_up, -frame.forward, sole_height)
     out["crotch"], points["crotch"] = _crotch(surface, frame, feet)
     out.update(_head_rules(surface, frame, head))
     return {k: int(x) for k, x in out.items()}, {k: p for k, p in points.items() if p is not None}
