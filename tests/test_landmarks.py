@@ -165,12 +165,12 @@ def _coarse(mesh: Mesh) -> Mesh:
     return Mesh(*proxy_mesh(mesh.vertices, mesh.faces, 2000))
 
 
-BETWEEN = ("crotch", "heel.L", "heel.R", "toe_tip.L", "toe_tip.R")
+BETWEEN = ("crotch", "heel.L", "heel.R", "toe_tip.L", "toe_tip.R", "head_back")
 
 
 def _moved_on_coarse(mesh: Mesh):
-    """%H from ``mesh``'s crotch, heels and toe tips to the coarse copy's, between vertices and
-    on vertices."""
+    """%H from ``mesh``'s crotch, heels, toe tips and back of the head to the coarse copy's,
+    between vertices and on vertices."""
     from asetransfer.humanoid.landmarks import between_vertices
     coarse = _coarse(mesh)
     a, b = _landmarks(mesh), _landmarks(coarse)
@@ -183,27 +183,44 @@ def _moved_on_coarse(mesh: Mesh):
 
 def test_a_coarse_body_has_its_crotch_heels_and_toes_between_vertices(heavy):
     # the heavy fixture decimated to 2k vertices (2.0 %H apart): measured 0.03 / 0.14 / 0.14
-    # / 0.05 / 0.05 %H from the fixture's crotch / heels / toe tips; on the vertices 2.25 /
-    # 1.10 / 1.15 / 1.43 / 2.12
+    # / 0.05 / 0.05 / 0.52 %H from the fixture's crotch / heels / toe tips / back of the
+    # head; on the vertices 2.25 / 1.10 / 1.15 / 1.43 / 2.12 / 0.72
     between, on_vertex = _moved_on_coarse(heavy)
-    assert max(between.values()) < 0.5, between
+    assert max(between.values()) < 0.6, between
     assert min(on_vertex.values()) > 0.5, on_vertex  # what the rule on the vertices gives
 
 
 @needs_dev
 @pytest.mark.parametrize("case", ("d05_apose_male", "d06_turned_cm"))
 def test_a_coarse_dev_body_has_its_crotch_heels_and_toes_between_vertices(case):
-    # measured (%H, crotch / heels / toe tips): d05 0.11 / 0.12 / 0.19 / 0.03 / 0.06, on the
-    # vertices 0.69 / 1.11 / 1.60 / 1.10 / 1.24; d06 0.09 / 0.04 / 0.10 / 0.05 / 0.06, on the
-    # vertices 4.24 / 1.09 / 0.93 / 1.27 / 0.96
+    # measured (%H, crotch / heels / toe tips / back of the head): d05 0.11 / 0.12 / 0.19 /
+    # 0.03 / 0.06 / 0.44, on the vertices 0.69 / 1.11 / 1.60 / 1.10 / 1.24 / 0.57; d06 0.09 /
+    # 0.04 / 0.10 / 0.05 / 0.06 / 0.19, on the vertices 4.24 / 1.09 / 0.93 / 1.27 / 0.96 / 0.30
     between, on_vertex = _moved_on_coarse(at.load_mesh(dev_target(case)))
     assert max(between.values()) < 0.6, between
     assert sum(on_vertex.values()) > 3 * sum(between.values()), on_vertex
 
 
+@needs_dev
+def test_the_back_of_the_head_is_on_its_outside():
+    # the heavy dev body decimated to 2k vertices by vertex clustering (geometry.decimate):
+    # the vertex nearest the line behind the nose was on a fold inside the head, 5.7 %H in
+    # front of the back of the head (measured now: 1.45 %H from the dense body's point on
+    # the vertices, 0.23 between them)
+    whole = at.load_mesh(dev_target("d02_heavy_male"))
+    coarse = _coarse(whole)
+    a, b = _landmarks(whole), _landmarks(coarse)
+    target = a.positions(whole.vertices, whole.faces)["head_back"]
+    on_vertex = coarse.vertices[b.vertex["head_back"]]
+    between = b.positions(coarse.vertices, coarse.faces)["head_back"]
+    assert np.linalg.norm(on_vertex - target) < 0.02 * a.frame.height
+    assert np.linalg.norm(between - target) < 0.005 * a.frame.height
+
+
 def test_automatic_markers_between_vertices_only_with_a_coarse_character(source, heavy):
     # a dense pair keeps every marker on a vertex (one barycentric 1); a coarse target puts
-    # the crotch, heels and toe tips of both characters between vertices, the others stay
+    # the crotch, heels, toe tips and back of the head of both characters between
+    # vertices, the others stay
     def on_vertices(markers):
         return {n: bool(np.isclose(markers.target.bary[i].max(), 1.0) and np.isclose(markers.source.bary[i].max(), 1.0))
                 for i, n in enumerate(markers.names)}

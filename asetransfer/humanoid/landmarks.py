@@ -27,18 +27,21 @@ direction, position, or the pose of the arms (T- to A-pose) and legs.
    the surface (hands crossed over the body keep their own side).
 4. **Rules** in that frame: head top (the highest point of the head: its geodesic
    extremity slides over a flat crown when the middle moves), nose (most forward point
-   of the head on its mid-plane), back of the head and ears (at the nose's height),
+   of the head on its mid-plane), back of the head (straight behind the nose, on the
+   head's outside) and ears (at the nose's height),
    hand tips (the hand extremities), fingertips (the hand's own extremities: the thumb
    is the one farthest from the hand tip, index to pinky follow in the order of the
    shortest chain from the thumb; only the thumb is named on a hand without exactly
-   four others), toe tips, heels, and the crotch (where the vertical midway between
+   four others; two extremities of one blunt fingertip are merged), toe tips, heels,
+   and the crotch (where the vertical midway between
    the thighs, found below the top of the shortest path between the toes, leaves the
    body's underside).
-5. **Coarse meshes.**  A landmark is a vertex; the crotch and heels are also given
-   between vertices (their rules run on the triangles: exact cross-sections and
-   clipped strips), which characters linked by landmarks use when one of them is
-   coarse (:func:`between_vertices`): a 2k-vertex body holds 2-9 vertices a thigh in the
-   crotch rule's ring, and the vertex rules put its crotch and heels 0.3-4 %H off.
+5. **Coarse meshes.**  A landmark is a vertex; the crotch, heels, toe tips and back of
+   the head are also given between vertices (their rules run on the triangles: exact
+   cross-sections, clipped strips, line hits), which characters linked by landmarks use
+   when one of them is coarse (:func:`between_vertices`): a 2k-vertex body holds 2-9
+   vertices a thigh in the crotch rule's ring, and the vertex rules put its crotch, heels
+   and toe tips 0.3-4 %H off.
 
 :func:`find_landmarks` refuses a shape without this layout (a quadruped, a cube, a
 single limb) with :class:`NotHumanoidError`, and rates every landmark with a
@@ -103,7 +106,7 @@ RING_BAND = 0.005
 THIGH_REACH = 0.3
 PELVIS_DEPTH = 0.05
 # a body whose vertices are this far apart (sqrt(area / vertices), a fraction of H) or more is
-# coarse: its crotch and heels are placed between vertices.  The dense dev bodies (13-20k
+# coarse: its crotch, heels, toe tips and back of the head are placed between vertices.  The dense dev bodies (13-20k
 # vertices) have 0.0054-0.0075, the fixtures (5-8k) 0.009-0.013, the dev bodies and fixtures
 # decimated to 2k vertices 0.0156-0.0204 (pymeshlab's quadric collapse and geometry.decimate)
 COARSE_SPACING = 0.015
@@ -141,7 +144,7 @@ class Landmarks:
     given, ``confidence`` maps it to [0, 1]; ``frame`` is the body frame.
 
     ``surface`` maps the landmarks whose rule can also place them between vertices (the
-    crotch, the heels) to ``(face, bary)``, a triangle of the mesh as given and (3,)
+    crotch, the heels, the toe tips, the back of the head) to ``(face, bary)``, a triangle of the mesh as given and (3,)
     barycentric coordinates: the same rule on the triangles rather than on the vertices.
     ``spacing`` is the distance between the body's vertices were they spread evenly
     (sqrt(area / vertices)) / height: above ``COARSE_SPACING`` they are too sparse for the
@@ -566,8 +569,10 @@ def _check_layout(surface: _Surface, frame: BodyFrame, head: int, hands: list, f
             raise NotHumanoidError(f"the {what} are not on either side of the head")
 
 
-def _head_rules(surface: _Surface, frame: BodyFrame, head: int) -> dict:
-    """Nose tip, back of the head and ears, in the head's geodesic neighbourhood.
+def _head_rules(surface: _Surface, frame: BodyFrame, head: int):
+    """Nose tip, back of the head and ears, in the head's geodesic neighbourhood: their
+    vertices by name, and the back of the head between vertices, ``{"head_back": (face,
+    bary)}`` (empty when no line hits it).
 
     No chin: below the nose the most forward midline point is the chin on a lean
     body and the neck on a heavy one (2 %H apart on the heavy dev male).
@@ -579,22 +584,46 @@ def _head_rules(surface: _Surface, frame: BodyFrame, head: int) -> dict:
     midline = np.abs(lat) < MIDLINE_BAND * h
     upper = midline & (up > -NOSE_DEPTH * h)
     if not upper.any():
-        return {}
+        return {}, {}
     nose = int(np.argmax(np.where(upper, fwd, -np.inf)))
-    out = {"nose_tip": region[nose]}
+    out, points = {"nose_tip": region[nose]}, {}
     level = np.abs(up - up[nose]) < EAR_BAND * h
     if (level & midline).any():
         # at the nose's height on the back of the head: the rearmost point of the band
         # slid 0.9 %H down the flat back of the head with a 0.8 degree tilt of the frame
         back = level & midline
         back &= fwd < 0.5 * (fwd[back].min() + fwd[nose])  # the back half of the head
+        hit = _back_of_head(surface, frame, region, v[region[nose]])
+        if hit is not None:
+            # on the outer surface: inner surfaces (a mouth's cavity, folds a decimator left)
+            # lie nearer the line (the heavy dev body at 2k vertices: 5.7 %H in front of it)
+            back &= fwd < (hit[1] - v[head]) @ frame.forward + EAR_BAND * h
+            points["head_back"] = hit[0]
         # nearest that point on the mid-plane: a vertex and its mirror image tie on height
         miss = (up - up[nose]) ** 2 + lat ** 2
-        out["head_back"] = region[np.argmin(np.where(back, miss, np.inf))]
+        if back.any():
+            out["head_back"] = region[np.argmin(np.where(back, miss, np.inf))]
     if level.any():
         out["ear.L"] = region[np.argmax(np.where(level, lat, -np.inf))]
         out["ear.R"] = region[np.argmin(np.where(level, lat, np.inf))]
-    return out
+    return out, points
+
+
+def _back_of_head(surface: _Surface, frame: BodyFrame, region: np.ndarray, nose: np.ndarray):
+    """Where the line from behind straight to the ``nose`` tip first meets the head (the
+    triangles of the vertices ``region``): ``((face, bary), point)``, or None when it meets
+    nothing."""
+    c = frame.coordinates(surface.vertices)
+    inside = np.isin(surface.faces, region).all(axis=1)
+    faces = surface.faces[inside]
+    at = frame.coordinates(nose[None])[0]
+    hits = _line_hits(c, faces, 2, (at[0], at[1]))
+    if not len(hits):
+        return None
+    first = int(np.argmin(hits[:, 1]))  # the rearmost crossing: the outside, seen from behind
+    face = int(np.flatnonzero(inside)[int(hits[first, 0])])
+    bary = hits[first, 2:5]
+    return (face, bary), bary @ surface.vertices[surface.faces[face]]
 
 
 def _fingertips(surface: _Surface, tip: int, height: float) -> dict:
@@ -683,7 +712,9 @@ def _named(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: li
         points[f"heel.{side[t]}"] = _sole_end_point(surface, t, sole_up, frame.forward, sole_height)
         points[f"toe_tip.{side[t]}"] = _sole_end_point(surface, t, sole_up, -frame.forward, sole_height)
     out["crotch"], points["crotch"] = _crotch(surface, frame, feet)
-    out.update(_head_rules(surface, frame, head))
+    head_vertices, head_points = _head_rules(surface, frame, head)
+    out.update(head_vertices)
+    points.update(head_points)
     return {k: int(x) for k, x in out.items()}, {k: p for k, p in points.items() if p is not None}
 
 
@@ -736,7 +767,7 @@ def _midway_hit(c: np.ndarray, faces: np.ndarray, ring: np.ndarray, fork: np.nda
         # the middle of the bounding box: a round section's, whatever the vertex density
         middles.append(0.5 * (thigh.min(axis=0) + thigh.max(axis=0)))
     left, forward = np.mean(middles, axis=0)
-    below = _vertical_hits(c, faces, left, forward)
+    below = _line_hits(c, faces, 1, (left, forward))
     below = below[below[:, 1] < fork[1] + PELVIS_DEPTH]
     if len(below) == 0:
         return None
@@ -756,11 +787,13 @@ def _section(c: np.ndarray, faces: np.ndarray, level: float) -> np.ndarray:
     return a[cross] + t[:, None] * (b[cross] - a[cross])
 
 
-def _vertical_hits(c: np.ndarray, faces: np.ndarray, left: float, forward: float) -> np.ndarray:
-    """(K, 5) faces crossed by the vertical line at (``left``, ``forward``), with the height
-    of each crossing and its (3) barycentric coordinates; ``c`` (N, 3) are vertex coordinates
+def _line_hits(c: np.ndarray, faces: np.ndarray, axis: int, at) -> np.ndarray:
+    """(K, 5) faces crossed by the line along body axis ``axis`` (0 left, 1 up, 2 forward)
+    through ``at`` (the other two coordinates, in order), with the coordinate of each crossing
+    along ``axis`` and its (3) barycentric coordinates; ``c`` (N, 3) are vertex coordinates
     (left, up, forward)."""
-    tri = c[faces][:, :, [0, 2]] - [left, forward]  # (F, 3, 2) seen from above, line at 0
+    across = [k for k in range(3) if k != axis]
+    tri = c[faces][:, :, across] - np.asarray(at, dtype=np.float64)  # (F, 3, 2) seen along the line, line at 0
     # twice the signed area the line makes with each edge: all of one sign inside
     a, b = tri[:, [1, 2, 0]], tri[:, [2, 0, 1]]
     w = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]  # (F, 3)
@@ -768,8 +801,8 @@ def _vertical_hits(c: np.ndarray, faces: np.ndarray, left: float, forward: float
     inside = (np.abs(area) > 0) & ((w >= 0).all(axis=1) | (w <= 0).all(axis=1))
     k = np.flatnonzero(inside)
     bary = w[k] / area[k, None]
-    height = (bary * c[faces[k]][:, :, 1]).sum(axis=1)
-    return np.column_stack([k, height, bary])
+    along = (bary * c[faces[k]][:, :, axis]).sum(axis=1)
+    return np.column_stack([k, along, bary])
 
 
 def _hand_sides(surface: _Surface, hands: list, feet: list, side: dict) -> dict:
