@@ -36,12 +36,12 @@ direction, position, or the pose of the arms (T- to A-pose) and legs.
    and the crotch (where the vertical midway between
    the thighs, found below the top of the shortest path between the toes, leaves the
    body's underside).
-5. **Coarse meshes.**  A landmark is a vertex; the crotch, heels, toe tips and back of
-   the head are also given between vertices (their rules run on the triangles: exact
+5. **Coarse meshes.**  A landmark is a vertex; the crotch, heels, toe tips, head top and
+   back of the head are also given between vertices (their rules run on the triangles: exact
    cross-sections, clipped strips, line hits), which characters linked by landmarks use
    when one of them is coarse (:func:`between_vertices`): a 2k-vertex body holds 2-9
-   vertices a thigh in the crotch rule's ring, and the vertex rules put its crotch, heels
-   and toe tips 0.3-4 %H off.
+   vertices a thigh in the crotch rule's ring, and the vertex rules put its crotch, heels,
+   toe tips and head top 0.3-4 %H off.
 
 :func:`find_landmarks` refuses a shape without this layout (a quadruped, a cube, a
 single limb) with :class:`NotHumanoidError`, and rates every landmark with a
@@ -106,9 +106,10 @@ RING_BAND = 0.005
 THIGH_REACH = 0.3
 PELVIS_DEPTH = 0.05
 # a body whose vertices are this far apart (sqrt(area / vertices), a fraction of H) or more is
-# coarse: its crotch, heels, toe tips and back of the head are placed between vertices.  The dense dev bodies (13-20k
-# vertices) have 0.0054-0.0075, the fixtures (5-8k) 0.009-0.013, the dev bodies and fixtures
-# decimated to 2k vertices 0.0156-0.0204 (pymeshlab's quadric collapse and geometry.decimate)
+# coarse: its crotch, heels, toe tips, head top and back of the head are placed between
+# vertices.  The dense dev bodies (13-20k vertices) have 0.0054-0.0075, the fixtures (5-8k)
+# 0.009-0.013, the dev bodies and fixtures decimated to 2k vertices 0.0156-0.0204
+# (pymeshlab's quadric collapse and geometry.decimate)
 COARSE_SPACING = 0.015
 FINGERS = ("index_tip", "middle_tip", "ring_tip", "pinky_tip")
 # confidence exp(-(d / scale)^2): d is how far a left/right pair is from mirror images,
@@ -144,7 +145,7 @@ class Landmarks:
     given, ``confidence`` maps it to [0, 1]; ``frame`` is the body frame.
 
     ``surface`` maps the landmarks whose rule can also place them between vertices (the
-    crotch, the heels, the toe tips, the back of the head) to ``(face, bary)``, a triangle of the mesh as given and (3,)
+    crotch, the heels, the toe tips, the head top and back) to ``(face, bary)``, a triangle of the mesh as given and (3,)
     barycentric coordinates: the same rule on the triangles rather than on the vertices.
     ``spacing`` is the distance between the body's vertices were they spread evenly
     (sqrt(area / vertices)) / height: above ``COARSE_SPACING`` they are too sparse for the
@@ -426,7 +427,14 @@ def _sole_end_point(surface: _Surface, toe: int, up: np.ndarray, forward: np.nda
     rear = min(rear, np.where(cross, at, np.inf).min(initial=np.inf))
     if not np.isfinite(rear):
         return None
-    planes = ((up, top), (forward, rear + HEEL_STRIP * height))
+    return _strip_middle(v, faces, ids, ((up, top), (forward, rear + HEEL_STRIP * height)))
+
+
+def _strip_middle(v: np.ndarray, faces: np.ndarray, ids: np.ndarray, planes):
+    """The point of the strip of triangles ``faces[ids]`` inside ``planes`` (cut out of them
+    exactly, :func:`_clipped`) nearest the strip's area-weighted centroid: ``(face, bary)``
+    on the surface, or None when the strip is empty."""
+    f = faces[ids]
     row, tri = _clipped(v, f, planes)
     if not len(tri):
         return None
@@ -440,6 +448,18 @@ def _sole_end_point(surface: _Surface, toe: int, up: np.ndarray, forward: np.nda
     k = int(np.argmin(np.linalg.norm(q - centre, axis=1)))
     bary = np.clip(barycentric(q[k][None], v, f, row[[k]])[0], 0.0, None)  # inside: rounding only
     return int(ids[row[k]]), bary / bary.sum()
+
+
+def _head_top_point(surface: _Surface, top: int, up: np.ndarray, height: float):
+    """The head top of :func:`_head_top` between vertices: the middle of the head's topmost
+    ``HEAD_STRIP``, cut out of the triangles exactly (``top``: the head top's vertex).  On a
+    coarse body the strip holds a few vertices, and the one nearest their middle was 0.7-1.8
+    %H off the dense body's (the dev bodies at 2k vertices)."""
+    v, faces = surface.vertices, surface.faces
+    head = surface.distance_from(top) < HEAD_REACH * height
+    ids = np.flatnonzero(head[faces].any(axis=1))
+    highest = float((v[faces[ids]] @ up).max())
+    return _strip_middle(v, faces, ids, ((-up, -(highest - HEAD_STRIP * height)),))
 
 
 def _clipped(v: np.ndarray, faces: np.ndarray, planes):
@@ -712,6 +732,7 @@ def _named(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: li
         points[f"heel.{side[t]}"] = _sole_end_point(surface, t, sole_up, frame.forward, sole_height)
         points[f"toe_tip.{side[t]}"] = _sole_end_point(surface, t, sole_up, -frame.forward, sole_height)
     out["crotch"], points["crotch"] = _crotch(surface, frame, feet)
+    points["head_top"] = _head_top_point(surface, head, frame.up, frame.height)
     head_vertices, head_points = _head_rules(surface, frame, head)
     out.update(head_vertices)
     points.update(head_points)
