@@ -108,9 +108,12 @@ PELVIS_DEPTH = 0.05
 # a body whose vertices are this far apart (sqrt(area / vertices), a fraction of H) or more is
 # coarse: its crotch, heels, toe tips, head top and back of the head are placed between
 # vertices.  The dense dev bodies (13-20k vertices) have 0.0054-0.0075, the fixtures (5-8k)
-# 0.009-0.013, the dev bodies and fixtures decimated to 2k vertices 0.0156-0.0204
-# (pymeshlab's quadric collapse and geometry.decimate)
-COARSE_SPACING = 0.015
+# 0.009-0.013 (the cartoon 0.013), the dev bodies decimated to 4k / 3k / 2k vertices
+# 0.0123-0.0138 / 0.0141-0.0159 / 0.0156-0.0204 (pymeshlab's quadric collapse and
+# geometry.decimate).  Automatic/hand body-joint error at 4k vertices on the vertices ->
+# between them: d01 1.24 -> 1.12, d02 1.33 -> 1.15, d06 1.22 -> 1.10; on the dense bodies
+# between them was worse (weights d03 1.19 -> 1.27)
+COARSE_SPACING = 0.012
 FINGERS = ("index_tip", "middle_tip", "ring_tip", "pinky_tip")
 # confidence exp(-(d / scale)^2): d is how far a left/right pair is from mirror images,
 # or a midline landmark from the mid-plane (fractions of H)
