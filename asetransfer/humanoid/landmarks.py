@@ -36,8 +36,8 @@ direction, position, or the pose of the arms (T- to A-pose) and legs.
    and the crotch (where the vertical midway between
    the thighs, found below the top of the shortest path between the toes, leaves the
    body's underside).
-5. **Coarse meshes.**  A landmark is a vertex; the crotch, heels, toe tips, head top and
-   back of the head are also given between vertices (their rules run on the triangles: exact
+5. **Coarse meshes.**  A landmark is a vertex; the crotch, heels, toe tips, fingertips,
+   head top and back of the head are also given between vertices (their rules run on the triangles: exact
    cross-sections, clipped strips, line hits), which characters linked by landmarks use
    when one of them is coarse (:func:`between_vertices`): a 2k-vertex body holds 2-9
    vertices a thigh in the crotch rule's ring, and the vertex rules put its crotch, heels,
@@ -83,6 +83,10 @@ FINGER_SEPARATION = 0.03
 # a fingertip is the farthest point from the middle of the body within this geodesic
 # radius: less than a short thumb's length (0.025 H lost the cartoon fixture's thumb)
 FINGER_PROMINENCE = 0.015
+# a fingertip between vertices: the middle of the finger's end this deep, along the line
+# from the middle of the hand (the thumb of the A-pose dev body at 3k vertices has two
+# corners 1.5 %H apart; its vertex was 1.09 %H off the dense body's tip)
+FINGER_STRIP = 0.005
 # pieces with at least this share of the vertices place the middle of the body: a cut
 # body's pieces have >= 0.1 (heavy fixture: 0.05 a hand and forearm), a joint cover 0.02
 MIDDLE_PIECE = 0.04
@@ -106,8 +110,8 @@ RING_BAND = 0.005
 THIGH_REACH = 0.3
 PELVIS_DEPTH = 0.05
 # a body whose vertices are this far apart (sqrt(area / vertices), a fraction of H) or more is
-# coarse: its crotch, heels, toe tips, head top and back of the head are placed between
-# vertices.  The dense dev bodies (13-20k vertices) have 0.0054-0.0075, the fixtures (5-8k)
+# coarse: its crotch, heels, toe tips, fingertips, head top and back of the head are placed
+# between vertices.  The dense dev bodies (13-20k vertices) have 0.0054-0.0075, the fixtures (5-8k)
 # 0.009-0.013 (the cartoon 0.013), the dev bodies decimated to 4k / 3k / 2k vertices
 # 0.0123-0.0138 / 0.0141-0.0159 / 0.0156-0.0204 (pymeshlab's quadric collapse and
 # geometry.decimate).  Automatic/hand body-joint error at 4k vertices on the vertices ->
@@ -148,7 +152,7 @@ class Landmarks:
     given, ``confidence`` maps it to [0, 1]; ``frame`` is the body frame.
 
     ``surface`` maps the landmarks whose rule can also place them between vertices (the
-    crotch, the heels, the toe tips, the head top and back) to ``(face, bary)``, a triangle of the mesh as given and (3,)
+    crotch, the heels, the toe tips, the fingertips, the head top and back) to ``(face, bary)``, a triangle of the mesh as given and (3,)
     barycentric coordinates: the same rule on the triangles rather than on the vertices.
     ``spacing`` is the distance between the body's vertices were they spread evenly
     (sqrt(area / vertices)) / height: above ``COARSE_SPACING`` they are too sparse for the
@@ -465,6 +469,22 @@ def _head_top_point(surface: _Surface, top: int, up: np.ndarray, height: float):
     return _strip_middle(v, faces, ids, ((-up, -(highest - HEAD_STRIP * height)),))
 
 
+def _fingertip_point(surface: _Surface, tip: int, palm: np.ndarray, height: float):
+    """A fingertip between vertices: the middle of the finger's end (``FINGER_STRIP`` deep
+    along the line from ``palm``, the middle of the hand, to the ``tip`` vertex), cut out of
+    the triangles within ``FINGER_SEPARATION`` of the tip along the surface (no other
+    finger's).  ``(face, bary)`` or None."""
+    v, faces = surface.vertices, surface.faces
+    near = surface.distance_from(tip) < FINGER_SEPARATION * height
+    ids = np.flatnonzero(near[faces].all(axis=1))
+    direction = v[tip] - palm
+    if not len(ids) or not np.linalg.norm(direction) > 0:
+        return None
+    direction = direction / np.linalg.norm(direction)
+    end = float((v[faces[ids]] @ direction).max())
+    return _strip_middle(v, faces, ids, ((-direction, -(end - FINGER_STRIP * height)),))
+
+
 def _clipped(v: np.ndarray, faces: np.ndarray, planes):
     """The parts of triangles ``faces`` (K, 3) on the inner side (``x @ n <= offset``) of every
     ``(n, offset)`` in ``planes``, as triangles: (T,) row in ``faces`` and (T, 3, 3) corners."""
@@ -726,8 +746,10 @@ def _named(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: li
     out, points = {"head_top": head}, {}
     for t in hands:
         out[f"hand_tip.{side[t]}"] = t
+        palm = v[surface.distance_from(t) < HAND_REACH * frame.height].mean(axis=0)
         for name, x in _fingertips(surface, t, frame.height).items():
             out[f"{name}.{side[t]}"] = x
+            points[f"{name}.{side[t]}"] = _fingertip_point(surface, x, palm, frame.height)
     for t in feet:
         out[f"toe_tip.{side[t]}"] = t
         heel, sole_up, sole_height = heels[t]
