@@ -1,7 +1,7 @@
 """Automatic markers against the 46 sparse hand markers on the MakeHuman dev cases.
 
     python bench/bench_markers.py [--cases d01_female ...] [--out DIR] [--json FILE] [--apose [ARMS LEGS]]
-                                  [--dress KIND] [--decimate FACES]
+                                  [--dress KIND] [--decimate FACES] [--source-arms DEG]
 
 For every case the transfer runs in-process twice -- with the sparse hand markers
 and with no markers (automatic) -- and both outputs are scored with
@@ -20,7 +20,10 @@ eyes, a sword in the right hand, or ``all``) as separate pieces, or ``cut`` into
 the joints (``cut+KIND``: both; hand markers on cut-away faces are dropped); both
 transfers rig the dressed mesh and are scored on the body's vertices.  ``--decimate
 FACES``: the target decimated first (quadric edge collapse keeping its topology, the
-hand markers moved to their closest points on it): a coarse game mesh.
+hand markers moved to their closest points on it): a coarse game mesh.  ``--source-arms
+DEG``: the source posed by its own rig first, upper arms DEG degrees down (negative: up;
+the dev source's arms are 47.5 degrees below horizontal, so -47.5 is a T-pose); the hand
+markers keep their triangles.
 """
 from __future__ import annotations
 
@@ -123,6 +126,7 @@ def main():
                     help="A-posed copies of the cases: arms and legs degrees (default 35 6)")
     ap.add_argument("--dress", metavar="KIND", help="dress the targets (tests/dressing.py kinds, or all)")
     ap.add_argument("--decimate", type=int, metavar="FACES", help="decimate the targets to about FACES triangles")
+    ap.add_argument("--source-arms", type=float, metavar="DEG", help="pose the source's upper arms DEG degrees down")
     args = ap.parse_args()
     if not DEV.is_dir() or not EVAL.is_dir():
         sys.exit(f"{DEV}: dev data or scorer not found")
@@ -142,6 +146,11 @@ def main():
         source = at.load_rig(case_dir / "source.glb")
         target = at.load_mesh(target_file)
         hand = at.load_markers(case_dir / "markers_sparse.json", source.mesh, target)
+        if args.source_arms is not None:
+            from apose import posed_truth
+            from asetransfer.humanoid.body import body_frame
+            source = posed_truth(source, body_frame(source)[0], args.source_arms, 0.0)  # same triangles
+            case = f"{case}<src{args.source_arms:g}"
         if args.decimate:
             target, hand = _decimated(target, hand, args.decimate)
             case = f"{case}@{target.n_vertices}"
