@@ -37,9 +37,9 @@ direction, position, or the pose of the arms (T- to A-pose) and legs.
    the thighs, found below the top of the shortest path between the toes, leaves the
    body's underside).
 5. **Coarse meshes.**  A landmark is a vertex; the crotch, heels, toe tips, fingertips,
-   head top and back of the head are also given between vertices (their rules run on the triangles: exact
-   cross-sections, clipped strips, line hits), which characters linked by landmarks use
-   when one of them is coarse (:func:`between_vertices`): a 2k-vertex body holds 2-9
+   head top and back of the head are also given between vertices (their rules run on the
+   triangles: exact cross-sections, clipped strips, line hits), which characters linked
+   by landmarks use when one of them is coarse (:func:`between_vertices`): a 2k-vertex body holds 2-9
    vertices a thigh in the crotch rule's ring, and the vertex rules put its crotch, heels,
    toe tips and head top 0.3-4 %H off.
 
@@ -111,8 +111,8 @@ THIGH_REACH = 0.3
 PELVIS_DEPTH = 0.05
 # a body whose vertices are this far apart (sqrt(area / vertices), a fraction of H) or more is
 # coarse: its crotch, heels, toe tips, fingertips, head top and back of the head are placed
-# between vertices.  The dense dev bodies (13-20k vertices) have 0.0054-0.0075, the fixtures (5-8k)
-# 0.009-0.013 (the cartoon 0.013), the dev bodies decimated to 4k / 3k / 2k vertices
+# between vertices.  The dense dev bodies (13-20k vertices) have 0.0054-0.0075, the fixtures
+# (5-8k) 0.009-0.013 (the cartoon 0.013), the dev bodies decimated to 4k / 3k / 2k vertices
 # 0.0123-0.0138 / 0.0141-0.0159 / 0.0156-0.0204 (pymeshlab's quadric collapse and
 # geometry.decimate).  Automatic/hand body-joint error at 4k vertices on the vertices ->
 # between them: d01 1.24 -> 1.12, d02 1.33 -> 1.15, d06 1.22 -> 1.10; on the dense bodies
@@ -152,8 +152,9 @@ class Landmarks:
     given, ``confidence`` maps it to [0, 1]; ``frame`` is the body frame.
 
     ``surface`` maps the landmarks whose rule can also place them between vertices (the
-    crotch, the heels, the toe tips, the fingertips, the head top and back) to ``(face, bary)``, a triangle of the mesh as given and (3,)
-    barycentric coordinates: the same rule on the triangles rather than on the vertices.
+    crotch, the heels, the toe tips, the fingertips, the head top and back) to ``(face,
+    bary)``, a triangle of the mesh as given and (3,) barycentric coordinates: the same
+    rule on the triangles rather than on the vertices.
     ``spacing`` is the distance between the body's vertices were they spread evenly
     (sqrt(area / vertices)) / height: above ``COARSE_SPACING`` they are too sparse for the
     vertex rules (:func:`between_vertices`).
@@ -726,10 +727,9 @@ def _merged_corners(kept: list, distance: np.ndarray) -> list:
     """
     kept = list(kept)
     while len(kept) > 5:
-        d = distance[np.ix_(range(len(kept)), range(len(kept)))]
         i, j = np.triu_indices(len(kept), 1)
-        order = np.argsort(d[i, j], kind="stable")
-        if d[i[order[0]], j[order[0]]] >= 0.5 * d[i[order[1]], j[order[1]]]:
+        order = np.argsort(distance[i, j], kind="stable")
+        if distance[i[order[0]], j[order[0]]] >= 0.5 * distance[i[order[1]], j[order[1]]]:
             break
         drop = int(j[order[0]])  # j > i: the nearer to the middle of the two
         kept.pop(drop)
@@ -739,7 +739,7 @@ def _merged_corners(kept: list, distance: np.ndarray) -> list:
 
 def _named(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: list, heels: dict):
     """Every landmark's welded vertex, by name, and ``(face, bary)`` on the surface of those a
-    rule places between vertices (the heels, the crotch)."""
+    rule also places between vertices (``Landmarks.surface``)."""
     v = surface.vertices
     side = {t: "L" if (v[t] - v[head]) @ frame.left > 0 else "R" for t in [*hands, *feet]}
     side.update(_hand_sides(surface, hands, feet, side))
@@ -839,7 +839,7 @@ def _line_hits(c: np.ndarray, faces: np.ndarray, axis: int, at) -> np.ndarray:
     along ``axis`` and its (3) barycentric coordinates; ``c`` (N, 3) are vertex coordinates
     (left, up, forward)."""
     across = [k for k in range(3) if k != axis]
-    tri = c[faces][:, :, across] - np.asarray(at, dtype=np.float64)  # (F, 3, 2) seen along the line, line at 0
+    tri = c[faces][:, :, across] - np.asarray(at, dtype=np.float64)  # (F, 3, 2) seen along it, line at 0
     # twice the signed area the line makes with each edge: all of one sign inside
     a, b = tri[:, [1, 2, 0]], tri[:, [2, 0, 1]]
     w = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]  # (F, 3)
