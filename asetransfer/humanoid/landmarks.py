@@ -37,11 +37,11 @@ direction, position, or the pose of the arms (T- to A-pose) and legs.
    the thighs, found below the top of the shortest path between the toes, leaves the
    body's underside).
 5. **Coarse meshes.**  A landmark is a vertex; the crotch, heels, toe tips, fingertips,
-   head top and back of the head are also given between vertices (their rules run on the
-   triangles: exact cross-sections, clipped strips, line hits), which characters linked
-   by landmarks use when one of them is coarse (:func:`between_vertices`): a 2k-vertex body holds 2-9
-   vertices a thigh in the crotch rule's ring, and the vertex rules put its crotch, heels,
-   toe tips and head top 0.3-4 %H off.
+   head top, back of the head and ears are also given between vertices (their rules run
+   on the triangles: exact cross-sections, clipped strips, line hits), which characters
+   linked by landmarks use when one of them is coarse (:func:`between_vertices`): a
+   2k-vertex body holds 2-9 vertices a thigh in the crotch rule's ring, and the vertex
+   rules put its crotch, heels, toe tips, head top and ears 0.3-4 %H off.
 
 :func:`find_landmarks` refuses a shape without this layout (a quadruped, a cube, a
 single limb) with :class:`NotHumanoidError`, and rates every landmark with a
@@ -74,6 +74,7 @@ HEAD_STRIP = 0.01       # the head top: the middle of the head's topmost strip t
 NOSE_DEPTH = 0.15       # the nose lies within this distance below the head top
 EAR_BAND = 0.02         # ears and back of the head: at the nose's height, +- this
 MIDLINE_BAND = 0.015    # nose and back of the head: this close to the head top's mid-plane
+EAR_STRIP = 0.005       # an ear between vertices: the middle of the head's outermost strip this deep
 HAND_REACH = 0.12       # a hand: surface within this geodesic distance of its tip
 THUMB_MIN = 0.03        # a thumb tip lies at least this far from the hand tip
 # fingertips are this far apart along the surface at least (down one finger and up the
@@ -110,7 +111,7 @@ RING_BAND = 0.005
 THIGH_REACH = 0.3
 PELVIS_DEPTH = 0.05
 # a body whose vertices are this far apart (sqrt(area / vertices), a fraction of H) or more is
-# coarse: its crotch, heels, toe tips, fingertips, head top and back of the head are placed
+# coarse: its crotch, heels, toe tips, fingertips, head top and back and ears are placed
 # between vertices.  The dense dev bodies (13-20k vertices) have 0.0054-0.0075, the fixtures
 # (5-8k) 0.009-0.013 (the cartoon 0.013), the dev bodies decimated to 4k / 3k / 2k vertices
 # 0.0123-0.0138 / 0.0141-0.0159 / 0.0156-0.0204 (pymeshlab's quadric collapse and
@@ -152,8 +153,8 @@ class Landmarks:
     given, ``confidence`` maps it to [0, 1]; ``frame`` is the body frame.
 
     ``surface`` maps the landmarks whose rule can also place them between vertices (the
-    crotch, the heels, the toe tips, the fingertips, the head top and back) to ``(face,
-    bary)``, a triangle of the mesh as given and (3,) barycentric coordinates: the same
+    crotch, the heels, the toe tips, the fingertips, the head top and back, the ears) to
+    ``(face, bary)``, a triangle of the mesh as given and (3,) barycentric coordinates: the same
     rule on the triangles rather than on the vertices.
     ``spacing`` is the distance between the body's vertices were they spread evenly
     (sqrt(area / vertices)) / height: above ``COARSE_SPACING`` they are too sparse for the
@@ -615,8 +616,8 @@ def _check_layout(surface: _Surface, frame: BodyFrame, head: int, hands: list, f
 
 def _head_rules(surface: _Surface, frame: BodyFrame, head: int):
     """Nose tip, back of the head and ears, in the head's geodesic neighbourhood: their
-    vertices by name, and the back of the head between vertices, ``{"head_back": (face,
-    bary)}`` (empty when no line hits it).
+    vertices by name, and the back of the head and the ears between vertices, by name,
+    ``(face, bary)`` (:func:`_back_of_head`, :func:`_ear_points`).
 
     No chin: below the nose the most forward midline point is the chin on a lean
     body and the neck on a heavy one (2 %H apart on the heavy dev male).
@@ -650,7 +651,28 @@ def _head_rules(surface: _Surface, frame: BodyFrame, head: int):
     if level.any():
         out["ear.L"] = region[np.argmax(np.where(level, lat, -np.inf))]
         out["ear.R"] = region[np.argmin(np.where(level, lat, np.inf))]
+        points.update(_ear_points(surface, frame, region, v[region[nose]]))
     return out, points
+
+
+def _ear_points(surface: _Surface, frame: BodyFrame, region: np.ndarray, nose: np.ndarray) -> dict:
+    """The ears between vertices, by name, ``(face, bary)``: the middle of the outermost
+    ``EAR_STRIP`` of the head's triangles (those of the vertices ``region``) cut to the band
+    ``EAR_BAND`` above and below the ``nose``, on either side."""
+    v, h = surface.vertices, frame.height
+    ids = np.flatnonzero(np.isin(surface.faces, region).all(axis=1))
+    level = float(nose @ frame.up)
+    band = ((frame.up, level + EAR_BAND * h), (-frame.up, -(level - EAR_BAND * h)))
+    _, tri = _clipped(v, surface.faces[ids], band)
+    if not len(tri):
+        return {}
+    out = {}
+    for name, side in (("ear.L", frame.left), ("ear.R", -frame.left)):
+        outermost = float((tri @ side).max())
+        point = _strip_middle(v, surface.faces, ids, (*band, (-side, -(outermost - EAR_STRIP * h))))
+        if point is not None:
+            out[name] = point
+    return out
 
 
 def _back_of_head(surface: _Surface, frame: BodyFrame, region: np.ndarray, nose: np.ndarray):

@@ -111,7 +111,7 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
         log.warning("the source's left/right joint names disagree with its shape (feet or face point the other "
                     "way?): automatic markers may be mirrored; check them or give hand markers")
         confidence = {n: min(c, 0.25) for n, c in confidence.items()}
-    # a coarse character's crotch, heels, toe and fingertips, head top and back between its vertices,
+    # a coarse character's crotch, heels, toe and fingertips, head and ears between its vertices,
     # and the other's by the same rule
     between = between_vertices(src, tgt)
     if hand is not None and len(hand):
