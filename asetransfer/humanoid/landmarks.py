@@ -476,8 +476,9 @@ def _fingertip_point(surface: _Surface, tip: int, palm: np.ndarray, height: floa
     along the line from ``palm``, the middle of the hand, to the ``tip`` vertex), cut out of
     the triangles within ``FINGER_SEPARATION`` of the tip along the surface (no other
     finger's).  ``(face, bary)`` or None."""
+    from scipy.sparse.csgraph import dijkstra  # only this far: a full search per fingertip cost 2 ms
     v, faces = surface.vertices, surface.faces
-    near = surface.distance_from(tip) < FINGER_SEPARATION * height
+    near = np.isfinite(dijkstra(surface.graph, indices=tip, limit=FINGER_SEPARATION * height))
     ids = np.flatnonzero(near[faces].all(axis=1))
     direction = v[tip] - palm
     if not len(ids) or not np.linalg.norm(direction) > 0:
@@ -662,13 +663,24 @@ def _ear_points(surface: _Surface, frame: BodyFrame, region: np.ndarray, nose: n
     v, h = surface.vertices, frame.height
     ids = np.flatnonzero(np.isin(surface.faces, region).all(axis=1))
     level = float(nose @ frame.up)
-    band = ((frame.up, level + EAR_BAND * h), (-frame.up, -(level - EAR_BAND * h)))
-    _, tri = _clipped(v, surface.faces[ids], band)
-    if not len(tri):
+    low, high = level - EAR_BAND * h, level + EAR_BAND * h
+    # the band's corners: the head's vertices in it and where its edges cross its bounds
+    f = surface.faces[ids]
+    a, b = f.ravel(), np.roll(f, -1, axis=1).ravel()
+    up, across = v @ frame.up, v @ frame.left
+    corners = [across[a][(up[a] >= low) & (up[a] <= high)]]
+    for bound in (low, high):
+        cross = (up[a] - bound) * (up[b] - bound) < 0
+        t = (bound - up[a][cross]) / (up[b][cross] - up[a][cross])
+        corners.append(across[a][cross] + t * (across[b][cross] - across[a][cross]))
+    corners = np.concatenate(corners)
+    if not len(corners):
         return {}
+    band = ((frame.up, high), (-frame.up, -low))
     out = {}
-    for name, side in (("ear.L", frame.left), ("ear.R", -frame.left)):
-        outermost = float((tri @ side).max())
+    for name, sign in (("ear.L", 1.0), ("ear.R", -1.0)):
+        outermost = float((sign * corners).max())
+        side = sign * frame.left
         point = _strip_middle(v, surface.faces, ids, (*band, (-side, -(outermost - EAR_STRIP * h))))
         if point is not None:
             out[name] = point
