@@ -92,9 +92,10 @@ def test_match_pose_turns_each_limb_bone_onto_the_wanted_direction(source):
     np.testing.assert_allclose(back, truth, atol=1e-6)
 
 
-def test_posed_passes_register_in_stiffness_levels_only_with_automatic_markers(source, markers, monkeypatch):
+def test_passes_register_in_stiffness_levels_only_with_automatic_markers(source, markers, monkeypatch):
     # hand markers keep every registration as it was (their results must not change);
-    # automatic ones, which leave the trunk free, use pose_match_stiffness once posed
+    # automatic ones, which leave the trunk free, use first_pass_stiffness in the first
+    # pass and pose_match_stiffness once posed
     import asetransfer.stages.transfer as transfer_module
     seen = []
     real = transfer_module.correspond
@@ -109,5 +110,6 @@ def test_posed_passes_register_in_stiffness_levels_only_with_automatic_markers(s
     seen.clear()
     auto = at.transfer(source, target, None)
     assert auto.report["marker_origin"]["automatic"] and auto.report["pose_match"]["passes"] >= 1
-    levels = CorrespondenceConfig().pose_match_stiffness
-    assert len(levels) > 1 and seen == [()] + [levels] * auto.report["pose_match"]["passes"]
+    first, levels = CorrespondenceConfig().first_pass_stiffness, CorrespondenceConfig().pose_match_stiffness
+    assert len(first) > 1 and len(levels) > 1
+    assert seen == [first] + [levels] * auto.report["pose_match"]["passes"]

@@ -131,12 +131,16 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     t0 = time.perf_counter()
     say("markers")
     markers, markers_report = resolve_markers(source, target, markers, cfg)
+    automatic = bool(markers_report.get("automatic"))
     say("correspondence")
-    corr = correspond(source.mesh, target, markers, cfg.correspondence)
+    cc = cfg.correspondence
+    if automatic and not cc.register_stiffness:  # few markers: a stiff level first (config)
+        cc = replace(cc, register_stiffness=cc.first_pass_stiffness)
+    corr = correspond(source.mesh, target, markers, cc)
     say("skeleton")
     skeleton, sk_report = transfer_skeleton(source, target, corr, cfg.skeleton)
     corr, skeleton, sk_report, pose_report = _match_pose(source, target, markers, cfg, corr, skeleton, sk_report,
-                                                         say, automatic=bool(markers_report.get("automatic")))
+                                                         say, automatic=automatic)
     say("weights")
     t = time.perf_counter()
     wc = cfg.weights
