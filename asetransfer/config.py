@@ -49,8 +49,8 @@ class CorrespondenceConfig:
     tolerance: float = 2e-5
     # stage 2 in levels of decreasing stiffness: factors on mu1, max_iterations shared
     # equally (our addition, after Amberg et al. 2007; () = one level at mu1, the spec).
-    # Transfers with automatic markers use pose_match_stiffness in their pose-matched
-    # passes (below); the default keeps every other registration as the spec has it
+    # Transfers with automatic markers use automatic_stiffness (below); the default keeps
+    # every other registration as the spec has it
     register_stiffness: tuple = ()
     # the levels when register_stiffness is () and either side holds markers on several
     # pieces (a body cut at the joints, armour plates): where no marker holds a piece it
@@ -143,24 +143,20 @@ class CorrespondenceConfig:
     # with arms lowered 40 deg the joints come within 2.8 / 0.6 / 0.3 mm after 1 / 2 / 3
     pose_match_passes: int = 3
     pose_match_tolerance: float = 1.0
-    # register_stiffness of the pose-matched passes when any marker is automatic: the
-    # automatic markers hold only the extremities and the crotch, and the faired shapes
-    # slide the trunk along itself (0.3 % of the height on d05_apose_male); once the source
-    # stands like the target its own surface can place the trunk (docs/benchmarks.md,
-    # "Automatic markers": d05 auto/hand body 1.38 -> 1.15, weights 1.39 -> 1.12; A-posed
-    # copies of d01-d04, d06, bench/apose.py: at most 1.08 / 1.17 instead of 1.22 / 1.29.
-    # A top level of 100 or 1000 (100, 1 or 1000, 100, 10, 1) does as well; 10, 3, 1 leaves
-    # d05's body at 1.27).  () = off.
-    pose_match_stiffness: tuple = (100.0, 10.0, 1.0)
-    # register_stiffness of the first pass when any marker is automatic (and register_stiffness
-    # is ()): a stiff level lets the source's whole surface place what the extremity markers
-    # leave free, then the spec's stiffness fits the details.  bench_markers auto/hand on the
-    # dev cases (session 19), one level -> (100, 1): body d01 1.14 -> 0.97, d03 1.09 -> 0.93,
-    # d04 1.16 -> 0.92, d06 1.21 -> 1.03, d02 1.10 -> 1.11; weights d01 1.22 -> 1.09, d03 1.19
-    # -> 1.08, d04 1.23 -> 1.10, d06 1.25 -> 1.11, d02 1.22 -> 1.24 (the heavy male's trunk
-    # fits worse with any stiffer or longer registration: (100, 10, 1) 1.27, 30 one-level
-    # iterations 1.37); (100, 10, 1) and (1000, 100, 10, 1) do as well on the others.  () = off.
-    first_pass_stiffness: tuple = (100.0, 1.0)
+    # register_stiffness of every pass when any marker is automatic (and register_stiffness
+    # is ()): the automatic markers hold only the extremities, the crotch and the head, and
+    # the faired shapes slide the trunk and limbs along themselves (0.3 % of the height on
+    # d05_apose_male); a stiff level lets the source's whole surface place them, then the
+    # spec's stiffness fits the details (our addition; docs/benchmarks.md, "Automatic
+    # markers" and session 19).  In the pose-matched passes (session 15, then (100, 10, 1)):
+    # d05 auto/hand body 1.38 -> 1.15, weights 1.39 -> 1.12.  In first passes too, and
+    # (100, 10, 1) -> (100, 1) in both (session 19), auto/hand body / weights: d01 1.14 / 1.22
+    # -> 0.97 / 1.10, d03 1.09 / 1.19 -> 0.94 / 1.08, d04 1.16 / 1.23 -> 0.92 / 1.11, d06
+    # 1.21 / 1.25 -> 1.03 / 1.11, d02 1.10 / 1.22 -> 1.11 / 1.24, d05 1.12 / 1.09 -> 1.12 /
+    # 1.10; d02 as a T-pose target 1.21 / 1.29 -> 1.19 / 1.24, d05 cut into pieces 1.37 / 1.48
+    # -> 1.27 / 1.30.  The heavy male's trunk fits worse with any stiffer or longer first
+    # pass: (100, 10, 1) and (1000, 100, 10, 1) 1.27, 30 one-level iterations 1.37.  () = off.
+    automatic_stiffness: tuple = (100.0, 1.0)
 
     def __post_init__(self):
         for name in ("fair_smoothness", "fair_marker_link", "fair_marker_anchor", "register_detail",
@@ -183,7 +179,7 @@ class CorrespondenceConfig:
         if not 0 < self.pose_match_angle <= 180 or self.pose_match_passes < 1 or not self.pose_match_tolerance > 0:
             raise ValueError("pose matching needs an angle in (0, 180] degrees (180: never), passes >= 1 "
                              "and a positive tolerance")
-        for name in ("register_stiffness", "glued_stiffness", "pose_match_stiffness", "first_pass_stiffness"):
+        for name in ("register_stiffness", "glued_stiffness", "automatic_stiffness"):
             levels = getattr(self, name)
             if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in levels) \
                     or len(levels) > self.max_iterations:

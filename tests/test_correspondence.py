@@ -231,7 +231,7 @@ def test_stiffness_levels_share_the_iterations():
     with pytest.raises(ValueError):
         CorrespondenceConfig(register_stiffness=(100.0, -1.0))
     with pytest.raises(ValueError):
-        CorrespondenceConfig(pose_match_stiffness=(1.0,) * 16)
+        CorrespondenceConfig(automatic_stiffness=(1.0,) * 16)
 
 
 @pytest.mark.parametrize("src_x, tgt_x, glued", [(1.12, 1.32, True), (1.5, 1.8, False)])

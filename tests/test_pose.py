@@ -94,8 +94,7 @@ def test_match_pose_turns_each_limb_bone_onto_the_wanted_direction(source):
 
 def test_passes_register_in_stiffness_levels_only_with_automatic_markers(source, markers, monkeypatch):
     # hand markers keep every registration as it was (their results must not change);
-    # automatic ones, which leave the trunk free, use first_pass_stiffness in the first
-    # pass and pose_match_stiffness once posed
+    # automatic ones, which leave the trunk free, use automatic_stiffness in every pass
     import asetransfer.stages.transfer as transfer_module
     seen = []
     real = transfer_module.correspond
@@ -110,6 +109,5 @@ def test_passes_register_in_stiffness_levels_only_with_automatic_markers(source,
     seen.clear()
     auto = at.transfer(source, target, None)
     assert auto.report["marker_origin"]["automatic"] and auto.report["pose_match"]["passes"] >= 1
-    first, levels = CorrespondenceConfig().first_pass_stiffness, CorrespondenceConfig().pose_match_stiffness
-    assert len(first) > 1 and len(levels) > 1
-    assert seen == [first] + [levels] * auto.report["pose_match"]["passes"]
+    levels = CorrespondenceConfig().automatic_stiffness
+    assert len(levels) > 1 and seen == [levels] * (1 + auto.report["pose_match"]["passes"])

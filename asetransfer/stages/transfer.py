@@ -68,13 +68,13 @@ def _match_pose(source, target, markers, cfg, corr, skeleton, sk_report, say, au
     pose moves less than ``pose_match_tolerance`` degrees (each pass registers a source
     closer to the target, so its joints, and the pose read from them, are closer too).
     With ``automatic`` markers the posed passes register in the stiffness levels of
-    ``pose_match_stiffness`` (the source now stands like the target, so its surface can
+    ``automatic_stiffness`` (the source now stands like the target, so its surface can
     place the trunk the extremity markers leave free).
     Returns the final correspondence, skeleton and skeleton report, and a report: each
     limb bone's angle to the source's after every pass.
     """
     cc = cfg.correspondence
-    posed_cc = replace(cc, register_stiffness=cc.pose_match_stiffness) if automatic else cc
+    posed_cc = replace(cc, register_stiffness=cc.automatic_stiffness) if automatic else cc
     t = time.perf_counter()
     rest = source.skeleton.bind_world[:, :3, 3]
     placed = in_source_frame(source.skeleton, skeleton.bind_world[:, :3, 3])
@@ -135,7 +135,7 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     say("correspondence")
     cc = cfg.correspondence
     if automatic and not cc.register_stiffness:  # few markers: a stiff level first (config)
-        cc = replace(cc, register_stiffness=cc.first_pass_stiffness)
+        cc = replace(cc, register_stiffness=cc.automatic_stiffness)
     corr = correspond(source.mesh, target, markers, cc)
     say("skeleton")
     skeleton, sk_report = transfer_skeleton(source, target, corr, cfg.skeleton)
