@@ -361,12 +361,13 @@ def test_a_coarse_dev_body_names_all_its_fingertips():
     assert set(names) <= set(b.vertex)
     moved = {n: np.linalg.norm(whole.vertices[a.vertex[n]] - coarse.vertices[b.vertex[n]]) / a.frame.height
              for n in names}
-    # measured: the thumbs 1.09 %H (the corner kept), the fingers 0.25-0.47
-    assert max(moved.values()) < 0.015, moved
+    # measured: the thumbs 1.09 %H (the corner kept), the fingers 0.25-0.47 (a margin for
+    # other pymeshlab versions' decimations)
+    assert max(moved.values()) < 0.02, moved
     # between vertices (the middle of each finger's end): 0.10-0.24 %H from the dense body's
     pa, pb = a.positions(whole.vertices, whole.faces), b.positions(coarse.vertices, coarse.faces)
     between = {n: np.linalg.norm(pa[n] - pb[n]) / a.frame.height for n in names}
-    assert max(between.values()) < 0.004, between
+    assert max(between.values()) < 0.005, between
 
 
 def _box(centre, size):

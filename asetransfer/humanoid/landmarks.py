@@ -660,28 +660,23 @@ def _ear_points(surface: _Surface, frame: BodyFrame, region: np.ndarray, nose: n
     """The ears between vertices, by name, ``(face, bary)``: the middle of the outermost
     ``EAR_STRIP`` of the head's triangles (those of the vertices ``region``) cut to the band
     ``EAR_BAND`` above and below the ``nose``, on either side."""
-    v, h = surface.vertices, frame.height
+    c = frame.coordinates(surface.vertices)  # (left, up, forward) / H: the strip is cut there
     ids = np.flatnonzero(np.isin(surface.faces, region).all(axis=1))
-    level = float(nose @ frame.up)
-    low, high = level - EAR_BAND * h, level + EAR_BAND * h
-    # the band's corners: the head's vertices in it and where its edges cross its bounds
     f = surface.faces[ids]
-    a, b = f.ravel(), np.roll(f, -1, axis=1).ravel()
-    up, across = v @ frame.up, v @ frame.left
-    corners = [across[a][(up[a] >= low) & (up[a] <= high)]]
-    for bound in (low, high):
-        cross = (up[a] - bound) * (up[b] - bound) < 0
-        t = (bound - up[a][cross]) / (up[b][cross] - up[a][cross])
-        corners.append(across[a][cross] + t * (across[b][cross] - across[a][cross]))
-    corners = np.concatenate(corners)
+    level = float(frame.coordinates(nose[None])[0, 1])
+    low, high = level - EAR_BAND, level + EAR_BAND
+    # the band's corners: the head's vertices in it and where its edges cross its bounds
+    used = np.unique(f)
+    corners = np.concatenate([c[used][(c[used, 1] >= low) & (c[used, 1] <= high), 0],
+                              _section(c, f, low)[:, 0], _section(c, f, high)[:, 0]])
     if not len(corners):
         return {}
-    band = ((frame.up, high), (-frame.up, -low))
+    up, left = np.eye(3)[1], np.eye(3)[0]
+    band = ((up, high), (-up, -low))
     out = {}
     for name, sign in (("ear.L", 1.0), ("ear.R", -1.0)):
         outermost = float((sign * corners).max())
-        side = sign * frame.left
-        point = _strip_middle(v, surface.faces, ids, (*band, (-side, -(outermost - EAR_STRIP * h))))
+        point = _strip_middle(c, surface.faces, ids, (*band, (-sign * left, -(outermost - EAR_STRIP))))
         if point is not None:
             out[name] = point
     return out

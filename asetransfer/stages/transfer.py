@@ -61,20 +61,16 @@ def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: 
     return markers, report
 
 
-def _match_pose(source, target, markers, cfg, corr, skeleton, sk_report, say, automatic=False):
+def _match_pose(source, target, markers, cfg, cc, corr, skeleton, sk_report, say):
     """Register again from a source posed like the target when their limbs differ (stages/pose.py).
 
     The pose is read from the skeleton the last pass placed; passes repeat until the
     pose moves less than ``pose_match_tolerance`` degrees (each pass registers a source
     closer to the target, so its joints, and the pose read from them, are closer too).
-    With ``automatic`` markers the posed passes register in the stiffness levels of
-    ``automatic_stiffness`` (the source now stands like the target, so its surface can
-    place the trunk the extremity markers leave free).
+    ``cc``: the correspondence parameters of every pass (:func:`_registration`).
     Returns the final correspondence, skeleton and skeleton report, and a report: each
     limb bone's angle to the source's after every pass.
     """
-    cc = cfg.correspondence
-    posed_cc = replace(cc, register_stiffness=cc.automatic_stiffness) if automatic else cc
     t = time.perf_counter()
     rest = source.skeleton.bind_world[:, :3, 3]
     placed = in_source_frame(source.skeleton, skeleton.bind_world[:, :3, 3])
@@ -84,7 +80,7 @@ def _match_pose(source, target, markers, cfg, corr, skeleton, sk_report, say, au
         for _ in range(cc.pose_match_passes):
             say("pose matching")
             posed = match_pose(source, placed)
-            corr = correspond(posed.mesh, target, markers, posed_cc)
+            corr = correspond(posed.mesh, target, markers, cc)
             # joints are fitted from the posed source (local fits see a near-rigid match);
             # the rest pose and orientations stay the source's
             skeleton, sk_report = transfer_skeleton(posed, target, corr, cfg.skeleton, rest_source=source.skeleton)
@@ -96,6 +92,16 @@ def _match_pose(source, target, markers, cfg, corr, skeleton, sk_report, say, au
                 break
     report["time"] = time.perf_counter() - t
     return corr, skeleton, sk_report, report
+
+
+def _registration(cc, automatic: bool):
+    """The correspondence parameters of every pass: with ``automatic`` markers, which hold
+    only the extremities, the crotch and the head, stage 2 registers in the stiffness levels
+    of ``automatic_stiffness`` (the source's whole surface places what the markers leave
+    free) unless ``register_stiffness`` asks for its own."""
+    if automatic and not cc.register_stiffness:
+        return replace(cc, register_stiffness=cc.automatic_stiffness)
+    return cc
 
 
 def _weights_method(method: str, target: Mesh, weld_tolerance: float):
@@ -133,14 +139,12 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     markers, markers_report = resolve_markers(source, target, markers, cfg)
     automatic = bool(markers_report.get("automatic"))
     say("correspondence")
-    cc = cfg.correspondence
-    if automatic and not cc.register_stiffness:  # few markers: a stiff level first (config)
-        cc = replace(cc, register_stiffness=cc.automatic_stiffness)
+    cc = _registration(cfg.correspondence, automatic)
     corr = correspond(source.mesh, target, markers, cc)
     say("skeleton")
     skeleton, sk_report = transfer_skeleton(source, target, corr, cfg.skeleton)
-    corr, skeleton, sk_report, pose_report = _match_pose(source, target, markers, cfg, corr, skeleton, sk_report,
-                                                         say, automatic=automatic)
+    corr, skeleton, sk_report, pose_report = _match_pose(source, target, markers, cfg, cc, corr, skeleton,
+                                                         sk_report, say)
     say("weights")
     t = time.perf_counter()
     wc = cfg.weights
