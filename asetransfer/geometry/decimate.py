@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .topology import weld
+from .topology import used_vertices, weld
 
 #: vertex clustering first brings a mesh down to about this many times the proxy's
 #: size, then quadric decimation does the rest.  The collapses repair what the coarse
@@ -95,7 +95,7 @@ def proxy_mesh(vertices: np.ndarray, faces: np.ndarray, n_vertices: int, weld_to
     v, f, _ = weld(np.asarray(v, dtype=np.float64), np.asarray(f, dtype=np.int64), weld_tolerance)
     f = f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])]
     f = f[triangle_quality(v, f) > MIN_QUALITY]
-    used = np.unique(f)
+    used = used_vertices(f)
     renumber = np.full(len(v), -1, dtype=np.int64)
     renumber[used] = np.arange(len(used))
     return v[used], renumber[f]

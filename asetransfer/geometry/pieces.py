@@ -20,7 +20,7 @@ from .alignment import principal_box_sides
 from .geodesic import bridge_edges, unique_edges
 from .laplacian import boundary_vertices
 from .surface import SurfaceIndex
-from .topology import face_normals, vertex_areas, vertex_components, vertex_normals
+from .topology import face_normals, used_vertices, vertex_areas, vertex_components, vertex_normals
 
 #: rims continue each other (a cut) when the offset between them lies within this many
 #: degrees of the tangent planes at both: 90 - ``layer_angle``'s default, the offset of a
@@ -62,7 +62,7 @@ def layer_faces(v: np.ndarray, f: np.ndarray, *, gap: float, distance: float, an
     pieces = vertex_components(len(v), f)
     if pieces[f[:, 0]].max(initial=0) == 0:
         return np.zeros(len(f), bool)
-    used = np.unique(f)
+    used = used_vertices(f)
     diagonal = float(np.linalg.norm(principal_box_sides(v[used])))
     bridges = bridge_edges(v, unique_edges(f), gap * diagonal, connect_all=False)
     if not len(bridges):

@@ -33,6 +33,25 @@ def weld(vertices: np.ndarray, faces: np.ndarray, tolerance: float = 1e-7):
     return v[np.sort(first)], index[np.asarray(faces, dtype=np.int64)], index
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of an integer array of any shape (``np.unique(values)``).
+
+    numpy 2.3+ finds ``np.unique``'s values by hashing, 20-50x slower than a sort on
+    many distinct integers: 0.6 s for the faces of a 200k-vertex mesh, 0.03 s sorted."""
+    s = np.sort(np.asarray(values).ravel())
+    keep = np.ones(len(s), dtype=bool)
+    keep[1:] = s[1:] != s[:-1]
+    return s[keep]
+
+
+def used_vertices(faces: np.ndarray) -> np.ndarray:
+    """Sorted indices of the vertices the triangles use (a stray vertex is not a surface)."""
+    f = np.asarray(faces, dtype=np.int64).ravel()
+    used = np.zeros(int(f.max(initial=-1)) + 1, dtype=bool)
+    used[f] = True
+    return np.flatnonzero(used)
+
+
 def _unique_rows(keys: np.ndarray):
     """``np.unique(keys, axis=0, return_index=True, return_inverse=True)[1:]`` for (n, 3)
     integer rows, by a lexicographic sort (4x faster than the structured sort behind

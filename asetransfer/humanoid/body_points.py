@@ -33,7 +33,7 @@ from ..model.mesh import Mesh
 from .body import body_axes
 from ..geometry.surface import SurfaceIndex
 from ..model.surface import SurfacePoints
-from ..geometry.topology import face_normals
+from ..geometry.topology import face_normals, used_vertices
 
 log = logging.getLogger("asetransfer")
 
@@ -67,7 +67,7 @@ class Context:
         self.V = np.ascontiguousarray(vertices, dtype=np.float64)
         self.F = np.ascontiguousarray(faces, dtype=np.int64)
         self.normals = face_normals(self.V, self.F)
-        self.reach = 2.0 * float(np.linalg.norm(np.ptp(self.V[np.unique(self.F)], axis=0)))
+        self.reach = 2.0 * float(np.linalg.norm(np.ptp(self.V[used_vertices(self.F)], axis=0)))
         self.chains = chains or {}
         self.T = float((self.j["upper_spine"] - self.j["hips"]) @ self.up)
         self.w_sh = 0.5 * float((self.j["shoulder_l"] - self.j["shoulder_r"]) @ self.left)

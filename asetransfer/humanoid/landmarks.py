@@ -58,7 +58,7 @@ from ..geometry import geodesic
 from ..geometry.alignment import principal_box_sides
 from ..geometry.pieces import layer_faces
 from ..geometry.symmetry import estimate_symmetry_plane, reflect
-from ..geometry.topology import vertex_components, weld
+from ..geometry.topology import used_vertices, vertex_components, weld
 from ..model.mesh import Mesh
 
 # Rule proportions, as fractions of the body height H (head top to ground).  They
@@ -193,7 +193,7 @@ class _Surface:
         """``vertices`` and ``faces`` welded, ``original`` the input vertex of each welded vertex,
         ``face_ids`` (F,) the input triangle of each face (the same corners, in order); only the
         vertices ``faces`` use are kept (a lone vertex would be bridged as a piece)."""
-        used = np.unique(faces)
+        used = used_vertices(faces)
         self.vertices, self.faces = vertices[used], np.searchsorted(used, faces)
         # the input vertex of each vertex kept and the input triangle of each face:
         # landmarks are reported on the input
@@ -223,7 +223,7 @@ class _Surface:
 def _welded(mesh: Mesh):
     """The surface of ``mesh`` welded across seams: vertices, faces, and the first input
     vertex of each welded vertex."""
-    used = np.unique(mesh.faces)
+    used = used_vertices(mesh.faces)
     welded, faces, index = weld(mesh.vertices[used], np.searchsorted(used, mesh.faces))
     original = np.zeros(len(welded), dtype=np.int64)
     original[index[::-1]] = used[::-1]
@@ -380,7 +380,7 @@ def _body_layout(vertices: np.ndarray, faces: np.ndarray, original: np.ndarray, 
         label = _pieces(surface)
         for piece in suspects:
             # the surface's faces on its own vertices: keep those off the piece
-            kept = np.isin(np.searchsorted(np.unique(faces), faces[:, 0]), np.flatnonzero(label != piece))
+            kept = np.isin(np.searchsorted(used_vertices(faces), faces[:, 0]), np.flatnonzero(label != piece))
             rest = _Surface(vertices, faces[kept], original, face_ids[kept], bridge_gap)
             try:
                 return rest, _layout(rest, radius, symmetry_iterations)
@@ -666,7 +666,7 @@ def _ear_points(surface: _Surface, frame: BodyFrame, region: np.ndarray, nose: n
     level = float(frame.coordinates(nose[None])[0, 1])
     low, high = level - EAR_BAND, level + EAR_BAND
     # the band's corners: the head's vertices in it and where its edges cross its bounds
-    used = np.unique(f)
+    used = used_vertices(f)
     corners = np.concatenate([c[used][(c[used, 1] >= low) & (c[used, 1] <= high), 0],
                               _section(c, f, low)[:, 0], _section(c, f, high)[:, 0]])
     if not len(corners):

@@ -40,7 +40,7 @@ from ..geometry.surface import SurfaceIndex, surface_index
 from ..model.surface import SurfacePoints, interpolate
 from ..humanoid.naming import lr_pairs
 from ..geometry.symmetry import plane_from_pairs, reflect
-from ..geometry.topology import face_normals, vertex_components, vertex_normals, weld
+from ..geometry.topology import face_normals, used_vertices, vertex_components, vertex_normals, weld
 
 log = logging.getLogger("asetransfer")
 
@@ -528,7 +528,7 @@ def _aligned_sides(source: Mesh, target: Mesh, markers: Markers, cfg: Correspond
     ms = markers.source.positions(source.vertices, source.faces)
     mt = markers.target.positions(target.vertices, target.faces)
     alignment = umeyama(ms, mt)
-    used = np.unique(target.faces)  # vertices used by triangles: a stray vertex has no say
+    used = used_vertices(target.faces)  # vertices used by triangles: a stray vertex has no say
     norm = _normalising(target.vertices[used], alignment.rotation)
     tgt = _prepare(norm.apply(target.vertices), target.faces, markers.target, cfg)
     body_norm = _normalising(target.vertices[tgt.solved[tgt.index]], alignment.rotation)

@@ -95,7 +95,7 @@ def inpaint_weights(vertices, faces, weights: sp.spmatrix, known: np.ndarray, *,
     np.logical_and.at(known_w, index, np.asarray(known, dtype=bool))  # all copies accepted
     Wd = W[first].toarray()
     used = np.zeros(n, dtype=bool)
-    used[np.unique(F)] = True
+    used[np.asarray(F).ravel()] = True
     known_w |= ~used                                   # unreferenced vertices keep theirs
     copied = np.zeros(n, dtype=bool)
     if known_w[used].any():
