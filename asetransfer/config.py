@@ -359,12 +359,19 @@ class MarkersConfig:
     hand_radius: float = 0.03
     # automatic markers below this confidence are named in a warning
     warn_confidence: float = 0.5
+    # a character with more than twice as many vertices is searched on a copy simplified to
+    # this many, and its landmarks moved to its own surface: d01 at 200k vertices 3.0 -> 2.2
+    # s, at 1M 15.9 -> 3.7 s, landmarks within 0.03 / 0.10 %H of the full search's on
+    # average (docs/benchmarks.md)
+    search_vertices: int = 50_000
 
     def __post_init__(self):
         if self.automatic not in ("auto", "on", "off"):
             raise ValueError(f"automatic markers must be auto, on or off (got {self.automatic!r})")
         if self.complete_below < 0:
             raise ValueError("complete_below must be >= 0")
+        if self.search_vertices < 1000:
+            raise ValueError("search_vertices must be >= 1000")
         for name in ("bridge_gap", "extremity_radius", "hand_radius"):
             if not 0 < getattr(self, name) < 1:
                 raise ValueError(f"marker parameter {name} must be in (0, 1)")

@@ -8,7 +8,8 @@ every size: ``13k`` is the case's own file; smaller ones are quadric decimations
 (pymeshlab); larger ones are the target subdivided once by midpoints (the same
 surface), quadric-decimated to ``n / 4^k`` vertices and midpoint-subdivided ``k``
 times (each midpoint step multiplies the vertex count by ~4 and keeps the surface).
-The case's markers are snapped onto each target (``{"point": ...}`` on its surface).
+The case's markers are snapped onto each target (``{"point": ...}`` on its surface);
+``--markers auto`` gives none, so the command finds them (the ``mark`` column).
 Built targets are cached in ``DIR/targets``.
 
 Every size runs the real command line in a child process (bench_transfer.py's
@@ -96,7 +97,8 @@ def prepare(case: str, markers: str, sizes, out: Path):
     built = {}
     for n in sizes:
         if n == BASE_SIZE:
-            built[n] = (target_path(case), DEV / case / f"markers_{markers}.json", len(base.vertices))
+            built[n] = (target_path(case), None if markers == "auto" else DEV / case / f"markers_{markers}.json",
+                        len(base.vertices))
             continue
         tgt, mk = out / f"{case}_{n}.ply", out / f"{case}_{n}_{markers}.json"
         if not tgt.exists():
@@ -104,7 +106,9 @@ def prepare(case: str, markers: str, sizes, out: Path):
             v, f = build_target(base.vertices, base.faces, n)
             write_ply(tgt, v, f)
             print(f"built {tgt.name}: {len(v)} vertices in {time.perf_counter() - t:.1f} s", flush=True)
-        if not mk.exists():
+        if markers == "auto":
+            mk = None
+        elif not mk.exists():
             mesh = at.load_mesh(tgt)
             mk.write_text(json.dumps(snapped_markers(DEV / case / f"markers_{markers}.json",
                                                      mesh.vertices, mesh.faces)))
@@ -168,7 +172,7 @@ def blender_data_transfer(source: Path, target: Path, python: str | None = None)
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--case", default="d01_female")
-    ap.add_argument("--markers", default="dense")
+    ap.add_argument("--markers", default="dense", help="dense, sparse or auto (none given: found by the command)")
     ap.add_argument("--sizes", nargs="*", type=int, default=DEFAULT_SIZES)
     ap.add_argument("--flags", default="", help="extra flags of the transfer command")
     ap.add_argument("--out", default="/tmp/asetransfer-scale")
@@ -185,7 +189,7 @@ def main():
     (out / "targets").mkdir(parents=True, exist_ok=True)
     sizes = sorted(set(args.sizes) | {BASE_SIZE})
     built = prepare(args.case, args.markers, sizes, out / "targets")
-    print(f"{'vertices':>9} {'wall s':>7} {'peak MB':>8} {'corr':>5} {'skel':>5} {'wts':>5} "
+    print(f"{'vertices':>9} {'wall s':>7} {'peak MB':>8} {'mark':>5} {'corr':>5} {'skel':>5} {'wts':>5} "
           f"{'pipe':>5} {'other':>5}  correspondence (align/fair/factor/reg1/reg2/maps)  joint mm  weight  local %H  "
           f"joints vs 13k mm (mean/max)")
     rows, joints = [], {}
@@ -206,7 +210,7 @@ def main():
         stages = "/".join(f"{c.get(k, 0.0):.2f}" for k in ("align", "fair", "factor", "register_faired",
                                                              "register_original", "maps"))
         print(f"{row['vertices']:9d} {row['wall_s']:7.2f} {row['peak_mb']:8.0f} "
-              f"{t['correspondence']:5.2f} {t['skeleton']:5.2f} {t['weights']:5.2f} {t['total']:5.2f} "
+              f"{t.get('markers', 0.0):5.2f} {t['correspondence']:5.2f} {t['skeleton']:5.2f} {t['weights']:5.2f} {t['total']:5.2f} "
               f"{row['wall_s'] - t['total']:5.2f}  "
               f"{stages:48}  {row['joint_mean_mm']:8.1f}  {row['weight_err']:6.3f}  {row['local_mean']:8.2f}  "
               f"{vs[0]:.2f} / {vs[1]:.2f}", flush=True)

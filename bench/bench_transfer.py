@@ -31,11 +31,13 @@ def run_transfer(case_dir: Path, markers: str, flags: list, out: Path):
                    flags, out)
 
 
-def run_cli(source: Path, target: Path, markers: Path, flags: list, out: Path):
-    """Run ``asetransfer transfer`` once in a child process; returns (wall seconds, peak RSS MB, report)."""
+def run_cli(source: Path, target: Path, markers: Path | None, flags: list, out: Path):
+    """Run ``asetransfer transfer`` once in a child process (``markers`` None: automatic
+    markers); returns (wall seconds, peak RSS MB, report)."""
     report = out.with_suffix(".report.json")
+    given = [] if markers is None else ["--markers", str(markers)]
     cmd = [sys.executable, "-c", _RUN_AND_REPORT_PEAK, "transfer", str(source), str(target),
-           "--markers", str(markers), "-o", str(out), "--report", str(report), "-q", *flags]
+           *given, "-o", str(out), "--report", str(report), "-q", *flags]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, env=CHILD_ENV)
     _, err = proc.communicate()

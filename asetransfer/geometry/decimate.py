@@ -70,13 +70,15 @@ def triangle_quality(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     return 4.0 * np.sqrt(3.0) * area / np.maximum(np.einsum("fkd,fkd->f", e, e), 1e-300)
 
 
-def proxy_mesh(vertices: np.ndarray, faces: np.ndarray, n_vertices: int, weld_tolerance: float = 1e-7):
+def proxy_mesh(vertices: np.ndarray, faces: np.ndarray, n_vertices: int, weld_tolerance: float = 1e-7,
+               min_quality: float = MIN_QUALITY):
     """A mesh of about ``n_vertices`` vertices with the shape of ``(vertices, faces)``.
 
     Vertex clustering down to ``CLUSTER_FACTOR * n_vertices`` when the mesh is larger
     than that, then quadric edge collapse to ``n_vertices``; coincident vertices are
     welded (``weld_tolerance``, a fraction of the diagonal), slivers (quality below
-    ``MIN_QUALITY``) and the vertices they leave unused are dropped.
+    ``min_quality``; a linear system needs them gone, a search along the surface needs
+    the surface closed: 0 keeps them) and the vertices they leave unused are dropped.
 
     Returns
     -------
@@ -94,7 +96,8 @@ def proxy_mesh(vertices: np.ndarray, faces: np.ndarray, n_vertices: int, weld_to
     # own preparation would (their triangles would otherwise degenerate there)
     v, f, _ = weld(np.asarray(v, dtype=np.float64), np.asarray(f, dtype=np.int64), weld_tolerance)
     f = f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])]
-    f = f[triangle_quality(v, f) > MIN_QUALITY]
+    if min_quality > 0:
+        f = f[triangle_quality(v, f) > min_quality]
     used = used_vertices(f)
     renumber = np.full(len(v), -1, dtype=np.int64)
     renumber[used] = np.arange(len(used))

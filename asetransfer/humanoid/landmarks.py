@@ -176,6 +176,24 @@ class Landmarks:
                 out[k] = np.asarray(b, dtype=np.float64) @ np.asarray(vertices[faces[f]], dtype=np.float64)
         return out
 
+    def moved(self, found_on: Mesh, mesh: Mesh) -> "Landmarks":
+        """The landmarks found on ``found_on``, a simplified copy of ``mesh``, on ``mesh``: each
+        at its closest point on ``mesh``'s triangles, a vertex landmark at that triangle's
+        nearest corner.  The frame, confidence and ``spacing`` stay those of the search."""
+        from ..geometry.surface import SurfaceIndex  # on use: only large characters are searched on a copy
+
+        index = SurfaceIndex(mesh.vertices, mesh.faces)
+        at = self.positions(found_on.vertices)
+        face, bary, _, _ = index.closest(np.array([at[k] for k in self.vertex]))
+        corners = mesh.faces[face, np.argmax(bary, axis=1)]
+        between = self.positions(found_on.vertices, found_on.faces)
+        surface = {}
+        if self.surface:
+            face, bary, _, _ = index.closest(np.array([between[k] for k in self.surface]))
+            surface = {k: (int(f), b) for k, f, b in zip(self.surface, face, bary)}
+        return Landmarks(self.frame, {k: int(c) for k, c in zip(self.vertex, corners)}, self.confidence,
+                         surface, self.spacing)
+
 
 def between_vertices(*landmarks: Landmarks) -> bool:
     """Whether characters linked by their landmarks use the points between vertices

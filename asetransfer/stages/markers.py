@@ -16,7 +16,9 @@ import logging
 import numpy as np
 
 from ..config import Config
+from ..geometry.decimate import proxy_mesh
 from ..geometry.surface import vertex_points
+from ..geometry.topology import used_vertices
 from ..humanoid.body import body_axes
 from ..humanoid.landmarks import (
     FINGERS,
@@ -44,18 +46,26 @@ class MarkerError(ValueError):
 
 
 def landmarks_of(mesh: Mesh, side: str, config: Config) -> Landmarks:
-    """The landmarks of one character; :class:`MarkerError` naming the side if it has no body layout."""
+    """The landmarks of one character; :class:`MarkerError` naming the side if it has no body layout.
+
+    A character of more than twice ``MarkersConfig.search_vertices`` vertices is searched
+    on a copy simplified to that many (the rules' geodesics cost time in proportion to the
+    vertices, not the shape) and the landmarks are moved to its own surface."""
     cfg = config.markers
+    searched = mesh
+    if len(used_vertices(mesh.faces)) > 2 * cfg.search_vertices:
+        searched = Mesh(*proxy_mesh(mesh.vertices, mesh.faces, cfg.search_vertices, min_quality=0.0))
     try:
         cc = config.correspondence
         # the landmarks are the body's: layers by the rule the correspondence carries them by
         layers = None if cc.layer_distance <= 0 else {"gap": cc.piece_gap, "distance": cc.layer_distance,
                                                       "angle": cc.layer_angle, "fraction": cc.layer_fraction,
                                                       "hanging": cc.layer_hanging}
-        return find_landmarks(mesh, bridge_gap=cfg.bridge_gap, extremity_radius=cfg.extremity_radius,
-                              symmetry_iterations=config.skeleton.symmetry_iterations, layers=layers)
+        found = find_landmarks(searched, bridge_gap=cfg.bridge_gap, extremity_radius=cfg.extremity_radius,
+                               symmetry_iterations=config.skeleton.symmetry_iterations, layers=layers)
     except NotHumanoidError as e:
         raise MarkerError(side, f"no humanoid layout found for automatic markers: {e}") from None
+    return found if searched is mesh else found.moved(searched, mesh)
 
 
 def frame_agreement(source: Rig, landmarks: Landmarks) -> float | None:
