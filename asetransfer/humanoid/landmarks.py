@@ -183,8 +183,8 @@ class Landmarks:
         from ..geometry.surface import SurfaceIndex  # on use: only large characters are searched on a copy
 
         index = SurfaceIndex(mesh.vertices, mesh.faces)
-        at = self.positions(found_on.vertices)
-        face, bary, _, _ = index.closest(np.array([at[k] for k in self.vertex]))
+        on_vertices = self.positions(found_on.vertices)
+        face, bary, _, _ = index.closest(np.array([on_vertices[k] for k in self.vertex]))
         corners = mesh.faces[face, np.argmax(bary, axis=1)]
         between = self.positions(found_on.vertices, found_on.faces)
         surface = {}
