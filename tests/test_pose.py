@@ -16,7 +16,8 @@ from asetransfer.config import Config, CorrespondenceConfig
 from asetransfer.humanoid.skeleton_map import propose_skeleton_map
 from asetransfer.model.markers import Markers
 from asetransfer.model.mesh import Mesh
-from asetransfer.stages.pose import in_source_frame, limb_angles, match_pose
+from asetransfer.stages.markers import automatic_markers
+from asetransfer.stages.pose import in_source_frame, landmark_pose, limb_angles, match_pose
 from conftest import FIXTURES
 
 
@@ -108,6 +109,29 @@ def test_passes_register_in_stiffness_levels_only_with_automatic_markers(source,
     assert hand.report["pose_match"]["passes"] >= 1 and seen == [()] * len(seen)
     seen.clear()
     auto = at.transfer(source, target, None)
-    assert auto.report["marker_origin"]["automatic"] and auto.report["pose_match"]["passes"] >= 1
+    # the first pass already registers a posed source (the landmarks' pose)
+    assert auto.report["marker_origin"]["automatic"] and "landmark_pose_deg" in auto.report["pose_match"]
     levels = CorrespondenceConfig().automatic_stiffness
     assert len(levels) > 1 and seen == [levels] * (1 + auto.report["pose_match"]["passes"])
+
+
+def test_automatic_markers_register_first_from_the_landmarks_pose(source):
+    # arms lowered 40 degrees: the automatic landmarks' guess of the pose (each limb swung
+    # whole to its end landmark) is the true pose within 0.2 degrees (measured 0.11-0.18),
+    # so the first pass registers a source already posed like the target and no further
+    # pass is needed (before: 3 passes from the source as modelled, joints within 0.6 mm)
+    target, truth = _posed(source, {"shoulder": ([0, 0, 1], -40.0)})
+    markers, report = automatic_markers(source, target, Config())
+    names = report["automatic"]
+    index = [markers.names.index(n) for n in names]
+    on_source = markers.source.positions(source.mesh.vertices, source.mesh.faces)[index]
+    on_target = markers.target.positions(target.vertices, target.faces)[index]
+    guess = landmark_pose(source.skeleton, dict(zip(names, on_source)), dict(zip(names, on_target)))
+    assert max(limb_angles(source.skeleton, guess, truth).values()) < 1.0
+    result = at.transfer(source, target, None)
+    pose = result.report["pose_match"]
+    assert abs(pose["landmark_pose_deg"]["shoulder_l"] - 40.0) < 1.0 and pose["passes"] == 0
+    assert np.linalg.norm(result.rig.skeleton.bind_world[:, :3, 3] - truth, axis=1).max() < 0.001  # measured 0.3 mm
+    # a target standing like the source is registered as modelled
+    same = at.transfer(source, at.load_mesh(FIXTURES / "target_tall.obj"), None).report["pose_match"]
+    assert "landmark_pose_deg" not in same and same["passes"] == 0

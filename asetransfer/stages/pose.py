@@ -67,6 +67,44 @@ def in_source_frame(source: Skeleton, placed: np.ndarray) -> np.ndarray:
     return fit.apply(placed)
 
 
+#: automatic landmarks on the trunk and head: their fit brings the target into the source's frame
+TRUNK_LANDMARKS = ("head_top", "nose_tip", "head_back", "ear.L", "ear.R", "crotch")
+#: each limb root's end landmarks, the first both characters have: the limb points from
+#: its root joint at it
+LIMB_ENDS = {"shoulder": ("middle_tip", "hand_tip"), "upper_leg": ("heel",)}
+
+
+def landmark_pose(source: Skeleton, source_points: dict, target_points: dict) -> np.ndarray | None:
+    """(J, 3) the source's joints with each arm and leg turned, whole, about its root
+    joint to point at the target's end landmark, in the source's frame; None without a
+    trunk to fit.
+
+    A first guess of the target's pose from the automatic landmarks alone (name -> (3,)
+    point on each character): the target's trunk landmarks (``TRUNK_LANDMARKS``) are fitted
+    onto the source's by a similarity, so the source's shoulder and hip joints stand for
+    the target's, and each limb is swung from its end landmark on the source to the
+    target's (``LIMB_ENDS``; an elbow or knee bend is left as the source has it).
+    """
+    trunk = [n for n in TRUNK_LANDMARKS if n in source_points and n in target_points]
+    if len(trunk) < 3:
+        return None
+    fit = umeyama(np.array([target_points[n] for n in trunk]), np.array([source_points[n] for n in trunk]))
+    placed = source.bind_world[:, :3, 3].copy()
+    mapping, _ = propose_skeleton_map(source)
+    for root, ends in LIMB_ENDS.items():
+        for side in "lr":
+            joint = mapping.get(f"{root}_{side}")
+            end = next((f"{e}.{side.upper()}" for e in ends
+                        if f"{e}.{side.upper()}" in source_points and f"{e}.{side.upper()}" in target_points), None)
+            if joint is None or end is None:
+                continue
+            j = source.index(joint)
+            turn = swing((source_points[end] - placed[j])[None], (fit.apply(target_points[end][None])[0] - placed[j])[None])[0]
+            limb = source.hierarchy.descendants(j)
+            placed[limb] = (placed[limb] - placed[j]) @ turn.T + placed[j]
+    return placed
+
+
 def match_pose(source: Rig, placed: np.ndarray) -> Rig:
     """The source posed by its own rig so its limb bones point as in ``placed``.
 

@@ -11,7 +11,7 @@ from ..config import Config
 from ..geometry.topology import piece_count
 from .correspondence import Correspondence, correspond
 from .markers import MarkerError, automatic_markers
-from .pose import in_source_frame, limb_angles, match_pose
+from .pose import in_source_frame, landmark_pose, limb_angles, match_pose
 from .quality import assess
 from ..model.markers import Markers
 from ..model.mesh import Mesh
@@ -61,35 +61,57 @@ def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: 
     return markers, report
 
 
-def _match_pose(source, target, markers, cfg, cc, corr, skeleton, sk_report, say):
+def _landmark_start(source, target, markers, names, cc):
+    """The pose of the source the first pass registers: the automatic landmarks' guess of the
+    target's (:func:`~asetransfer.stages.pose.landmark_pose`) when a limb differs from the
+    source's by more than ``pose_match_angle``, else None (the source as modelled).  A first
+    pass from the source as modelled reads an A-posed target's arms short of their pose (23
+    of d05's 35 degrees) and takes a pass more to converge."""
+    if not names:
+        return None
+    index = [markers.names.index(n) for n in names]
+    on_source = markers.source.positions(source.mesh.vertices, source.mesh.faces)[index]
+    on_target = markers.target.positions(target.vertices, target.faces)[index]
+    placed = landmark_pose(source.skeleton, dict(zip(names, on_source)), dict(zip(names, on_target)))
+    if placed is None:
+        return None
+    angles = limb_angles(source.skeleton, source.skeleton.bind_world[:, :3, 3], placed)
+    return placed if angles and max(angles.values()) > cc.pose_match_angle else None
+
+
+def _match_pose(source, target, markers, cfg, cc, corr, skeleton, sk_report, say, start=None):
     """Register again from a source posed like the target when their limbs differ (stages/pose.py).
 
     The pose is read from the skeleton the last pass placed; passes repeat until the
-    pose moves less than ``pose_match_tolerance`` degrees (each pass registers a source
-    closer to the target, so its joints, and the pose read from them, are closer too).
-    ``cc``: the correspondence parameters of every pass (:func:`_registration`).
-    Returns the final correspondence, skeleton and skeleton report, and a report: each
-    limb bone's angle to the source's after every pass.
+    pose moves less than ``pose_match_tolerance`` degrees from the one the pass registered
+    (each pass registers a source closer to the target, so its joints, and the pose read
+    from them, are closer too).  ``start``: the joints the first pass's source was posed
+    by (None: as modelled).  ``cc``: the correspondence parameters of every pass
+    (:func:`_registration`).  Returns the final correspondence, skeleton and skeleton
+    report, and a report: each limb bone's angle to the source's after every pass.
     """
     t = time.perf_counter()
     rest = source.skeleton.bind_world[:, :3, 3]
+    registered = rest if start is None else start
     placed = in_source_frame(source.skeleton, skeleton.bind_world[:, :3, 3])
     angles = limb_angles(source.skeleton, rest, placed)
     report = {"limb_angles_deg": [{k: round(v, 2) for k, v in angles.items()}], "passes": 0}
-    if angles and max(angles.values()) > cc.pose_match_angle:
+    if start is not None:
+        report["landmark_pose_deg"] = {k: round(v, 2) for k, v in limb_angles(source.skeleton, rest, start).items()}
+    if angles and (max(angles.values()) > cc.pose_match_angle or start is not None):
         for _ in range(cc.pose_match_passes):
+            if max(limb_angles(source.skeleton, registered, placed).values()) < cc.pose_match_tolerance:
+                break
             say("pose matching")
             posed = match_pose(source, placed)
             corr = correspond(posed.mesh, target, markers, cc)
             # joints are fitted from the posed source (local fits see a near-rigid match);
             # the rest pose and orientations stay the source's
             skeleton, sk_report = transfer_skeleton(posed, target, corr, cfg.skeleton, rest_source=source.skeleton)
-            before, placed = placed, in_source_frame(source.skeleton, skeleton.bind_world[:, :3, 3])
+            registered, placed = placed, in_source_frame(source.skeleton, skeleton.bind_world[:, :3, 3])
             report["passes"] += 1
             report["limb_angles_deg"].append({k: round(v, 2) for k, v in limb_angles(source.skeleton, rest,
                                                                                         placed).items()})
-            if max(limb_angles(source.skeleton, before, placed).values()) < cc.pose_match_tolerance:
-                break
     report["time"] = time.perf_counter() - t
     return corr, skeleton, sk_report, report
 
@@ -140,11 +162,13 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     automatic = bool(markers_report.get("automatic"))
     say("correspondence")
     cc = _registration(cfg.correspondence, automatic)
-    corr = correspond(source.mesh, target, markers, cc)
+    start = _landmark_start(source, target, markers, markers_report.get("automatic", []), cc)
+    first = source if start is None else match_pose(source, start)
+    corr = correspond(first.mesh, target, markers, cc)
     say("skeleton")
-    skeleton, sk_report = transfer_skeleton(source, target, corr, cfg.skeleton)
+    skeleton, sk_report = transfer_skeleton(first, target, corr, cfg.skeleton, rest_source=source.skeleton)
     corr, skeleton, sk_report, pose_report = _match_pose(source, target, markers, cfg, cc, corr, skeleton,
-                                                         sk_report, say)
+                                                         sk_report, say, start)
     say("weights")
     t = time.perf_counter()
     wc = cfg.weights
