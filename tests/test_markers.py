@@ -76,6 +76,7 @@ def good(n=3):
     (good(2) + [dict(GOOD, name="p", source={"point": [0, 1, float("inf")]})], "3 finite numbers"),
     (good(2) + [dict(GOOD, name="p", source={"point": [50, 0, 0]})], "from the source surface"),
     (good(2) + [dict(GOOD, name="two", source={"vertex": 1, "point": [0, 0, 0]})], "exactly one of"),
+    (good(2) + [dict(GOOD, name="a", automatic="yes")], r"marker 2 \('a'\): 'automatic' must be true or false"),
     ([dict(GOOD, name=f"c{i}", source={"vertex": i * 12}, target={"vertex": i * 12}) for i in range(4)],
      "one line"),
 ])
@@ -93,3 +94,11 @@ def test_not_json(tmp_path, meshes):
     p.write_text('{"markers": [}')
     with pytest.raises(InputError, match="invalid JSON at line 1"):
         at.load_markers(p, *meshes)
+
+
+def test_markers_flagged_automatic_in_the_file_stay_automatic(tmp_path, meshes):
+    src, tgt = meshes
+    ms = good(3)
+    ms[1]["automatic"], ms[2]["automatic"] = True, False
+    m = at.load_markers(write(tmp_path, ms), src, tgt)
+    assert m.automatic == {"m1"}

@@ -43,7 +43,8 @@ def parse_markers(path, data: bytes | None = None, minimum: int = 3) -> list:
 
     Returns
     -------
-    list of ``(name, source_loc, target_loc)`` with locations as validated dicts.
+    list of ``(name, source_loc, target_loc, automatic)`` with locations as validated dicts
+    and ``automatic`` the entry's optional ``"automatic"`` flag (False when absent).
     """
     doc = parse_json_file(path, "marker file", data)
     if not isinstance(doc, dict) or "markers" not in doc:
@@ -67,7 +68,10 @@ def parse_markers(path, data: bytes | None = None, minimum: int = 3) -> list:
             if side not in m:
                 raise InputError(path, f"{label}: missing '{side}'")
             locs.append(parse_location(path, f"{label}: {side}", m[side]))
-        out.append((name, locs[0], locs[1]))
+        automatic = m.get("automatic", False)
+        if not isinstance(automatic, bool):
+            raise InputError(path, f"{label}: 'automatic' must be true or false")
+        out.append((name, locs[0], locs[1], automatic))
     if len(out) < minimum:
         raise InputError(path, f"has {len(out)} marker(s); at least {minimum} are needed to align source and "
                                "target" + (" (or let automatic markers complete them)" if minimum >= 3 else ""))
@@ -234,15 +238,15 @@ def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3, data: bytes
     InputError naming the marker and field at fault.
     """
     specs = parse_markers(path, data, minimum=minimum)
-    labels = [f"marker {i} ({n!r})" for i, (n, _, _) in enumerate(specs)]
-    src = resolve_locations(path, [s for _, s, _ in specs], source, side="source", labels=labels)
-    tgt = resolve_locations(path, [t for _, _, t in specs], target, side="target", labels=labels)
+    labels = [f"marker {i} ({n!r})" for i, (n, _, _, _) in enumerate(specs)]
+    src = resolve_locations(path, [s for _, s, _, _ in specs], source, side="source", labels=labels)
+    tgt = resolve_locations(path, [t for _, _, t, _ in specs], target, side="target", labels=labels)
     if len(specs) >= 3:  # fewer are completed by automatic markers, which bring their own spread
         _check_spread(path, "source", src, source)
         _check_spread(path, "target", tgt, target)
         _check_units(path, src.positions(source.vertices, source.faces), source,
                      tgt.positions(target.vertices, target.faces), target)
-    return Markers(tuple(n for n, _, _ in specs), src, tgt)
+    return Markers(tuple(n for n, _, _, _ in specs), src, tgt, frozenset(n for n, _, _, a in specs if a))
 
 
 def markers_to_json(markers: Markers, source: Mesh, target: Mesh, extras: dict | None = None) -> str:

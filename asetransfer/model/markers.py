@@ -7,7 +7,7 @@ barycentric coordinates) on their mesh.  Marker files are read and written by
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 from .surface import SurfacePoints
@@ -15,11 +15,17 @@ from .surface import SurfacePoints
 
 @dataclass(eq=False)
 class Markers:
-    """Linked markers resolved to surface locations on both meshes."""
+    """Linked markers resolved to surface locations on both meshes.
+
+    ``automatic`` names the markers the landmark rules found (``"automatic": true`` in a
+    marker file): they hold only the extremities, the crotch and the head, so a transfer
+    registers them as it registers its own automatic markers, whether they were found in
+    this run or read back from the file ``asetransfer markers`` wrote."""
 
     names: tuple
     source: SurfacePoints
     target: SurfacePoints
+    automatic: frozenset = field(default_factory=frozenset)
 
     def __len__(self):
         return len(self.names)

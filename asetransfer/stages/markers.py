@@ -126,7 +126,8 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     between = between_vertices(src, tgt)
     if hand is not None and len(hand):
         names = _give_way(names, tgt, target, hand, cfg.hand_radius, between)
-    auto = Markers(tuple(names), _points(source.mesh, src, names, between), _points(target, tgt, names, between))
+    auto = Markers(tuple(names), _points(source.mesh, src, names, between), _points(target, tgt, names, between),
+                   frozenset(names))
     markers = auto if hand is None or not len(hand) else _joined(hand, auto)
     low = [n for n in names if confidence[n] < cfg.warn_confidence]
     if low:
@@ -173,7 +174,7 @@ def _joined(first: Markers, second: Markers) -> Markers:
     def cat(a: SurfacePoints, b: SurfacePoints) -> SurfacePoints:
         return SurfacePoints(np.concatenate([a.face, b.face]), np.concatenate([a.bary, b.bary]))
     return Markers(tuple(first.names) + tuple(second.names), cat(first.source, second.source),
-                   cat(first.target, second.target))
+                   cat(first.target, second.target), first.automatic | second.automatic)
 
 
 def _frame_json(landmarks: Landmarks) -> dict:

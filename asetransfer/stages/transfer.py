@@ -43,7 +43,9 @@ def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: 
     if not given and cfg.automatic == "off":
         raise MarkerError("target", "no markers were given and automatic markers are off")
     if given and not (cfg.automatic == "on" or (cfg.automatic == "auto" and len(markers) < cfg.complete_below)):
-        return markers, {"automatic": [], "hand": list(markers.names)}
+        # markers read back from a file `asetransfer markers` wrote stay automatic
+        return markers, {"automatic": [n for n in markers.names if n in markers.automatic],
+                         "hand": [n for n in markers.names if n not in markers.automatic]}
     t = time.perf_counter()
     try:
         markers, report = automatic_markers(source, target, config, hand=markers if given else None)
