@@ -514,3 +514,15 @@ def test_automatic_markers_off_without_markers_is_an_error(source, heavy):
     from asetransfer.stages.markers import MarkerError
     with pytest.raises(MarkerError):
         at.transfer(source, heavy, None, Config(markers=MarkersConfig(automatic="off")))
+
+
+def test_a_characters_landmarks_are_found_once_for_its_mesh_and_rules(source):
+    # a batch rigs a cast from one source: its landmarks are found once per process
+    from asetransfer.stages.markers import landmarks_of
+    a = landmarks_of(source.mesh, "source", Config())
+    assert landmarks_of(source.mesh, "source", Config()) is a
+    # another mesh (the same shape twice as large) and other rules are searched again
+    larger = landmarks_of(Mesh(source.mesh.vertices * 2.0, source.mesh.faces), "source", Config())
+    assert larger is not a and np.isclose(larger.frame.height, 2.0 * a.frame.height)
+    assert larger.vertex == a.vertex
+    assert landmarks_of(source.mesh, "source", Config(markers=MarkersConfig(extremity_radius=0.16))) is not a

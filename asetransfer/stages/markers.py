@@ -11,6 +11,7 @@ wrong way round is reported rather than silently mirrored.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 
 import numpy as np
@@ -45,27 +46,42 @@ class MarkerError(ValueError):
         self.side = side
 
 
+#: the landmarks of the last characters searched, by their mesh's bytes and the rules'
+#: parameters: a batch rigs a cast from one source, whose landmarks (0.28 s on the dev
+#: source) are then found once per process, not once per target
+_FOUND: dict = {}
+_FOUND_KEPT = 4
+
+
 def landmarks_of(mesh: Mesh, side: str, config: Config) -> Landmarks:
     """The landmarks of one character; :class:`MarkerError` naming the side if it has no body layout.
 
     A character of more than twice ``MarkersConfig.search_vertices`` vertices is searched
     on a copy simplified to that many (the rules' geodesics cost time in proportion to the
     vertices, not the shape) and the landmarks are moved to its own surface."""
-    cfg = config.markers
+    cfg, cc = config.markers, config.correspondence
+    # the landmarks are the body's: layers by the rule the correspondence carries them by
+    layers = None if cc.layer_distance <= 0 else {"gap": cc.piece_gap, "distance": cc.layer_distance,
+                                                  "angle": cc.layer_angle, "fraction": cc.layer_fraction,
+                                                  "hanging": cc.layer_hanging}
+    rules = dict(bridge_gap=cfg.bridge_gap, extremity_radius=cfg.extremity_radius,
+                 symmetry_iterations=config.skeleton.symmetry_iterations, layers=layers)
+    key = (hashlib.blake2b(mesh.vertices.tobytes() + mesh.faces.tobytes(), digest_size=16).digest(),
+           cfg.search_vertices, repr(rules))
+    if key in _FOUND:
+        return _FOUND[key]
     searched = mesh
     if len(used_vertices(mesh.faces)) > 2 * cfg.search_vertices:
         searched = Mesh(*proxy_mesh(mesh.vertices, mesh.faces, cfg.search_vertices, min_quality=0.0))
     try:
-        cc = config.correspondence
-        # the landmarks are the body's: layers by the rule the correspondence carries them by
-        layers = None if cc.layer_distance <= 0 else {"gap": cc.piece_gap, "distance": cc.layer_distance,
-                                                      "angle": cc.layer_angle, "fraction": cc.layer_fraction,
-                                                      "hanging": cc.layer_hanging}
-        found = find_landmarks(searched, bridge_gap=cfg.bridge_gap, extremity_radius=cfg.extremity_radius,
-                               symmetry_iterations=config.skeleton.symmetry_iterations, layers=layers)
+        found = find_landmarks(searched, **rules)
     except NotHumanoidError as e:
         raise MarkerError(side, f"no humanoid layout found for automatic markers: {e}") from None
-    return found if searched is mesh else found.moved(searched, mesh)
+    found = found if searched is mesh else found.moved(searched, mesh)
+    while len(_FOUND) >= _FOUND_KEPT:
+        del _FOUND[next(iter(_FOUND))]  # the oldest
+    _FOUND[key] = found
+    return found
 
 
 def frame_agreement(source: Rig, landmarks: Landmarks) -> float | None:
