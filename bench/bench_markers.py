@@ -40,7 +40,7 @@ from devdata import DEV, EVAL, ROOT, cases as dev_cases, target_path  # noqa: E4
 sys.path.insert(0, str(ROOT))
 import asetransfer as at  # noqa: E402
 from asetransfer.model.mesh import Mesh  # noqa: E402
-from asetransfer.stages.markers import MarkerError  # noqa: E402
+from asetransfer.stages.markers import MarkerError, forget_landmarks  # noqa: E402
 
 
 def _similarity():
@@ -162,6 +162,7 @@ def main():
         hand = _on_kept_faces(hand, kept)
         res = {}
         for kind, markers in (("hand", hand), ("auto", None)):
+            forget_landmarks()  # the marker time is the search on both characters, as in a new process
             try:
                 r = at.transfer(source, target, markers)
             except MarkerError as e:  # a row that says so, not a lost table

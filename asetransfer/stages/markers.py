@@ -53,6 +53,11 @@ _FOUND: dict = {}
 _FOUND_KEPT = 4
 
 
+def forget_landmarks() -> None:
+    """Drop the landmarks kept by :func:`landmarks_of` (a benchmark times the search itself)."""
+    _FOUND.clear()
+
+
 def landmarks_of(mesh: Mesh, side: str, config: Config) -> Landmarks:
     """The landmarks of one character; :class:`MarkerError` naming the side if it has no body layout.
 
