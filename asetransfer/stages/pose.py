@@ -94,12 +94,13 @@ def landmark_pose(source: Skeleton, source_points: dict, target_points: dict) ->
     for root, ends in LIMB_ENDS.items():
         for side in "lr":
             joint = mapping.get(f"{root}_{side}")
-            end = next((f"{e}.{side.upper()}" for e in ends
-                        if f"{e}.{side.upper()}" in source_points and f"{e}.{side.upper()}" in target_points), None)
-            if joint is None or end is None:
+            shared = [f"{e}.{side.upper()}" for e in ends]
+            shared = [n for n in shared if n in source_points and n in target_points]
+            if joint is None or not shared:
                 continue
-            j = source.index(joint)
-            turn = swing((source_points[end] - placed[j])[None], (fit.apply(target_points[end][None])[0] - placed[j])[None])[0]
+            j, end = source.index(joint), shared[0]
+            target_end = fit.apply(target_points[end][None])[0]
+            turn = swing((source_points[end] - placed[j])[None], (target_end - placed[j])[None])[0]
             limb = source.hierarchy.descendants(j)
             placed[limb] = (placed[limb] - placed[j]) @ turn.T + placed[j]
     return placed
