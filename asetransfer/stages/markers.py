@@ -71,8 +71,10 @@ def landmarks_of(mesh: Mesh, side: str, config: Config) -> Landmarks:
                                                   "hanging": cc.layer_hanging}
     rules = dict(bridge_gap=cfg.bridge_gap, extremity_radius=cfg.extremity_radius,
                  symmetry_iterations=config.skeleton.symmetry_iterations, layers=layers)
-    key = (hashlib.blake2b(mesh.vertices.tobytes() + mesh.faces.tobytes(), digest_size=16).digest(),
-           cfg.search_vertices, repr(rules))
+    digest = hashlib.blake2b(digest_size=16)
+    for array in (mesh.vertices, mesh.faces):  # C-contiguous (Mesh): hashed in place, not copied
+        digest.update(array)
+    key = (digest.digest(), mesh.vertices.shape, mesh.faces.shape, cfg.search_vertices, repr(rules))
     if key in _FOUND:
         return _FOUND[key]
     searched = mesh
