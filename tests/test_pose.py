@@ -135,3 +135,17 @@ def test_automatic_markers_register_first_from_the_landmarks_pose(source):
     # a target standing like the source is registered as modelled
     same = at.transfer(source, at.load_mesh(FIXTURES / "target_tall.obj"), None).report["pose_match"]
     assert "landmark_pose_deg" not in same and same["passes"] == 0
+
+
+def test_no_landmark_pose_when_the_source_names_left_and_right_the_other_way(source, caplog):
+    # joint names swapped .L <-> .R: the guess would swing each arm to the other side's
+    # hand, so the first pass registers the source as modelled (and the names are warned of)
+    from asetransfer.model.rig import Rig
+    swapped = tuple(n.replace(".L", ".tmp").replace(".R", ".L").replace(".tmp", ".R") for n in source.skeleton.names)
+    assert swapped != source.skeleton.names
+    mislabelled = Rig(source.mesh, source.skeleton.copy(names=swapped), source.skin)
+    target, _ = _posed(source, {"shoulder": ([0, 0, 1], -40.0)})
+    with caplog.at_level("WARNING", logger="asetransfer"):
+        report = at.transfer(mislabelled, target, None).report
+    assert report["marker_origin"]["source_frame_agreement"] < 0.5
+    assert "landmark_pose_deg" not in report["pose_match"] and "disagree" in caplog.text

@@ -63,13 +63,17 @@ def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: 
     return markers, report
 
 
-def _landmark_start(source, target, markers, names, cc):
+def _landmark_start(source, target, markers, markers_report, cc):
     """The pose of the source the first pass registers: the automatic landmarks' guess of the
     target's (:func:`~asetransfer.stages.pose.landmark_pose`) when a limb differs from the
     source's by more than ``pose_match_angle``, else None (the source as modelled).  A first
     pass from the source as modelled reads an A-posed target's arms short of their pose (23
-    of d05's 35 degrees) and takes a pass more to converge."""
-    if not names:
+    of d05's 35 degrees) and takes a pass more to converge.  No guess when the source's
+    left/right joint names disagree with its shape (it would swing each arm to the other
+    side's hand)."""
+    names = markers_report.get("automatic", [])
+    agreement = markers_report.get("source_frame_agreement")
+    if not names or (agreement is not None and agreement < 0.5):
         return None
     index = [markers.names.index(n) for n in names]
     on_source = markers.source.positions(source.mesh.vertices, source.mesh.faces)[index]
@@ -164,7 +168,7 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     automatic = bool(markers_report.get("automatic"))
     say("correspondence")
     cc = _registration(cfg.correspondence, automatic)
-    start = _landmark_start(source, target, markers, markers_report.get("automatic", []), cc)
+    start = _landmark_start(source, target, markers, markers_report, cc)
     first = source if start is None else match_pose(source, start)
     corr = correspond(first.mesh, target, markers, cc)
     say("skeleton")
