@@ -12,7 +12,9 @@ tens of %H off).  Then the target is moved by a similarity (rotated about a
 tilted axis, scaled x37, translated) and rigged automatically again; its joints,
 moved back, are compared with the unmoved automatic run (``moved %H``: the largest
 joint difference, in % of height).  Marker time is the landmark search on both
-characters.  ``--apose``: the same on A-posed copies of the cases (bench/apose.py:
+characters; ``added s`` the whole transfer's time with automatic markers less its time
+with the hand markers (the search, and the registrations the automatic markers run
+otherwise: stiffness levels, posed passes), in this process.  ``--apose``: the same on A-posed copies of the cases (bench/apose.py:
 the ground truth posed by its own weights, arms 35 and legs 6 degrees by default,
 the pose of ``d05_apose_male``), written under ``--out``.  ``--dress KIND``: the target
 dressed like a production character (tests/dressing.py: joint covers, a shirt, a hair cap,
@@ -136,7 +138,7 @@ def main():
     s, rot, t = _similarity()
     rows = []
     print(f"{'case':22} {'markers':7} {'n':>3} {'body%H':>6} {'fing%H':>6} {'max%H':>6} {'orient':>6} "
-          f"{'w.err':>6} {'local':>6}   ratios body/w/local   moved %H  marker s")
+          f"{'w.err':>6} {'local':>6}   ratios body/w/local   moved %H  marker s  added s")
     for case in args.cases or dev_cases():
         case_dir, target_file = DEV / case, target_path(case)
         if args.apose is not None:
@@ -181,7 +183,7 @@ def main():
         for kind in ("hand", "auto"):
             r, sc = res[kind]
             row = {"case": case, "markers": kind, "n": r.report["markers"], **sc,
-                   "marker_time": r.report["timings"]["markers"]}
+                   "marker_time": r.report["timings"]["markers"], "total_time": r.report["timings"]["total"]}
             line = (f"{case:22} {kind:7} {row['n']:3d} {sc['body']:6.2f} {sc['fingers']:6.2f} {sc['max']:6.2f} "
                     f"{sc['orient']:6.2f} {sc['weights']:6.3f} {sc['local']:6.2f}")
             if kind == "auto":
@@ -189,7 +191,8 @@ def main():
                 row["ratios"] = [sc["body"] / h["body"], sc["weights"] / h["weights"], sc["local"] / h["local"]]
                 row["moved_pct"] = moved_err
                 line += (f"   {row['ratios'][0]:4.2f}/{row['ratios'][1]:4.2f}/{row['ratios'][2]:4.2f}"
-                         f"      {moved_err:6.3f}   {row['marker_time']:.2f}")
+                         f"      {moved_err:6.3f}   {row['marker_time']:.2f}"
+                         f"      {row['total_time'] - res['hand'][0].report['timings']['total']:5.2f}")
             rows.append(row)
             print(line, flush=True)
     if args.json:
