@@ -10,8 +10,9 @@ process, in a pool of processes or on a Dask cluster and yields the results as
 they finish.
 
 Shared source work.  The source is parsed once per process (:func:`prepare_source`,
-cached per worker).  Nothing else of the source can be shared without changing the
-output: the correspondence welds, normalises, Laplacian-factorises and selects the
+cached per worker), and with automatic markers its landmarks are found once per process
+(:func:`~asetransfer.stages.markers.landmarks_of` keeps them; they depend on the source
+alone).  Nothing else of the source can be shared without changing the output: the correspondence welds, normalises, Laplacian-factorises and selects the
 marked pieces of the source *after* moving it into each target's frame (the marker
 similarity and the target's bounding-box diagonal), and the marked pieces depend on
 each target's marker file, so every system is per target (docs/batch.md).
