@@ -41,6 +41,23 @@ def test_proxy_keeps_the_shape_and_gives_a_solvable_fairing_operator():
     assert np.isfinite(x).all()
 
 
+def test_proxy_of_a_mesh_split_at_every_corner_is_the_welded_surface():
+    # a triangle soup (a flat-shaded export: three vertices a triangle) has more vertices
+    # than the proxy asks for but fewer triangles: it was handed to the edge collapse as
+    # it came (no shared edge to collapse; fast_simplification refused the target count)
+    v, f = sphere(40, 80)
+    soup_v, soup_f = v[f].reshape(-1, 3), np.arange(3 * len(f)).reshape(-1, 3)
+    n = len(v) + 100                          # more than the welded surface has, less than the soup
+    assert len(soup_v) > n and len(soup_f) < 2 * n
+    pv, pf = proxy_mesh(soup_v, soup_f, n)
+    assert len(pv) == len(v) and len(pf) == len(f)  # welded, nothing collapsed
+    assert len(np.unique(vertex_components(len(pv), pf))) == 1
+    # a larger soup is welded, then simplified to the asked size
+    pv, pf = proxy_mesh(soup_v, soup_f, 800)
+    assert 600 <= len(pv) <= 850 and len(np.unique(vertex_components(len(pv), pf))) == 1
+    assert np.abs(np.linalg.norm(pv, axis=1) - 1.0).max() < 0.03
+
+
 def test_cluster_vertices_merges_cells_and_drops_collapsed_triangles():
     v, f = sphere()
     cv, cf, cluster = cluster_vertices(v, f, 3000)

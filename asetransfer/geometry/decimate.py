@@ -88,9 +88,14 @@ def proxy_mesh(vertices: np.ndarray, faces: np.ndarray, n_vertices: int, weld_to
 
     v = np.asarray(vertices, dtype=np.float64)
     f = np.asarray(faces, dtype=np.int64)
+    if len(v) > len(f):
+        # split at every corner (a triangle soup, a flat-shaded export: three vertices a
+        # triangle, where a closed surface has half a vertex): welded first, else an edge
+        # collapse finds no shared edge to collapse
+        v, f, _ = weld(v, f, weld_tolerance)
     if len(v) > 2 * CLUSTER_FACTOR * n_vertices:
         v, f, _ = cluster_vertices(v, f, CLUSTER_FACTOR * n_vertices)
-    if len(v) > n_vertices:
+    if len(f) > 2 * n_vertices:  # a closed surface has about twice as many triangles as vertices
         v, f = fast_simplification.simplify(v.astype(np.float32), f.astype(np.int32), target_count=2 * n_vertices)
     # collapses can leave distinct vertices at one position: merged, as the target's
     # own preparation would (their triangles would otherwise degenerate there)
