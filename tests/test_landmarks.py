@@ -371,6 +371,44 @@ def test_the_corners_of_one_blunt_fingertip_are_one_tip():
     assert _merged_corners(list(range(6)), d) == list(range(6))
 
 
+class _TreeSurface:
+    """What :func:`landmarks._tips` reads of a surface, on a weighted tree graph."""
+
+    def __init__(self, edges, size):
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import dijkstra
+        a, b, w = np.array(edges).T
+        n = int(max(a.max(), b.max())) + 1
+        self.graph = sp.csr_matrix((np.r_[w, w], (np.r_[a, b].astype(int), np.r_[b, a].astype(int))), shape=(n, n))
+        self.size, self.from_middle = size, dijkstra(self.graph, indices=0)
+        self.distance_from = lambda v: dijkstra(self.graph, indices=v)
+
+
+def test_a_limb_with_many_tips_is_one_limb_and_the_others_are_still_found():
+    # four limbs 1.0 long and a fifth 1.2 long ending in nine prongs 0.1 long (long
+    # fingers, claws): the prongs' tips are nine extremities, all farther from the middle
+    # than the other limbs' -- more than the candidates examined -- yet one limb's
+    edges, node = [], 0
+
+    def chain(start, steps, step):
+        nonlocal node
+        prev = start
+        for _ in range(steps):
+            node += 1
+            edges.append((prev, node, step))
+            prev = node
+        return prev
+
+    ends = [chain(0, 10, 0.1) for _ in range(4)]
+    hand = chain(0, 12, 0.1)
+    prongs = [chain(hand, 2, 0.05) for _ in range(9)]
+    from asetransfer.humanoid.landmarks import CANDIDATE_TIPS, _tips
+    assert len(prongs) > CANDIDATE_TIPS
+    tips = _tips(_TreeSurface(edges, size=2.0), radius=0.025)  # extremities 0.05 apart, limbs 0.6
+    assert len(tips) == 5
+    assert set(tips[1:]) == set(ends) and tips[0] in prongs
+
+
 @needs_dev
 def test_a_coarse_dev_body_names_all_its_fingertips():
     # the A-pose dev body decimated to 3k vertices (pymeshlab's quadric collapse, as

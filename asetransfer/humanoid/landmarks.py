@@ -91,8 +91,10 @@ FINGER_STRIP = 0.005
 # pieces with at least this share of the vertices place the middle of the body: a cut
 # body's pieces have >= 0.1 (heavy fixture: 0.05 a hand and forearm), a joint cover 0.02
 MIDDLE_PIECE = 0.04
-# extremities examined for the five limbs, farthest first (a prop's end, a chin, a cut's
-# corner add one or two to the body's five)
+# limbs examined for the five, farthest first (a prop's end, a chin, a cut's corner add
+# one or two to the body's five); counted after the extremities are merged into limbs: a
+# hand whose fingers stand apart along the surface (long fingers, claws) has an
+# extremity a finger, and ten of them came before the feet and the head
 CANDIDATE_TIPS = 8
 # extremities nearer each other than this fraction of the bounding box along the surface
 # are one limb's: head top to chin is ~0.2 of it, while the five limbs' tips are >= 0.45
@@ -285,9 +287,11 @@ def _tips(surface: _Surface, radius: float) -> list:
     along the surface of a farther one is the same limb's (a chin below the head top when
     the middle of the body is on the belly's front, a corner of a cut)."""
     kept = []
-    for t in geodesic.extremities(surface.graph, surface.from_middle, radius * surface.size)[:CANDIDATE_TIPS]:
+    for t in geodesic.extremities(surface.graph, surface.from_middle, radius * surface.size):
         if all(surface.distance_from(k)[t] > LIMB_SEPARATION * surface.size for k in kept):
             kept.append(int(t))
+            if len(kept) == CANDIDATE_TIPS:
+                break
     return kept
 
 
