@@ -112,6 +112,17 @@ CROTCH_DEPTH = 0.12
 RING_BAND = 0.005
 THIGH_REACH = 0.3
 PELVIS_DEPTH = 0.05
+# thighs joined above the fork (a heavy body remeshed or sculpted as one volume, the
+# thighs fused down to the knees): the fork is not the crotch.  The horizontal section
+# JOINED_CHECK above the fork, within THIGH_SPAN either side of it, is cut by lines front
+# to back; joined thighs leave it at most JOINED_RATIO as deep on the midline as where it
+# is deepest (creased in front and behind, or filled in short of the full depth).  Above a
+# crotch it is one trunk: 0.91-1.0 on the dev bodies and fixtures; thighs fused to the
+# knees 0.17 (a Blender-built heavy body, whose crotch found at its knees put its hips
+# 14 %H low) and 0.60 (the heavy fixture with flesh filling the gap, a test)
+JOINED_CHECK = 0.07
+JOINED_RATIO = 0.75
+THIGH_SPAN = 0.15
 # a body whose vertices are this far apart (sqrt(area / vertices), a fraction of H) or more is
 # coarse: its crotch, heels, toe tips, fingertips, head top and back and ears are placed
 # between vertices.  The dense dev bodies (13-20k vertices) have 0.0054-0.0075, the fixtures
@@ -807,7 +818,9 @@ def _named(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: li
         out[f"heel.{side[t]}"] = heel
         points[f"heel.{side[t]}"] = _sole_end_point(surface, t, sole_up, frame.forward, sole_height)
         points[f"toe_tip.{side[t]}"] = _sole_end_point(surface, t, sole_up, -frame.forward, sole_height)
-    out["crotch"], points["crotch"] = _crotch(surface, frame, feet)
+    crotch, points["crotch"] = _crotch(surface, frame, feet)
+    if crotch is not None:  # none where the thighs are joined: the legs part below it
+        out["crotch"] = crotch
     points["head_top"] = _head_top_point(surface, head, frame.up, frame.height)
     head_vertices, head_points = _head_rules(surface, frame, head)
     out.update(head_vertices)
@@ -830,7 +843,9 @@ def _crotch(surface: _Surface, frame: BodyFrame, feet: list):
     point it gives between them, ``(face, bary)`` (the exact section, the hit itself; None
     when the rule falls back on the fork).  On the dev bodies decimated to 2k vertices the
     band holds 2-9 vertices a thigh (10-88 dense) and the vertex was 0.3-1.7 %H off the dense
-    body's crotch; the point is within 0.33 %H of the dense body's point.
+    body's crotch; the point is within 0.33 %H of the dense body's point.  ``(None, None)``
+    where the thighs are joined above the fork (:func:`_joined_above`): the crotch lies
+    inside the body there, and no point of the surface stands for it.
     """
     v, h = surface.vertices, frame.height
     between = geodesic.shortest_path(surface.graph, feet[0], feet[1])
@@ -838,6 +853,8 @@ def _crotch(surface: _Surface, frame: BodyFrame, feet: list):
     c = frame.coordinates(v)  # (left, up, forward) / H
     # the thighs: surface near the fork (not a hand hanging beside them), on either side
     near = surface.distance_from(fork) < THIGH_REACH * h
+    if _joined_above(c, surface.faces[near[surface.faces].any(axis=1)], c[fork]):
+        return None, None
     level = c[fork, 1] - CROTCH_DEPTH
     band = c[near & (np.abs(c[:, 1] - level) < RING_BAND)]
     section = _section(c, surface.faces[near[surface.faces].any(axis=1)], level)
@@ -850,6 +867,18 @@ def _crotch(surface: _Surface, frame: BodyFrame, feet: list):
     if hit is not None:
         point = (hit[0], hit[2])
     return vertex, point
+
+
+def _joined_above(c: np.ndarray, faces: np.ndarray, fork: np.ndarray) -> bool:
+    """Whether the legs stay joined above the ``fork`` (3,): the section ``JOINED_CHECK``
+    above it is creased front and back on the midline (``JOINED_RATIO``).  ``c`` (N, 3)
+    vertex coordinates (left, up, forward) / H; ``faces`` the surface around the fork."""
+    level = fork[1] + JOINED_CHECK
+    depth = []
+    for left in fork[0] + np.linspace(-THIGH_SPAN, THIGH_SPAN, 31):
+        hits = _line_hits(c, faces, 2, (left, level))
+        depth.append(float(np.ptp(hits[:, 1])) if len(hits) else 0.0)
+    return max(depth) > 0 and depth[len(depth) // 2] < JOINED_RATIO * max(depth)
 
 
 def _midway_hit(c: np.ndarray, faces: np.ndarray, ring: np.ndarray, fork: np.ndarray):
@@ -920,7 +949,8 @@ def _hand_sides(surface: _Surface, hands: list, feet: list, side: dict) -> dict:
 def _confidence(v: np.ndarray, frame: BodyFrame, named: dict, agreement: float) -> dict:
     """Per landmark: left/right pairs by how nearly they mirror each other, midline
     landmarks by their distance from the mid-plane, all capped by the frame's agreement."""
-    mid = 0.5 * (v[named["head_top"]] + v[named["crotch"]]) @ frame.left
+    midline = [named[n] for n in ("head_top", "crotch") if n in named]
+    mid = float(np.mean(v[midline] @ frame.left))
     out = {}
     for name, x in named.items():
         base, _, s = name.partition(".")

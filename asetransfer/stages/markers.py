@@ -129,7 +129,8 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     -------
     markers : :class:`Markers`, the hand markers first, then the automatic ones.
     report : JSON-ready dict: ``automatic`` (names), ``hand`` (names), ``confidence``
-        (automatic name -> [0, 1]), ``low_confidence``, ``frames`` and ``time``.
+        (automatic name -> [0, 1]), ``low_confidence``, ``thighs_joined`` (the sides with no
+        crotch landmark), ``frames`` and ``time``.
 
     Raises
     ------
@@ -155,10 +156,16 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     low = [n for n in names if confidence[n] < cfg.warn_confidence]
     if low:
         log.warning("automatic markers with low confidence (check them): %s", ", ".join(low))
+    joined = [side for side, lm in (("source", src), ("target", tgt)) if "crotch" not in lm.vertex]
+    if joined and not (hand is not None and "crotch" in hand.names):
+        # landmarks.find_landmarks leaves the crotch out where the legs part below it
+        log.warning("no crotch marker: the %s's thighs are joined above where its legs part; check the hips "
+                    "or place a crotch marker by hand", " and ".join(joined))
     report = {
         "automatic": names, "hand": list(hand.names) if hand is not None else [],
         "confidence": {n: confidence[n] for n in names}, "low_confidence": low,
         "source_frame_agreement": None if agreement is None else round(agreement, 4),
+        "thighs_joined": joined,
         "between_vertices": between,
         "frames": {side: _frame_json(lm) for side, lm in (("source", src), ("target", tgt))},
     }
