@@ -405,16 +405,73 @@ def test_thighs_joined_to_the_knees_give_no_crotch_and_the_hips_stay_up(source, 
 
 
 class _TreeSurface:
-    """What :func:`landmarks._tips` reads of a surface, on a weighted tree graph."""
+    """What the landmark rules read of a surface (graph, distances from the middle, vertex 0;
+    ``vertices`` if given), on a weighted tree graph: edges ``(a, b, length)``."""
 
-    def __init__(self, edges, size):
+    def __init__(self, edges, size, vertices=None):
         import scipy.sparse as sp
         from scipy.sparse.csgraph import dijkstra
         a, b, w = np.array(edges).T
         n = int(max(a.max(), b.max())) + 1
         self.graph = sp.csr_matrix((np.r_[w, w], (np.r_[a, b].astype(int), np.r_[b, a].astype(int))), shape=(n, n))
-        self.size, self.from_middle = size, dijkstra(self.graph, indices=0)
+        self.size, self.from_middle, self.vertices = size, dijkstra(self.graph, indices=0), vertices
         self.distance_from = lambda v: dijkstra(self.graph, indices=v)
+
+
+def _hand_tree():
+    """A left hand on a tree of points 1 cm apart, hanging from the middle of a body 1 m up:
+    palm to knuckles 10 cm below the wrist, fingers 3-9 cm (the pinky short), a short thumb
+    lying along the hand on the index side."""
+    points, edges = [np.array([0.0, 1.0, 0.0])], []
+
+    def line(start: int, end) -> int:
+        steps = max(1, int(np.ceil(np.linalg.norm(end - points[start]) / 0.01)))
+        prev, a = start, points[start]
+        for k in range(1, steps + 1):
+            points.append(a + (end - a) * k / steps)
+            edges.append((prev, len(points) - 1, float(np.linalg.norm(points[-1] - points[prev]))))
+            prev = len(points) - 1
+        return prev
+
+    wrist = line(0, np.array([0.0, 0.0, 0.0]))
+    knuckle = line(wrist, np.array([0.01, -0.1, 0.0]))  # the middle finger's; the others beside it
+    knuckles = {0.01: knuckle, 0.03: line(knuckle, np.array([0.03, -0.1, 0.0]))}
+    knuckles[-0.01] = line(knuckle, np.array([-0.01, -0.1, 0.0]))
+    knuckles[-0.03] = line(knuckles[-0.01], np.array([-0.03, -0.1, 0.0]))
+    tips = {}
+    for name, x, length in (("index", 0.03, 0.085), ("middle", 0.01, 0.09), ("ring", -0.01, 0.08),
+                            ("pinky", -0.03, 0.03)):
+        tips[name] = line(knuckles[x], np.array([x, -0.1 - length, 0.0]))
+    tips["thumb"] = line(line(wrist, np.array([0.035, -0.02, 0.0])), np.array([0.035, -0.06, 0.0]))
+    return _TreeSurface(edges, 2.5, np.array(points)), tips
+
+
+def test_fingers_are_named_from_the_thumbs_side_of_the_hand():
+    # the thumb's tip is nearer the short pinky's than the index's: the shortest chain of
+    # fingertips from the thumb named them in reverse
+    from asetransfer.humanoid.landmarks import _fingertips
+    surface, tips = _hand_tree()
+    v = surface.vertices
+    assert np.linalg.norm(v[tips["thumb"]] - v[tips["pinky"]]) < np.linalg.norm(v[tips["thumb"]] - v[tips["index"]])
+    named = _fingertips(surface, tips["middle"], 2.5)
+    assert named == {"thumb_tip": tips["thumb"], "index_tip": tips["index"], "middle_tip": tips["middle"],
+                     "ring_tip": tips["ring"], "pinky_tip": tips["pinky"]}
+
+
+def test_a_bump_is_left_out_but_not_a_sixth_finger():
+    from asetransfer.humanoid.landmarks import _isolation, _without_bumps
+    # distances along a line of five vertices from vertices 1 and 3; vertex 4 is the farthest
+    far = np.array([0.0, 0.3, 0.1, 0.2, 0.5])
+    paths = np.abs(np.array([[1.0], [3.0]]) - np.arange(5)[None, :])
+    assert _isolation(paths, far, far[[1, 3]]).tolist() == [3.0, 1.0]
+    assert np.isinf(_isolation(paths[:1], far, np.array([0.6]))).all()
+    # a Blender-built hand's six tips (H): the knuckle bump goes, then five fingers stay
+    assert _without_bumps([0, 1, 2, 3, 4, 5], [np.inf, 0.081, 0.08, 0.049, 0.026, 0.065]) == [0, 1, 2, 3, 5]
+    assert _without_bumps(list(range(7)), [np.inf, 0.089, 0.085, 0.056, 0.034, 0.019, 0.045]) == [0, 1, 2, 3, 6]
+    six = [np.inf, 0.08, 0.079, 0.05, 0.06, 0.065]
+    assert _without_bumps(list(range(6)), six) == list(range(6))
+
+
 
 
 def test_a_limb_with_many_tips_is_one_limb_and_the_others_are_still_found():

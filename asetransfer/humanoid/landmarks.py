@@ -113,14 +113,15 @@ RING_BAND = 0.005
 THIGH_REACH = 0.3
 PELVIS_DEPTH = 0.05
 # thighs joined above the fork (a heavy body remeshed or sculpted as one volume, the
-# thighs fused down to the knees): the fork is not the crotch.  The horizontal section
-# JOINED_CHECK above the fork, within THIGH_SPAN either side of it, is cut by lines front
-# to back; joined thighs leave it at most JOINED_RATIO as deep on the midline as where it
+# thighs fused down to the knees): the fork is not the crotch.  Horizontal sections
+# JOINED_CHECKS above the fork, within THIGH_SPAN either side of it, are cut by lines front
+# to back; joined thighs leave each at most JOINED_RATIO as deep on the midline as where it
 # is deepest (creased in front and behind, or filled in short of the full depth).  Above a
-# crotch it is one trunk: 0.91-1.0 on the dev bodies and fixtures; thighs fused to the
-# knees 0.17 (a Blender-built heavy body, whose crotch found at its knees put its hips
-# 14 %H low) and 0.60 (the heavy fixture with flesh filling the gap, a test)
-JOINED_CHECK = 0.07
+# crotch it is one trunk: 0.87-1.0 on the dev bodies and fixtures (a cut through a body in
+# pieces lowers one section only); thighs fused to the knees 0.17 (a Blender-built heavy
+# body, whose crotch found at its knees put its hips 14 %H low) and 0.56-0.63 (the heavy
+# fixture with flesh filling the gap, a test)
+JOINED_CHECKS = (0.05, 0.07, 0.09)
 JOINED_RATIO = 0.75
 THIGH_SPAN = 0.15
 # a body whose vertices are this far apart (sqrt(area / vertices), a fraction of H) or more is
@@ -739,10 +740,11 @@ def _fingertips(surface: _Surface, tip: int, height: float) -> dict:
     within ``FINGER_PROMINENCE`` along the surface is farther: not a bump in the web
     between two fingers), farthest first, each at least ``FINGER_SEPARATION`` along the
     surface from a farther one (the corners of one blunt fingertip make one tip).  The
-    thumb is the fingertip farthest from the hand tip; with exactly four others they are
-    index, middle, ring and pinky in the order of the shortest chain of fingertips from
-    the thumb (the hand's own layout, whatever its pose).  A hand with another count
-    (mittens, three cartoon fingers) names only its thumb.
+    thumb is the fingertip farthest from the hand tip, once bumps on the hand are left out
+    (:func:`_without_bumps`); with exactly four others they are index, middle, ring and
+    pinky in the order of the shortest chain through them, from the end on the thumb's
+    side (the hand's own layout, whatever its pose).  A hand with another count (mittens,
+    three cartoon fingers) names only its thumb.
     """
     v, g = surface.vertices, surface.graph
     hand = np.flatnonzero(surface.distance_from(tip) < HAND_REACH * height)
@@ -755,7 +757,11 @@ def _fingertips(surface: _Surface, tip: int, height: float) -> dict:
         if not any(np.isfinite(near[k, m]) for m in kept):
             kept.append(k)
     if len(kept) > 5:
-        kept = _merged_corners(kept, dijkstra(sub, indices=peaks[kept])[:, peaks[kept]])
+        paths = dijkstra(sub, indices=peaks[kept])
+        isolation = dict(zip(kept, _isolation(paths, far, far[peaks[kept]])))
+        kept = _merged_corners(kept, paths[:, peaks[kept]])
+        if len(kept) > 5:
+            kept = _without_bumps(kept, [isolation[k] for k in kept])
     tips = hand[peaks[kept]]
     spread = np.linalg.norm(v[tips] - v[tip], axis=1)
     if not (spread > THUMB_MIN * height).any():
@@ -764,15 +770,57 @@ def _fingertips(surface: _Surface, tip: int, height: float) -> dict:
     out = {"thumb_tip": thumb}
     others = [int(t) for t in tips if t != thumb]
     if len(others) == 4:
-        # side by side, neighbouring fingertips are the nearest: the order is the shortest
-        # chain from the thumb through all four (a distance along the surface would cut
-        # across the palm to the short pinky)
+        # side by side, neighbouring fingertips are the nearest: their order is the shortest
+        # chain through all four (a distance along the surface would cut across the palm to
+        # the short pinky), and the index is the end on the thumb's side across the hand.
+        # Not the end nearest the thumb tip: a thumb lying along the hand (Rigify's) is as
+        # near the pinky's tip, and the shortest chain from it named one hand's fingers in
+        # reverse on a Blender-built body
         def chain(order):
-            points = v[[thumb, *order]]
-            return float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum())
+            return float(np.linalg.norm(np.diff(v[list(order)], axis=0), axis=1).sum())
         best = min(itertools.permutations(sorted(others)), key=chain)
+        # across the hand: the chain's ends less their offset along the hand (a short
+        # pinky's tip lies back toward the wrist, as the thumb's does)
+        along = v[tip] - v[hand].mean(axis=0)
+        along /= np.linalg.norm(along)
+        across = v[best[-1]] - v[best[0]]
+        across -= (across @ along) * along
+        if (v[thumb] - v[list(best)].mean(axis=0)) @ across > 0:
+            best = best[::-1]
         out.update(zip(FINGERS, best))
     return out
+
+
+def _isolation(paths: np.ndarray, far: np.ndarray, height: np.ndarray) -> np.ndarray:
+    """(k,) each peak's distance along the surface to the nearest point farther from the
+    middle of the body (infinite for the farthest): a finger's length and more for a
+    fingertip, a few centimetres for a bump on a knuckle.
+
+    Parameters
+    ----------
+    paths : (k, N) distances along the surface from each peak; far : (N,) distance of each
+    vertex from the middle of the body; height : (k,) each peak's ``far``.
+    """
+    higher = far[None, :] > height[:, None]
+    return np.where(higher, paths, np.inf).min(axis=1)
+
+
+def _without_bumps(kept: list, isolation: list) -> list:
+    """``kept`` (a hand's tips) without its bumps while there are more than five: the least
+    isolated tip is dropped while it is less than half the median of the others'.  Rigify
+    bodies built with metaballs (bench_blender_rigs.py) had a knuckle bump 0.015-0.034 H from
+    anything farther beside fingertips of 0.045-0.089, and the bump, farther from the hand
+    tip than the thumb, was named the thumb; a sixth finger stays (then only the thumb is
+    named)."""
+    kept, isolation = list(kept), list(isolation)
+    while len(kept) > 5:
+        least = int(np.argmin(isolation))
+        others = isolation[:least] + isolation[least + 1:]
+        if isolation[least] >= 0.5 * np.median(others):
+            break
+        kept.pop(least)
+        isolation.pop(least)
+    return kept
 
 
 def _merged_corners(kept: list, distance: np.ndarray) -> list:
@@ -870,15 +918,17 @@ def _crotch(surface: _Surface, frame: BodyFrame, feet: list):
 
 
 def _joined_above(c: np.ndarray, faces: np.ndarray, fork: np.ndarray) -> bool:
-    """Whether the legs stay joined above the ``fork`` (3,): the section ``JOINED_CHECK``
+    """Whether the legs stay joined above the ``fork`` (3,): every section ``JOINED_CHECKS``
     above it is creased front and back on the midline (``JOINED_RATIO``).  ``c`` (N, 3)
     vertex coordinates (left, up, forward) / H; ``faces`` the surface around the fork."""
-    level = fork[1] + JOINED_CHECK
-    depth = []
-    for left in fork[0] + np.linspace(-THIGH_SPAN, THIGH_SPAN, 31):
-        hits = _line_hits(c, faces, 2, (left, level))
-        depth.append(float(np.ptp(hits[:, 1])) if len(hits) else 0.0)
-    return max(depth) > 0 and depth[len(depth) // 2] < JOINED_RATIO * max(depth)
+    for up in JOINED_CHECKS:
+        depth = []
+        for left in fork[0] + np.linspace(-THIGH_SPAN, THIGH_SPAN, 31):
+            hits = _line_hits(c, faces, 2, (left, fork[1] + up))
+            depth.append(float(np.ptp(hits[:, 1])) if len(hits) else 0.0)
+        if not (max(depth) > 0 and depth[len(depth) // 2] < JOINED_RATIO * max(depth)):
+            return False
+    return True
 
 
 def _midway_hit(c: np.ndarray, faces: np.ndarray, ring: np.ndarray, fork: np.ndarray):
