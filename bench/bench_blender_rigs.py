@@ -32,7 +32,7 @@ import numpy as np
 import asetransfer as at
 
 HERE = Path(__file__).resolve().parent
-BODIES = ("neutral", "heavy", "tall", "stocky")
+BODIES = ("neutral", "heavy", "tall", "stocky", "tpose", "arms_down")
 HAND = ("thumb", "f_", "palm")  # Rigify's finger and palm bones
 
 

@@ -15,6 +15,7 @@ then weighted a forearm on one vertex in a hundred.)
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import traceback
@@ -31,6 +32,9 @@ BODIES = {
     "tall": {"length": {"leg": 1.12, "arm": 1.08, "trunk": 1.05}, "girth": {"trunk": 0.88, "arm": 0.85, "leg": 0.85}},
     "stocky": {"length": {"leg": 0.82, "arm": 0.9, "neck": 0.7}, "girth": {"trunk": 1.15, "leg": 1.1, "arm": 1.15,
                                                                         "head": 1.3}},
+    # other rest poses of the neutral body: arms near a T-pose, and lower than Rigify's
+    "tpose": {"length": {}, "girth": {}, "arms": 38.0},
+    "arms_down": {"length": {}, "girth": {}, "arms": -20.0},
 }
 
 #: body radius (m) at each bone's head, by the bone's base name (without .L / .R / .00n)
@@ -182,12 +186,33 @@ def drop_pockets(ob):
     bm.free()
 
 
+def raise_arms(arm, degrees: float):
+    """Each arm from the upper arm down turned up by ``degrees`` about the shoulder (about
+    the front-to-back axis; negative: down), before the body is grown: another rest pose."""
+    from mathutils import Matrix
+    bpy.ops.object.mode_set(mode="EDIT")
+    eb = arm.data.edit_bones
+    for side, sign in (("L", -1.0), ("R", 1.0)):  # about +Y, +X (the left) turns down
+        root = eb[f"upper_arm.{side}"]
+        pivot = root.head.copy()
+        turn = Matrix.Rotation(math.radians(sign * degrees), 3, "Y")
+        chain = [root, *root.children_recursive]
+        # every end from the unturned positions first: a connected child's head moves with
+        # its parent's tail
+        ends = [(pivot + turn @ (b.head - pivot), pivot + turn @ (b.tail - pivot)) for b in chain]
+        for b, (head, tail) in zip(chain, ends):
+            b.head, b.tail = head, tail
+    bpy.ops.object.mode_set(mode="OBJECT")
+
+
 def build(name: str, out_dir: str):
     bpy.ops.wm.read_factory_settings(use_empty=True)
     body = BODIES[name]
     arm = metarig()
     arm.name = arm.data.name = "rig"
     stretch(arm, body["length"])
+    if body.get("arms"):
+        raise_arms(arm, body["arms"])
     mesh = body_mesh(arm, body["girth"])
     bpy.ops.object.select_all(action="DESELECT")
     mesh.select_set(True)
