@@ -5,8 +5,8 @@
 Each character is Rigify's human meta-rig (its bones less the face: 67 -- spine, neck,
 head, shoulders, arms, palms and five fingers, breasts, pelvis, legs and heels; arms
 ~45 degrees down) with its bones stretched per body part, a body of metaballs along
-the bones (one closed volume, symmetric; the thighs of ``heavy`` fuse down to the
-knees), decimated to ~20k vertices, and weights from Blender's own bone heat (*Parent
+the bones but the heels' (one closed volume, symmetric; the pelvis bones give it hips;
+the thighs of ``heavy`` fuse down to the knees), decimated to ~20k vertices, and weights from Blender's own bone heat (*Parent
 with Automatic Weights*), written as ``OUT_DIR/NAME.glb``.  Nothing here is our code's
 output: the joints are Rigify's, the weights Blender's.  (Blender's Skin modifier was
 tried first: its hulls came out asymmetric, a wrist open on one side, and bone heat
@@ -41,7 +41,7 @@ BODIES = {
 RADIUS = {"spine": 0.13, "spine.001": 0.13, "spine.002": 0.13, "spine.003": 0.15, "spine.004": 0.06,
           "spine.005": 0.055, "spine.006": 0.085, "shoulder": 0.055, "upper_arm": 0.05, "forearm": 0.04,
           "hand": 0.032, "palm": 0.024, "thumb": 0.0075, "f_index": 0.0065, "f_middle": 0.0065, "f_ring": 0.006,
-          "f_pinky": 0.0055, "breast": 0.035, "thigh": 0.07, "shin": 0.055, "foot": 0.04,
+          "f_pinky": 0.0055, "breast": 0.035, "pelvis": 0.11, "thigh": 0.07, "shin": 0.055, "foot": 0.04,
           "toe": 0.03, "heel": 0.03}
 RESOLUTION = 0.004  # the metaballs' polygonisation step (m)
 BALL = 1.6          # a ball's radius of influence per metre of body radius (threshold 0.6, stiffness 2)
@@ -136,8 +136,8 @@ def body_mesh(arm, girth: dict):
 
     for b in arm.data.bones:
         base = base_name(b.name)
-        if base in ("pelvis", "heel"):
-            continue  # bones of the rig, not of the body: they fan out of the spine's head and across the heel
+        if base == "heel":
+            continue  # a bone of the rig, not of the body: it lies across the heel
         r = radius(b)
         balls(mb, b.head_local, b.tail_local, r, r * TAIL_TAPER.get(base, 1.0))
         if b.parent is not None and not b.use_connect and base != "breast":
