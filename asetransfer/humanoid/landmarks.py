@@ -919,8 +919,10 @@ def _crotch(surface: _Surface, frame: BodyFrame, feet: list):
 
 def _joined_above(c: np.ndarray, faces: np.ndarray, fork: np.ndarray) -> bool:
     """Whether the legs stay joined above the ``fork`` (3,): every section ``JOINED_CHECKS``
-    above it is creased front and back on the midline (``JOINED_RATIO``).  ``c`` (N, 3)
-    vertex coordinates (left, up, forward) / H; ``faces`` the surface around the fork."""
+    above it is shallower on the midline than ``JOINED_RATIO`` of its deepest (creased front
+    and back, or filled in short of the full depth).  ``c`` (N, 3) vertex coordinates
+    (left, up, forward) / H; ``faces`` the surface around the fork.  15-64 ms on the dev
+    bodies."""
     for up in JOINED_CHECKS:
         depth = []
         for left in fork[0] + np.linspace(-THIGH_SPAN, THIGH_SPAN, 31):
