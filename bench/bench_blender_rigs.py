@@ -2,12 +2,13 @@
 
     python bench/bench_blender_rigs.py [--out DIR] [--blender-python PY] [--json FILE]
 
-bench/blender_humans.py builds four characters in Blender (Rigify's human meta-rig
+bench/blender_humans.py builds seven characters in Blender (Rigify's human meta-rig
 without its face, stretched per body part -- ``neutral`` as shipped, ``heavy``,
-``tall``, ``stocky`` -- a skin grown over the bones and voxel-remeshed, weights from
-Blender's bone heat; arms ~45 degrees down).  Each runs through the interpreter with
-``bpy`` (``--blender-python``, else ``$ASETRANSFER_BLENDER_PYTHON``), written under
-``--out``.  Then ``neutral`` is rigged onto each of the others and each of the others
+``tall``, ``stocky`` -- or posed -- ``tpose``, ``arms_down``, ``bent`` elbows -- a body
+of metaballs over the bones, weights from Blender's bone heat; arms ~45 degrees down).
+It runs in the interpreter with ``bpy`` (``--blender-python``, else
+``$ASETRANSFER_BLENDER_PYTHON``) and writes them under ``--out`` (kept: delete them to
+build again).  Then ``neutral`` is rigged onto each of the others and each of the others
 onto ``neutral``, in-process with automatic markers, and compared with the target's
 own Blender rig: the mean distance of the body joints (all but the palms and fingers)
 and of the finger joints, in % of the target's height, against *copy* -- the source's
@@ -32,7 +33,7 @@ import numpy as np
 import asetransfer as at
 
 HERE = Path(__file__).resolve().parent
-BODIES = ("neutral", "heavy", "tall", "stocky", "tpose", "arms_down")
+BODIES = ("neutral", "heavy", "tall", "stocky", "tpose", "arms_down", "bent")
 HAND = ("thumb", "f_", "palm")  # Rigify's finger and palm bones
 
 

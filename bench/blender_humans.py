@@ -32,9 +32,12 @@ BODIES = {
     "tall": {"length": {"leg": 1.12, "arm": 1.08, "trunk": 1.05}, "girth": {"trunk": 0.88, "arm": 0.85, "leg": 0.85}},
     "stocky": {"length": {"leg": 0.82, "arm": 0.9, "neck": 0.7}, "girth": {"trunk": 1.15, "leg": 1.1, "arm": 1.15,
                                                                         "head": 1.3}},
-    # other rest poses of the neutral body: arms near a T-pose, and lower than Rigify's
-    "tpose": {"length": {}, "girth": {}, "arms": 38.0},
-    "arms_down": {"length": {}, "girth": {}, "arms": -20.0},
+    # other rest poses of the neutral body (bone, degrees, axis through the bone's head):
+    # arms near a T-pose, lower than Rigify's, and elbows and knees bent
+    "tpose": {"length": {}, "girth": {}, "turns": [("upper_arm", -38.0, (0, 1, 0))]},
+    "arms_down": {"length": {}, "girth": {}, "turns": [("upper_arm", 20.0, (0, 1, 0))]},
+    # elbows bent 35 degrees forward (-Y): a relaxed rest pose
+    "bent": {"length": {}, "girth": {}, "turns": [("forearm", -35.0, (0.7, 0, 0.7))]},
 }
 
 #: body radius (m) at each bone's head, by the bone's base name (without .L / .R / .00n)
@@ -186,20 +189,23 @@ def drop_pockets(ob):
     bm.free()
 
 
-def raise_arms(arm, degrees: float):
-    """Each arm from the upper arm down turned up by ``degrees`` about the shoulder (about
-    the front-to-back axis; negative: down), before the body is grown: another rest pose."""
-    from mathutils import Matrix
+def turn(arm, bone: str, degrees: float, axis) -> None:
+    """Bone ``bone.L`` and everything below it turned by ``degrees`` about ``axis`` (3,)
+    through its head, and ``bone.R`` the mirror way, before the body is grown: another rest
+    pose (positive degrees about +Y turn the left arm down)."""
+    from mathutils import Matrix, Vector
     bpy.ops.object.mode_set(mode="EDIT")
     eb = arm.data.edit_bones
-    for side, sign in (("L", -1.0), ("R", 1.0)):  # about +Y, +X (the left) turns down
-        root = eb[f"upper_arm.{side}"]
+    for side, mirror in (("L", Vector((1, 1, 1))), ("R", Vector((-1, 1, 1)))):
+        root = eb[f"{bone}.{side}"]
         pivot = root.head.copy()
-        turn = Matrix.Rotation(math.radians(sign * degrees), 3, "Y")
+        # the right side turns about the mirrored axis the other way
+        rotation = Matrix.Rotation(math.radians(degrees if side == "L" else -degrees), 3,
+                                   Vector(axis) * mirror)
         chain = [root, *root.children_recursive]
         # every end from the unturned positions first: a connected child's head moves with
         # its parent's tail
-        ends = [(pivot + turn @ (b.head - pivot), pivot + turn @ (b.tail - pivot)) for b in chain]
+        ends = [(pivot + rotation @ (b.head - pivot), pivot + rotation @ (b.tail - pivot)) for b in chain]
         for b, (head, tail) in zip(chain, ends):
             b.head, b.tail = head, tail
     bpy.ops.object.mode_set(mode="OBJECT")
@@ -211,8 +217,8 @@ def build(name: str, out_dir: str):
     arm = metarig()
     arm.name = arm.data.name = "rig"
     stretch(arm, body["length"])
-    if body.get("arms"):
-        raise_arms(arm, body["arms"])
+    for bone, degrees, axis in body.get("turns", ()):
+        turn(arm, bone, degrees, axis)
     mesh = body_mesh(arm, body["girth"])
     bpy.ops.object.select_all(action="DESELECT")
     mesh.select_set(True)
