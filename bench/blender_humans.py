@@ -33,7 +33,7 @@ BODIES = {
     "stocky": {"length": {"leg": 0.82, "arm": 0.9, "neck": 0.7}, "girth": {"trunk": 1.15, "leg": 1.1, "arm": 1.15,
                                                                         "head": 1.3}},
     # other rest poses of the neutral body (bone, degrees, axis through the bone's head):
-    # arms near a T-pose, lower than Rigify's, and elbows and knees bent
+    # arms near a T-pose, lower than Rigify's, and elbows bent
     "tpose": {"length": {}, "girth": {}, "turns": [("upper_arm", -38.0, (0, 1, 0))]},
     "arms_down": {"length": {}, "girth": {}, "turns": [("upper_arm", 20.0, (0, 1, 0))]},
     # elbows bent 35 degrees forward (-Y): a relaxed rest pose
@@ -45,7 +45,7 @@ RADIUS = {"spine": 0.13, "spine.001": 0.13, "spine.002": 0.13, "spine.003": 0.15
           "spine.005": 0.055, "spine.006": 0.085, "shoulder": 0.055, "upper_arm": 0.05, "forearm": 0.04,
           "hand": 0.032, "palm": 0.024, "thumb": 0.0075, "f_index": 0.0065, "f_middle": 0.0065, "f_ring": 0.006,
           "f_pinky": 0.0055, "breast": 0.035, "pelvis": 0.11, "thigh": 0.07, "shin": 0.055, "foot": 0.04,
-          "toe": 0.03, "heel": 0.03}
+          "toe": 0.03}
 RESOLUTION = 0.004  # the metaballs' polygonisation step (m)
 BALL = 1.6          # a ball's radius of influence per metre of body radius (threshold 0.6, stiffness 2)
 SPACING = 0.6       # balls along a bone, this many body radii apart at most
@@ -53,16 +53,19 @@ VERTICES = 20_000   # then decimated to about this many vertices
 POCKET = 0.02       # pieces with fewer than this share of the vertices are dropped
 #: the radius at a bone's tail, times its head's
 TAIL_TAPER = {"spine.006": 1.15, "toe": 0.8, "f_index": 0.8, "f_middle": 0.8, "f_ring": 0.8, "f_pinky": 0.8,
-              "thumb": 0.8, "hand": 0.9, "breast": 0.6, "heel": 1.0}
+              "thumb": 0.8, "hand": 0.9, "breast": 0.6}
 
 
 def base_name(name: str) -> str:
+    """A bone's name without its side and number (``f_index.02.L`` -> ``f_index``); the spine
+    bones keep theirs (``spine.004``, a neck bone)."""
     parts = [p for p in name.split(".") if p not in ("L", "R") and not p.isdigit()]
     base = ".".join(parts)
     return name if base == "spine" and name.startswith("spine.") else base
 
 
 def part(name: str) -> str:
+    """The body part of a bone, for the per-part factors of :data:`BODIES`."""
     b = base_name(name)
     if b.startswith("spine"):
         return {"spine.004": "neck", "spine.005": "neck", "spine.006": "head"}.get(name, "trunk")
@@ -103,8 +106,7 @@ def stretch(arm, lengths: dict):
         if b.parent is None:
             head = h
         else:
-            ph, pt = old[b.parent.name]
-            nph, npt = new[b.parent.name]
+            ph, nph = old[b.parent.name][0], new[b.parent.name][0]
             ps = lengths.get(part(b.parent.name), 1.0)
             head = nph + (h - ph) * ps  # the offset from the parent's head, stretched like it
         new[b.name] = (head, head + (t - h) * s)
@@ -168,22 +170,22 @@ def drop_pockets(ob):
     import bmesh
     bm = bmesh.new()
     bm.from_mesh(ob.data)
-    seen, parts = set(), []
+    seen, pieces = set(), []
     for v in bm.verts:
         if v.index in seen:
             continue
-        stack, part = [v], []
+        stack, piece = [v], []
         seen.add(v.index)
         while stack:
             u = stack.pop()
-            part.append(u)
+            piece.append(u)
             for e in u.link_edges:
                 w = e.other_vert(u)
                 if w.index not in seen:
                     seen.add(w.index)
                     stack.append(w)
-        parts.append(part)
-    small = [v for part in parts if len(part) < POCKET * len(bm.verts) for v in part]
+        pieces.append(piece)
+    small = [v for piece in pieces if len(piece) < POCKET * len(bm.verts) for v in piece]
     bmesh.ops.delete(bm, geom=small, context="VERTS")
     bm.to_mesh(ob.data)
     bm.free()
@@ -193,7 +195,7 @@ def turn(arm, bone: str, degrees: float, axis) -> None:
     """Bone ``bone.L`` and everything below it turned by ``degrees`` about ``axis`` (3,)
     through its head, and ``bone.R`` the mirror way, before the body is grown: another rest
     pose (positive degrees about +Y turn the left arm down)."""
-    from mathutils import Matrix, Vector
+    from mathutils import Matrix
     bpy.ops.object.mode_set(mode="EDIT")
     eb = arm.data.edit_bones
     for side, mirror in (("L", Vector((1, 1, 1))), ("R", Vector((-1, 1, 1)))):
