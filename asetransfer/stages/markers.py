@@ -130,7 +130,9 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     markers : :class:`Markers`, the hand markers first, then the automatic ones.
     report : JSON-ready dict: ``automatic`` (names), ``hand`` (names), ``confidence``
         (automatic name -> [0, 1]), ``low_confidence``, ``thighs_joined`` (the sides with no
-        crotch landmark), ``frames`` and ``time``.
+        crotch landmark), ``crotch_heights`` (source, target: the crotch's height over the
+        body's; the crotch is no marker when one is below ``crotch_height_ratio`` of the
+        other), ``frames`` and ``time``.
 
     Raises
     ------
@@ -139,6 +141,10 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     cfg = config.markers
     src, tgt = landmarks_of(source.mesh, "source", config), landmarks_of(target, "target", config)
     names = _linked(src, tgt)
+    heights = [_crotch_height(lm, mesh) for lm, mesh in ((src, source.mesh), (tgt, target))]
+    far_apart = None not in heights and min(heights) < cfg.crotch_height_ratio * max(heights)
+    if far_apart:
+        names.remove("crotch")
     confidence = {n: min(src.confidence[n], tgt.confidence[n]) for n in names}
     agreement = frame_agreement(source, src)
     if agreement is not None and agreement < 0.5:
@@ -157,19 +163,34 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     if low:
         log.warning("automatic markers with low confidence (check them): %s", ", ".join(low))
     joined = [side for side, lm in (("source", src), ("target", tgt)) if "crotch" not in lm.vertex]
-    if joined and not (hand is not None and "crotch" in hand.names):
+    if not (hand is not None and "crotch" in hand.names):
         # landmarks.find_landmarks leaves the crotch out where the legs part below it
-        log.warning("no crotch marker: the %s's thighs are joined above where its legs part; check the hips "
-                    "or place a crotch marker by hand", " and ".join(joined))
+        if joined:
+            log.warning("no crotch marker: the %s's thighs are joined above where its legs part; check the "
+                        "hips or place a crotch marker by hand", " and ".join(joined))
+        elif far_apart:
+            log.warning("no crotch marker: the legs part at %.0f %% of the source's height and %.0f %% of the "
+                        "target's (a skirt or robe joined to the body, or far shorter legs?); check the hips or "
+                        "place a crotch marker by hand", 100 * heights[0], 100 * heights[1])
     report = {
         "automatic": names, "hand": list(hand.names) if hand is not None else [],
         "confidence": {n: confidence[n] for n in names}, "low_confidence": low,
         "source_frame_agreement": None if agreement is None else round(agreement, 4),
         "thighs_joined": joined,
+        "crotch_heights": [None if x is None else round(x, 4) for x in heights],
         "between_vertices": between,
         "frames": {side: _frame_json(lm) for side, lm in (("source", src), ("target", tgt))},
     }
     return markers, report
+
+
+def _crotch_height(landmarks: Landmarks, mesh: Mesh) -> float | None:
+    """The crotch's height above the ground as a fraction of the body's (None: no crotch)."""
+    if "crotch" not in landmarks.vertex:
+        return None
+    point = landmarks.positions(mesh.vertices, mesh.faces)["crotch"]
+    frame = landmarks.frame
+    return float((point - frame.ground) @ frame.up / frame.height)
 
 
 def _linked(src: Landmarks, tgt: Landmarks) -> list:
