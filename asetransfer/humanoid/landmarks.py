@@ -553,23 +553,29 @@ def _clipped(v: np.ndarray, faces: np.ndarray, planes):
     return np.array(rows, dtype=np.int64), np.array(out).reshape(-1, 3, 3)
 
 
-def _mirror_normal(surface: _Surface, left: np.ndarray, head_top: np.ndarray, iterations: int) -> np.ndarray:
-    """The body's left, refined as the normal of its mirror plane.
+def _mirror_plane(surface: _Surface, left: np.ndarray, head_top: np.ndarray, iterations: int):
+    """The body's left, refined as the normal of its mirror plane, and the plane's offset
+    along it (``(left, offset)``: the plane is ``x @ left = offset``).
 
     Toes splay and heels are round, so toe minus heel gives the facing only to a few
     degrees; the mirror plane fitted to the whole surface (ICP on its own reflection,
     started through the head top) gives it to a fraction of one.  Kept only when it
-    stays within 20 degrees of the feet's estimate (a body posed far from symmetric).
+    stays within 20 degrees of the feet's estimate (a body posed far from symmetric);
+    else the plane through the head top.
     """
     plane = np.append(left, left @ head_top)
     fitted = estimate_symmetry_plane(surface.vertices, surface.faces, plane, iterations=iterations)
-    normal = fitted[:3] if fitted[:3] @ left > 0 else -fitted[:3]
-    return normal if normal @ left > np.cos(np.radians(20)) else left
+    fitted = fitted if fitted[:3] @ left > 0 else -fitted
+    if fitted[:3] @ left > np.cos(np.radians(20)):
+        return fitted[:3], float(fitted[3])
+    return left, float(plane[3])
 
 
-def _head_top(surface: _Surface, head: int, up: np.ndarray, height: float) -> int:
+def _head_top(surface: _Surface, head: int, up: np.ndarray, height: float, midline=None) -> int:
     """The head top: the middle of the head's topmost strip (``HEAD_STRIP`` deep, along
-    ``up``), the head being the surface within ``HEAD_REACH`` of its extremity.
+    ``up``), the head being the surface within ``HEAD_REACH`` of its extremity, and with
+    ``midline`` (``(left, offset)``, the mirror plane) only its part within
+    ``MIDLINE_BAND`` of the plane.
 
     The extremity itself depends on where the middle of the body is, which covers and
     cuts move (4 %H on the heavy fixture with joint covers); the single highest point of
@@ -578,6 +584,9 @@ def _head_top(surface: _Surface, head: int, up: np.ndarray, height: float) -> in
     """
     v = surface.vertices
     region = np.flatnonzero(surface.distance_from(head) < HEAD_REACH * height)
+    if midline is not None:
+        near = region[np.abs(v[region] @ midline[0] - midline[1]) < MIDLINE_BAND * height]
+        region = near if len(near) else region  # no head on the plane: not a body's, refused later
     h = v[region] @ up
     top = region[h > h.max() - HEAD_STRIP * height]
     return int(top[np.argmin(np.linalg.norm(v[top] - v[top].mean(axis=0), axis=1))])
@@ -610,10 +619,15 @@ def _frame(surface: _Surface, head: int, feet: list, symmetry_iterations: int):
     if not np.linalg.norm(forward) > 0.5:
         raise NotHumanoidError("the feet point in opposite directions")
     forward /= np.linalg.norm(forward)
-    head = _head_top(surface, head, up, height)
+    top = _head_top(surface, head, up, height)
     left = np.cross(up, forward)
     if symmetry_iterations > 0:
-        left = _mirror_normal(surface, left, v[head], symmetry_iterations)
+        left, offset = _mirror_plane(surface, left, v[top], symmetry_iterations)
+        if abs(v[top] @ left - offset) > MIDLINE_BAND * height:
+            # a horn or a raised hand off the mirror plane: the crown is on the plane (horns
+            # put the heavy fixture's head top 14 cm aside, its head joint 7 %H off)
+            top = _head_top(surface, head, up, height, midline=(left, offset))
+    head = top
     forward = np.cross(left, up)
     forward /= np.linalg.norm(forward)
     # each heel with the up and height its sole was found with: its point is found once, by _named
@@ -627,13 +641,16 @@ def _frame(surface: _Surface, head: int, feet: list, symmetry_iterations: int):
 
 def _check_layout(surface: _Surface, frame: BodyFrame, head: int, hands: list, feet: list) -> None:
     """Refuse shapes whose tips are not laid out like a standing body: the head top is the
-    highest point and the feet the lowest; hands sit between them, one on each side, and
-    the geodesics are a body's (feet a leg's length from the crotch, far from the head)."""
+    highest point but for the head's own surface (horns, a hat) and the feet the lowest;
+    hands sit between them, one on each side, and the geodesics are a body's (feet a leg's
+    length from the crotch, far from the head)."""
     v, h = surface.vertices, frame.height
     extent = v @ frame.up
-    if extent.max() - v[head] @ frame.up > 0.03 * h or (v[feet] @ frame.up).max() - extent.min() > 0.1 * h:
-        raise NotHumanoidError("the head is not the top or the feet are not the bottom of the shape")
     from_head = surface.distance_from(head)
+    body = extent[from_head >= HEAD_REACH * h]
+    if body.max(initial=-np.inf) - v[head] @ frame.up > 0.03 * h \
+            or (v[feet] @ frame.up).max() - extent.min() > 0.1 * h:
+        raise NotHumanoidError("the head is not the top or the feet are not the bottom of the shape")
     if min(from_head[f] for f in feet) < 0.8 * h or min(from_head[t] for t in hands) < 0.25 * h:
         raise NotHumanoidError("the hands and feet are too close to the head along the surface")
     if surface.distance_from(feet[0])[feet[1]] < 0.4 * h:
