@@ -624,7 +624,7 @@ def _frame(surface: _Surface, head: int, feet: list, symmetry_iterations: int):
     if symmetry_iterations > 0:
         left, offset = _mirror_plane(surface, left, v[top], symmetry_iterations)
         if abs(v[top] @ left - offset) > MIDLINE_BAND * height:
-            # a horn or a raised hand off the mirror plane: the crown is on the plane (horns
+            # a horn off the mirror plane rising above the crown, which is on the plane (horns
             # put the heavy fixture's head top 14 cm aside, its head joint 7 %H off)
             top = _head_top(surface, head, up, height, midline=(left, offset))
     head = top
