@@ -564,6 +564,30 @@ def test_a_coarse_dev_body_names_all_its_fingertips():
     assert max(between.values()) < 0.005, between
 
 
+@needs_dev
+def test_curled_fingers_are_named():
+    # a relaxed hand: the female dev body posed by its own rig with the four fingers bent 32,
+    # 38 and 24 degrees at their three joints and the thumb 10-18 (0.4 of the scorer's fists).
+    # The curled fingertips lie 1.3-2.8 %H from the hand tip, under THUMB_MIN: no thumb was
+    # named, the hand tip (on a knuckle) was linked to the straight source's fingertip and
+    # pulled the wrists 2.9 %H off.  Along the surface the thumb is as far as ever
+    truth = at.load_rig(DEV / "d01_female" / "gt.glb")
+    sk = truth.skeleton
+    bends = {"1": (10.0, 14.0, 18.0), "2": (32.0, 38.0, 24.0), "3": (32.0, 38.0, 24.0), "4": (32.0, 38.0, 24.0),
+             "5": (32.0, 38.0, 24.0)}
+    turns = {sk.index(f"finger{f}-{k + 1}.{s}"): Rotation.from_rotvec([np.radians(deg), 0.0, 0.0]).as_matrix()
+             for f, degrees in bends.items() for k, deg in enumerate(degrees) for s in "LR"}
+    relaxed = Mesh(truth.posed_vertices(sk.posed_world(turns)), truth.mesh.faces)
+    straight, curled = _landmarks(truth.mesh), _landmarks(relaxed)
+    for f in ("thumb", "index", "middle", "ring", "pinky"):
+        for s in "LR":
+            name = f"{f}_tip.{s}"
+            assert name in curled.vertex, name
+            # the straight hand's fingertip, carried by the pose: measured 0.05-0.36 %H away
+            carried = relaxed.vertices[straight.vertex[name]]
+            assert np.linalg.norm(relaxed.vertices[curled.vertex[name]] - carried) < 0.01 * curled.frame.height, name
+
+
 def _box(centre, size):
     import trimesh
     return trimesh.creation.box(extents=size).apply_translation(centre)
