@@ -573,8 +573,7 @@ def test_curled_fingers_are_named():
     # pulled the wrists 2.9 %H off.  Along the surface the thumb is as far as ever
     truth = at.load_rig(DEV / "d01_female" / "gt.glb")
     sk = truth.skeleton
-    bends = {"1": (10.0, 14.0, 18.0), "2": (32.0, 38.0, 24.0), "3": (32.0, 38.0, 24.0), "4": (32.0, 38.0, 24.0),
-             "5": (32.0, 38.0, 24.0)}
+    bends = {"1": (10.0, 14.0, 18.0), **{finger: (32.0, 38.0, 24.0) for finger in "2345"}}  # degrees, joints 1-3
     turns = {sk.index(f"finger{f}-{k + 1}.{s}"): Rotation.from_rotvec([np.radians(deg), 0.0, 0.0]).as_matrix()
              for f, degrees in bends.items() for k, deg in enumerate(degrees) for s in "LR"}
     relaxed = Mesh(truth.posed_vertices(sk.posed_world(turns)), truth.mesh.faces)

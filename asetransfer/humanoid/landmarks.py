@@ -31,9 +31,9 @@ direction, position, or the pose of the arms (T- to A-pose) and legs.
    head's outside) and ears (at the nose's height),
    hand tips (the hand extremities), fingertips (the hand's own extremities: the thumb
    is the one farthest from the hand tip, along the surface if the fingers are curled next
-   to it, index to pinky follow in the order of the
-   shortest chain from the thumb; only the thumb is named on a hand without exactly
-   four others; two extremities of one blunt fingertip are merged), toe tips, heels,
+   to it; index to pinky follow in the order of the shortest chain from the thumb; only
+   the thumb is named on a hand without exactly four others; two extremities of one
+   blunt fingertip are merged), toe tips, heels,
    and the crotch (where the vertical midway between
    the thighs, found below the top of the shortest path between the toes, leaves the
    body's underside).
@@ -77,7 +77,7 @@ EAR_BAND = 0.02         # ears and back of the head: at the nose's height, +- th
 MIDLINE_BAND = 0.015    # nose and back of the head: this close to the head top's mid-plane
 EAR_STRIP = 0.005       # an ear between vertices: the middle of the head's outermost strip this deep
 HAND_REACH = 0.12       # a hand: surface within this geodesic distance of its tip
-THUMB_MIN = 0.03        # a thumb tip lies at least this far from the hand tip (in space, else along the surface)
+THUMB_MIN = 0.03        # a thumb tip lies at least this far from the hand tip (else along the surface)
 # fingertips are this far apart along the surface at least (down one finger and up the
 # next: >= 0.046 H on the fixtures and more on the dev bodies), while the corners of a
 # blunt fingertip or a bump on a finger are nearer their fingertip (<= 0.022 H measured)
@@ -760,10 +760,10 @@ def _fingertips(surface: _Surface, tip: int, height: float) -> dict:
     surface from a farther one (the corners of one blunt fingertip make one tip).  The
     thumb is the fingertip farthest from the hand tip, once bumps on the hand are left out
     (:func:`_without_bumps`): in space, or along the surface when curled fingers bring
-    every tip within ``THUMB_MIN`` of the hand tip; with exactly four others they are index, middle, ring and
-    pinky in the order of the shortest chain through them, from the end on the thumb's
-    side (the hand's own layout, whatever its pose).  A hand with another count (mittens,
-    three cartoon fingers) names only its thumb.
+    every tip within ``THUMB_MIN`` of the hand tip; with exactly four others they are
+    index, middle, ring and pinky in the order of the shortest chain through them, from
+    the end on the thumb's side (the hand's own layout, whatever its pose).  A hand with
+    another count (mittens, three cartoon fingers) names only its thumb.
     """
     v, g = surface.vertices, surface.graph
     hand = np.flatnonzero(surface.distance_from(tip) < HAND_REACH * height)
