@@ -32,7 +32,6 @@ sys.path.insert(0, str(ROOT))
 import asetransfer as at  # noqa: E402
 from asetransfer.geometry.topology import vertex_areas  # noqa: E402
 from asetransfer.model.mesh import Mesh  # noqa: E402
-from asetransfer.model.skin import linear_blend_skinning  # noqa: E402
 from asetransfer.stages.markers import MarkerError  # noqa: E402
 
 POSES = EVAL / "mheval" / "data" / "poses.json"
@@ -62,8 +61,7 @@ def run_case(case: str, frames: list, scale: float, modes: list) -> None:
     unit = 100.0 / meta["body_height"]
     for frame in frames:
         world = sk.posed_world(frame_rotations(frame, list(sk.names), scale))
-        posed = Mesh(linear_blend_skinning(gt.mesh.vertices, gt.skin, world @ np.linalg.inv(sk.bind_world)),
-                     target.faces)
+        posed = Mesh(gt.posed_vertices(world), target.faces)
         for mode in modes:
             t = time.perf_counter()
             label = f"{case:22s} {frame['name']:20s} {mode:5s}"
