@@ -6,15 +6,23 @@ Only a process killed outright (SIGKILL, power loss) can leave such a file; the
 next write of ``NAME`` removes it once the process ``PID`` no longer runs, so the
 name is what makes the clean-up safe: it never touches a file another tool made,
 nor one a running asetransfer is still writing.
+
+All the outputs of one command are one :func:`transaction`: inside it each write
+stays in its temporary file until the block ends, then all are renamed together;
+a failure anywhere (a full disk on the third file) removes every one of them.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import tempfile
 
 from ..errors import InputError
 
 PART_SUFFIX = ".part"
+#: inside a :func:`transaction`: the ``(temporary file, final path)`` pairs written so far
+_STAGED: contextvars.ContextVar = contextvars.ContextVar("asetransfer_staged_writes", default=None)
 
 
 def _part_prefix(path: str, pid: int | None = None) -> str:
@@ -113,7 +121,11 @@ def atomic_write(path, data: bytes, inputs=()) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        staged = _STAGED.get()
+        if staged is None:
+            os.replace(tmp, path)
+        else:
+            staged.append((tmp, path))
     except BaseException as e:
         try:
             os.unlink(tmp)
@@ -122,3 +134,51 @@ def atomic_write(path, data: bytes, inputs=()) -> None:
         if isinstance(e, OSError):
             raise InputError(path, f"cannot write file ({e.strerror or e})") from None
         raise
+
+
+@contextlib.contextmanager
+def transaction():
+    """Make every :func:`atomic_write` inside the block one transaction.
+
+    The writes go to their temporary files as usual; when the block ends normally they
+    are renamed over their paths together, and when it raises (an error, Ctrl-C, a full
+    disk on the last file) every temporary file is removed: a failed command leaves no
+    output, not even the ones it had finished.  Nested blocks join the outermost one.
+    """
+    if _STAGED.get() is not None:
+        yield
+        return
+    staged = []
+    token = _STAGED.set(staged)
+    try:
+        yield
+    except BaseException:
+        _discard(staged)
+        raise
+    finally:
+        _STAGED.reset(token)
+    for k, (tmp, path) in enumerate(staged):
+        try:
+            os.replace(tmp, path)
+        except OSError as e:
+            _discard(staged[k:])
+            raise InputError(path, f"cannot write file ({e.strerror or e})") from None
+
+
+def _discard(staged) -> None:
+    """Remove the temporary files of ``staged`` writes."""
+    for tmp, _ in staged:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def written_path(path) -> str:
+    """Where the bytes last written to ``path`` are now: its temporary file while a
+    :func:`transaction` is open, else ``path`` itself (to hash an output before it lands)."""
+    path = os.fspath(path)
+    for tmp, final in reversed(_STAGED.get() or ()):
+        if final == path:
+            return tmp
+    return path
