@@ -9,6 +9,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+#: joints per vertex a rig may carry: glTF's two JOINTS/WEIGHTS sets of four (the one rule,
+#: checked by :func:`check_max_influences` wherever a count is given)
+MAX_INFLUENCES = 8
+
+
+def check_max_influences(count: int) -> int:
+    """``count`` if it is a whole number of influences from 1 to :data:`MAX_INFLUENCES`, else ValueError."""
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_INFLUENCES:
+        raise ValueError(f"max_influences must be a whole number from 1 to {MAX_INFLUENCES} (got {count!r})")
+    return count
+
 
 @dataclass(frozen=True)
 class CorrespondenceConfig:
@@ -132,17 +143,6 @@ class CorrespondenceConfig:
     # another frame or unit (our addition; the marker loader, io/markers.py, uses this
     # default: markers are loaded before a Config is at hand)
     marker_snap_distance: float = 0.05
-    # pose matching (beyond spec §5.1, which assumes both stand in the same pose): when a
-    # first transfer finds a limb bone more than this many degrees from the source's,
-    # the source is posed by its own rig to match and the correspondence registered
-    # again (stages/pose.py).  Same-pose bodies differ by at most ~7 deg (elbows of the
-    # dev set); the A-pose dev male by 30.
-    pose_match_angle: float = 12.0
-    # at most this many posed registrations, fewer once the pose read from the placed
-    # skeleton moves less than the tolerance (degrees) between passes: on the fixture
-    # with arms lowered 40 deg the joints come within 2.8 / 0.6 / 0.3 mm after 1 / 2 / 3
-    pose_match_passes: int = 3
-    pose_match_tolerance: float = 1.0
     # register_stiffness of every pass when any marker is automatic (and register_stiffness
     # is ()): the automatic markers hold only the extremities, the crotch and the head, and
     # the faired shapes slide the trunk and limbs along themselves (0.3 % of the height on
@@ -176,9 +176,6 @@ class CorrespondenceConfig:
                              "(layer_distance 0: no layers, every piece within piece_gap glued)")
         if not 0 < self.reject_angle <= 180:
             raise ValueError("correspondence parameter reject_angle must be in (0, 180]")
-        if not 0 < self.pose_match_angle <= 180 or self.pose_match_passes < 1 or not self.pose_match_tolerance > 0:
-            raise ValueError("pose matching needs an angle in (0, 180] degrees (180: never), passes >= 1 "
-                             "and a positive tolerance")
         for name in ("register_stiffness", "glued_stiffness", "automatic_stiffness"):
             levels = getattr(self, name)
             if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in levels) \
@@ -187,6 +184,28 @@ class CorrespondenceConfig:
                                  f"at most max_iterations of them")
         if not self.marker_snap_distance > 0 or not 0 <= self.unmarked_area_warning <= 1:
             raise ValueError("marker_snap_distance must be positive and unmarked_area_warning in [0, 1]")
+
+
+@dataclass(frozen=True)
+class PoseConfig:
+    """Pose matching (beyond spec §5.1, which assumes both characters stand in the same pose):
+    the source posed by its own rig like the target and registered again (stages/pose.py,
+    stages/transfer.py)."""
+
+    # a limb bone of the first transfer more than this many degrees from the source's starts
+    # pose matching: same-pose bodies differ by at most ~7 deg (the dev set's elbows), the
+    # A-pose dev male by 30
+    match_angle: float = 12.0
+    # at most this many posed registrations, fewer once the pose read from the placed
+    # skeleton moves less than match_tolerance degrees between passes: on the fixture with
+    # arms lowered 40 deg the joints come within 2.8 / 0.6 / 0.3 mm after 1 / 2 / 3
+    match_passes: int = 3
+    match_tolerance: float = 1.0
+
+    def __post_init__(self):
+        if not 0 < self.match_angle <= 180 or self.match_passes < 1 or not self.match_tolerance > 0:
+            raise ValueError("pose matching needs an angle in (0, 180] degrees (180: never), passes >= 1 "
+                             "and a positive tolerance")
 
 
 @dataclass(frozen=True)
@@ -328,8 +347,7 @@ class WeightsConfig:
     def __post_init__(self):
         if self.method not in ("auto", "interp", "robust"):
             raise ValueError("weights method must be 'auto', 'interp' or 'robust'")
-        if not 1 <= self.max_influences <= 8:
-            raise ValueError("max_influences must be between 1 and 8")
+        check_max_influences(self.max_influences)
         if not (self.robust_distance > 0 and 0 < self.robust_angle <= 180 and self.smooth_iterations >= 0):
             raise ValueError("robust weights need distance > 0, 0 < angle <= 180 and smoothing steps >= 0")
         if self.contact_neighbours < 1:
@@ -460,6 +478,7 @@ class Config:
     weights: WeightsConfig = field(default_factory=WeightsConfig)
     markers: MarkersConfig = field(default_factory=MarkersConfig)
     quality: QualityConfig = field(default_factory=QualityConfig)
+    pose: PoseConfig = field(default_factory=PoseConfig)
 
     def replace(self, **changes) -> "Config":
         return replace(self, **changes)

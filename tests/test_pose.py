@@ -12,7 +12,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 import asetransfer as at
-from asetransfer.config import Config, CorrespondenceConfig
+from asetransfer.config import Config, CorrespondenceConfig, PoseConfig
 from asetransfer.humanoid.skeleton_map import propose_skeleton_map
 from asetransfer.model.markers import Markers
 from asetransfer.model.mesh import Mesh
@@ -56,7 +56,7 @@ def _posed(source, turns_by_role):
 ])
 def test_a_posed_target_gets_the_posed_skeleton_back(source, markers, pose):
     target, truth = _posed(source, pose)
-    off = at.transfer(source, target, markers, Config(correspondence=CorrespondenceConfig(pose_match_angle=180.0)))
+    off = at.transfer(source, target, markers, Config(pose=PoseConfig(match_angle=180.0)))
     on = at.transfer(source, target, markers)
     error = lambda r: np.linalg.norm(r.rig.skeleton.bind_world[:, :3, 3] - truth, axis=1)  # noqa: E731
     assert off.report["pose_match"]["passes"] == 0 and error(off).max() > 0.008  # measured: 16 mm, 9 mm

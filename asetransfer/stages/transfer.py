@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..config import Config
+from ..config import Config, PoseConfig
 from ..geometry.topology import piece_count
 from .correspondence import Correspondence, correspond
 from .markers import MarkerError, automatic_markers
@@ -63,10 +63,10 @@ def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: 
     return markers, report
 
 
-def _landmark_start(source, target, markers, markers_report, cc):
+def _landmark_start(source, target, markers, markers_report, pose: PoseConfig):
     """The pose of the source the first pass registers: the automatic landmarks' guess of the
     target's (:func:`~asetransfer.stages.pose.landmark_pose`) when a limb differs from the
-    source's by more than ``pose_match_angle``, else None (the source as modelled).  A first
+    source's by more than ``pose.match_angle``, else None (the source as modelled).  A first
     pass from the source as modelled reads an A-posed target's arms short of their pose (23
     of d05's 35 degrees) and takes a pass more to converge.  No guess when the source's
     left/right joint names disagree with its shape (it would swing each arm to the other
@@ -82,14 +82,14 @@ def _landmark_start(source, target, markers, markers_report, cc):
     if placed is None:
         return None
     angles = limb_angles(source.skeleton, source.skeleton.bind_world[:, :3, 3], placed)
-    return placed if angles and max(angles.values()) > cc.pose_match_angle else None
+    return placed if angles and max(angles.values()) > pose.match_angle else None
 
 
 def _match_pose(source, target, markers, cfg, cc, corr, skeleton, sk_report, say, start=None):
     """Register again from a source posed like the target when their limbs differ (stages/pose.py).
 
     The pose is read from the skeleton the last pass placed; passes repeat until the
-    pose moves less than ``pose_match_tolerance`` degrees from the one the pass registered
+    pose moves less than ``cfg.pose.match_tolerance`` degrees from the one the pass registered
     (each pass registers a source closer to the target, so its joints, and the pose read
     from them, are closer too).  ``start``: the joints the first pass's source was posed
     by (None: as modelled).  ``cc``: the correspondence parameters of every pass
@@ -104,9 +104,10 @@ def _match_pose(source, target, markers, cfg, cc, corr, skeleton, sk_report, say
     report = {"limb_angles_deg": [{k: round(v, 2) for k, v in angles.items()}], "passes": 0}
     if start is not None:
         report["landmark_pose_deg"] = {k: round(v, 2) for k, v in limb_angles(source.skeleton, rest, start).items()}
-    if angles and (max(angles.values()) > cc.pose_match_angle or start is not None):
-        for _ in range(cc.pose_match_passes):
-            if max(limb_angles(source.skeleton, registered, placed).values()) < cc.pose_match_tolerance:
+    pose = cfg.pose
+    if angles and (max(angles.values()) > pose.match_angle or start is not None):
+        for _ in range(pose.match_passes):
+            if max(limb_angles(source.skeleton, registered, placed).values()) < pose.match_tolerance:
                 break
             say("pose matching")
             posed = match_pose(source, placed)
@@ -168,7 +169,7 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     automatic = bool(markers_report.get("automatic"))
     say("correspondence")
     cc = _registration(cfg.correspondence, automatic)
-    start = _landmark_start(source, target, markers, markers_report, cc)
+    start = _landmark_start(source, target, markers, markers_report, cfg.pose)
     first = source if start is None else match_pose(source, start)
     corr = correspond(first.mesh, target, markers, cc)
     say("skeleton")
