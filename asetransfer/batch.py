@@ -9,8 +9,10 @@ with ``status`` ``"ok"``, ``"skipped"`` (already done with the same inputs) or
 process, in a pool of processes or on a Dask cluster and yields the results as
 they finish.
 
-Shared source work.  The source is parsed once per process (:func:`prepare_source`,
-cached per worker), and with automatic markers its landmarks are found once per process
+Each job is :func:`~asetransfer.job.transfer_files`, the command line's transfer, so
+every option means the same in a batch (``JobOptions``) and every output format is
+available.  Shared source work.  The source is read once per process
+(:func:`~asetransfer.job.load_source`, kept per worker), and with automatic markers its landmarks are found once per process
 (:func:`~asetransfer.stages.markers.landmarks_of` keeps them; they depend on the source
 alone).  Nothing else of the source can be shared without changing the output: the correspondence welds, normalises, Laplacian-factorises and selects the
 marked pieces of the source *after* moving it into each target's frame (the marker
@@ -34,8 +36,8 @@ import time
 from dataclasses import dataclass, field
 
 from ._version import __version__
-from .config import Config
 from .errors import InputError
+from .job import JobOptions, SourceFile, file_digest, load_source
 
 #: the report's quality figures copied into a batch summary (from ``report["correspondence"]``)
 QUALITY_FIGURES = ("marker_residual_mean", "marker_residual_max", "fit_distance_mean", "fit_distance_p95",
@@ -48,9 +50,10 @@ class Job:
     """One target of a batch: where its inputs are and where its outputs go."""
 
     target: str
-    markers: str | None   # None: no marker file was found (the job fails, see markers_for)
-    output: str           # OUTDIR/<stem>.glb
+    markers: str | None   # None: no marker file was found (automatic markers)
+    output: str           # OUTDIR/<stem>.glb (or the batch's other rig format)
     report: str           # OUTDIR/<stem>.report.json
+    preview: str | None = None   # OUTDIR/<stem>.preview.png when previews are asked for
 
     @property
     def stem(self) -> str:
@@ -95,99 +98,74 @@ def markers_for(target, markers_dir=None) -> str | None:
     return None
 
 
-def plan_jobs(targets, outdir, markers_dir=None) -> list:
-    """One :class:`Job` per target; raises InputError on two targets with the same stem
-    (their outputs would collide)."""
+def plan_jobs(targets, outdir, markers_dir=None, *, rig_format: str = ".glb", preview: bool = False) -> list:
+    """One :class:`Job` per target, writing ``<stem><rig_format>`` (and ``<stem>.preview.png``
+    with ``preview``).  Raises InputError, before any work, for a format no writer has, a
+    missing optional package the outputs need, and two targets with the same stem (their
+    outputs would collide)."""
+    from .io import RIG_OUTPUT_EXTENSIONS, USD_EXTENSIONS
+
+    if rig_format.lower() not in RIG_OUTPUT_EXTENSIONS:
+        raise InputError(None, f"--format must be one of {', '.join(e[1:] for e in RIG_OUTPUT_EXTENSIONS)}, "
+                               f"not {rig_format[1:]!r}")
+    if rig_format.lower() in USD_EXTENSIONS:
+        from .io.usd import require_usd
+
+        require_usd(outdir)
+    if preview:
+        from .io.preview import require_preview
+
+        require_preview(outdir)
     seen = {}
     jobs = []
     for target in map(os.fspath, targets):
         stem = target_stem(target)
         if stem.casefold() in seen:  # casefolded: one file on case-insensitive file systems
-            raise InputError(target, f"same name as {seen[stem.casefold()]}: both would write {stem}.glb; "
+            raise InputError(target, f"same name as {seen[stem.casefold()]}: both would write {stem}{rig_format}; "
                                      "rename one")
         seen[stem.casefold()] = target
-        jobs.append(Job(target, markers_for(target, markers_dir), os.path.join(outdir, stem + ".glb"),
-                        os.path.join(outdir, stem + ".report.json")))
+        out = os.path.join(outdir, stem)
+        jobs.append(Job(target, markers_for(target, markers_dir), out + rig_format, out + ".report.json",
+                        out + ".preview.png" if preview else None))
     return jobs
 
 
-def file_digest(path) -> str:
-    """SHA-256 of a file's bytes (hex); InputError when it cannot be read or is empty."""
-    from .io.files import read_bytes
-
-    return hashlib.sha256(read_bytes(path)).hexdigest()
-
-
-def config_digest(config: Config) -> str:
-    """SHA-256 of every parameter of ``config`` (the options of a run)."""
-    text = json.dumps(dataclasses.asdict(config), sort_keys=True, default=list)
+def options_digest(options: JobOptions) -> str:
+    """SHA-256 of every option of a run: the Config's parameters, the hand-off asked for
+    and the content of the calibration file."""
+    text = json.dumps({"config": dataclasses.asdict(options.config), "tpose": options.tpose,
+                       "calibration": file_digest(options.calibration) if options.calibration else None},
+                      sort_keys=True, default=list)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def inputs_record(source_digest: str, job: Job, config: Config) -> dict:
-    """What a job's output depends on: content hashes of its inputs, the options, the version."""
+def inputs_record(source_digest: str, job: Job, options: JobOptions) -> dict:
+    """What a job's output depends on: content hashes of its inputs, the options, the
+    outputs asked for, the version."""
     return {"asetransfer": __version__, "source": source_digest, "target": file_digest(job.target),
-            "markers": file_digest(job.markers) if job.markers else None, "options": config_digest(config)}
+            "markers": file_digest(job.markers) if job.markers else None, "options": options_digest(options),
+            "outputs": [os.path.basename(p) for p in (job.output, job.preview) if p]}
 
 
-@dataclass(eq=False)
-class PreparedSource:
-    """The source of a batch, parsed once: its path, content hash and :class:`Rig`."""
-
-    path: str
-    digest: str
-    rig: object
-
-
-_SOURCES: dict = {}   # per process: (path, digest) -> PreparedSource, so a worker parses the source once
-
-
-def prepare_source(path, digest: str | None = None) -> PreparedSource:
-    """Parse the source rig once per process (cached by path and content hash).
-
-    Raises InputError for an unreadable source, or when its content no longer has
-    ``digest`` (the file changed while the batch ran).
-    """
-    from .io import load_rig
-
-    path = os.fspath(path)
-    actual = file_digest(path)
-    if digest is not None and actual != digest:
-        raise InputError(path, "the source changed while the batch was running")
-    key = (os.path.abspath(path), actual)
-    if key not in _SOURCES:
-        _SOURCES.clear()  # one source at a time per worker
-        _SOURCES[key] = PreparedSource(path, actual, load_rig(path))
-    return _SOURCES[key]
-
-
-def run_job(source_path: str, source_digest: str, job: Job, config: Config, resume: bool = True) -> TargetResult:
+def run_job(source_path: str, source_digest: str, job: Job, options: JobOptions, resume: bool = True) -> TargetResult:
     """Rig one target (or skip it when its outputs already match its inputs).
 
     Never raises for a bad target: the problem becomes ``status="failed"`` and a
     one-line ``error``.  Only an interruption (KeyboardInterrupt) propagates; the
-    outputs are written atomically, so it leaves no partial file.
+    outputs are written as one transaction, so it leaves no partial file.
     """
-    from .geometry.linsolve import NumericalError
-    from .stages.markers import MarkerError
-
     t0 = time.perf_counter()
     result = TargetResult(job.target, job.stem, "failed", output=job.output, report=job.report)
     try:
-        source = prepare_source(source_path, source_digest)
-        record = inputs_record(source.digest, job, config)
+        source = load_source(source_path, source_digest)
+        record = inputs_record(source.digest, job, options)
         report = finished_report(job, record) if resume else None
         result.status = "skipped" if report is not None else "ok"
         if report is None:
-            report = _transfer_and_write(source, job, config, record)
+            report = _transfer_and_write(source, job, options, record)
         result.quality = quality_figures(report)
     except InputError as e:
         result.status, result.error = "failed", str(e)
-    except MarkerError as e:  # automatic markers found no body layout
-        culprit = {"source": source_path, "markers": job.markers}.get(e.side, job.target)
-        result.status, result.error = "failed", " ".join(f"{culprit}: {e}".split())
-    except NumericalError as e:
-        result.status, result.error = "failed", " ".join(f"{job.markers or job.target}: transfer failed: {e}".split())
     except Exception as e:  # one target's bug must not sink the batch: report it in one line
         result.status = "failed"
         result.error = " ".join(f"internal error: {type(e).__name__}: {e}".split())
@@ -213,11 +191,11 @@ def finished_report(job: Job, record: dict) -> dict | None:
     return report if report.get("output_sha256") == file_digest(job.output) else None
 
 
-def result_on_disk(source: PreparedSource, job: Job, config: Config) -> TargetResult | None:
+def result_on_disk(source: SourceFile, job: Job, options: JobOptions) -> TargetResult | None:
     """A job's result read back from its outputs when they are finished and match its
     inputs, else None (after an interruption: what finished before the results came in)."""
     try:
-        report = finished_report(job, inputs_record(source.digest, job, config))
+        report = finished_report(job, inputs_record(source.digest, job, options))
     except InputError:  # an input that cannot be read now
         return None
     if report is None:
@@ -226,26 +204,14 @@ def result_on_disk(source: PreparedSource, job: Job, config: Config) -> TargetRe
                         quality=quality_figures(report))
 
 
-def _transfer_and_write(source: PreparedSource, job: Job, config: Config, record: dict) -> dict:
-    """The transfer of one target, written as ``job.output`` then ``job.report``."""
-    from .io import load_character, load_markers
-    from .io.atomic import atomic_write
-    from .io.gltf_write import write_rig
-    from .model.rig import Rig
-    from .stages.transfer import transfer
+def _transfer_and_write(source: SourceFile, job: Job, options: JobOptions, record: dict) -> dict:
+    """The transfer of one target, written as ``job.output``, its report and the rest."""
+    from .job import transfer_files
 
-    target = load_character(job.target)
-    target = target.mesh if isinstance(target, Rig) else target
-    # no marker file: automatic markers (humanoids); a few hand markers are completed
-    markers = load_markers(job.markers, source.rig.mesh, target, minimum=1) if job.markers else None
-    inputs = tuple(p for p in (source.path, job.target, job.markers) if p)
     if os.path.exists(job.report):
         os.unlink(job.report)  # stale: it must not vouch for the output about to be replaced
-    result = transfer(source.rig, target, markers, config)
-    write_rig(job.output, result.rig, max_influences=config.weights.max_influences, inputs=inputs)
-    report = {**result.report, "inputs": record, "output_sha256": file_digest(job.output)}
-    atomic_write(job.report, (json.dumps(report, indent=1) + "\n").encode(), inputs + (job.output,))
-    return report
+    return transfer_files(source, job.target, job.output, job.markers, options=options, report=job.report,
+                          preview=job.preview, record=record).report
 
 
 def quality_figures(report: dict) -> dict:
@@ -268,53 +234,61 @@ def peak_rss_mb() -> float:
     return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024
 
 
-def run_jobs(source: PreparedSource, jobs: list, config: Config | None = None, *, workers: int = 1,
+def run_jobs(source: SourceFile, jobs: list, options: JobOptions | None = None, *, workers: int = 1,
              dask: str | None = None, resume: bool = True):
     """Run ``jobs`` and yield a :class:`TargetResult` for each as it finishes.
 
-    ``workers`` > 1: a pool of that many processes (spawned; each parses the source
+    ``workers`` > 1: a pool of that many processes (spawned; each reads the source
     once).  ``dask``: the address of a Dask scheduler (``tcp://host:8786``), or
     ``local:N`` for a local cluster of N worker processes.  Otherwise the jobs run
     one after the other in this process.  Closing the generator (or an interruption)
     cancels the jobs not yet started and stops the local workers.
     """
-    config = config or Config()
+    options = options or JobOptions()
     if dask:
-        yield from _run_on_dask(source, jobs, config, address=dask, resume=resume)
+        yield from _run_on_dask(source, jobs, options, address=dask, resume=resume)
     elif workers > 1 and len(jobs) > 1:
-        yield from _run_in_processes(source, jobs, config, workers=workers, resume=resume)
+        yield from _run_in_processes(source, jobs, options, workers=workers, resume=resume)
     else:
         for job in jobs:
-            yield run_job(source.path, source.digest, job, config, resume)
+            yield run_job(source.path, source.digest, job, options, resume)
 
 
-def transfer_many(source, targets, outdir, *, markers_dir=None, config: Config | None = None, workers: int = 1,
-                  dask: str | None = None, resume: bool = True):
+def transfer_many(source, targets, outdir, *, markers_dir=None, options: JobOptions | None = None,
+                  rig_format: str = ".glb", preview: bool = False, workers: int = 1, dask: str | None = None,
+                  resume: bool = True):
     """Rig every target with ``source``; yield a :class:`TargetResult` per target as it finishes.
 
     Parameters
     ----------
-    source : path of the rigged source (.glb/.gltf), parsed once per process.
+    source : path of the rigged source, read once per process.
     targets : paths of the target meshes; ``<stem>.markers.json`` beside each (or in
-        ``markers_dir``) links it to the source.  Stems must differ.
-    outdir : an existing directory; each target gets ``<stem>.glb`` and ``<stem>.report.json``.
+        ``markers_dir``) links it to the source, else markers are found automatically.
+        Stems must differ.
+    outdir : the output directory (created if missing); each target gets ``<stem><rig_format>``,
+        ``<stem>.report.json``, ``<stem>.preview.png`` with ``preview``, and the hand-off
+        files ``options`` asks for.
+    options : :class:`~asetransfer.job.JobOptions`, as for one transfer.
     workers, dask, resume : see :func:`run_jobs`.
 
     Raises InputError on the first iteration, before any work, for a bad source,
-    duplicate stems or a missing ``outdir``; a bad target only makes its own result
-    ``"failed"``.
+    duplicate stems or an output directory that cannot be made; a bad target only makes
+    its own result ``"failed"``.
     """
-    jobs = plan_jobs(targets, outdir, markers_dir)
-    check_outdir(outdir)
-    prepared = prepare_source(source)
-    yield from run_jobs(prepared, jobs, config, workers=workers, dask=dask, resume=resume)
+    jobs = plan_jobs(targets, outdir, markers_dir, rig_format=rig_format, preview=preview)
+    loaded = load_source(source)  # a bad source: nothing made, not even the directory
+    make_outdir(outdir)
+    yield from run_jobs(loaded, jobs, options, workers=workers, dask=dask, resume=resume)
 
 
-def check_outdir(outdir) -> None:
-    """Raise InputError unless ``outdir`` is a writable directory."""
+def make_outdir(outdir) -> None:
+    """Create ``outdir`` (and its parents) when missing; raise InputError unless it is then a
+    writable directory."""
     outdir = os.fspath(outdir)
-    if not os.path.isdir(outdir):
-        raise InputError(outdir, "output directory does not exist")
+    try:
+        os.makedirs(outdir, exist_ok=True)
+    except OSError as e:
+        raise InputError(outdir, f"cannot create the output directory ({e.strerror or e})") from None
     if not os.access(outdir, os.W_OK | os.X_OK):
         raise InputError(outdir, "output directory is not writable")
 
@@ -324,7 +298,7 @@ def check_outdir(outdir) -> None:
 WORKER_DEATHS_ALLOWED = 2
 
 
-def _run_in_processes(source: PreparedSource, jobs: list, config: Config, *, workers: int, resume: bool):
+def _run_in_processes(source: SourceFile, jobs: list, options: JobOptions, *, workers: int, resume: bool):
     """:func:`run_jobs` on a pool of spawned processes.  A worker that dies breaks the
     pool: the unfinished jobs go to a new one, so one bad target never sinks the rest.
     A job that was running when a worker died is retried alone first, so that a second
@@ -333,10 +307,10 @@ def _run_in_processes(source: PreparedSource, jobs: list, config: Config, *, wor
     while pending:
         suspects = [job for job in pending if strikes.get(job.stem)]
         now = suspects[:1] or pending
-        running, unfinished = yield from _pool_round(source, now, config, workers=workers, resume=resume)
+        running, unfinished = yield from _pool_round(source, now, options, workers=workers, resume=resume)
         pending = [job for job in pending if job not in now]
         for job in unfinished:
-            found = result_on_disk(source, job, config) if job.stem in running else None
+            found = result_on_disk(source, job, options) if job.stem in running else None
             strikes[job.stem] = strikes.get(job.stem, 0) + (job.stem in running)
             if found is not None:  # it finished; its result was lost with the pool
                 yield found
@@ -348,7 +322,7 @@ def _run_in_processes(source: PreparedSource, jobs: list, config: Config, *, wor
                                          "(out of memory? killed?)")
 
 
-def _pool_round(source: PreparedSource, jobs: list, config: Config, *, workers: int, resume: bool):
+def _pool_round(source: SourceFile, jobs: list, options: JobOptions, *, workers: int, resume: bool):
     """One pool over ``jobs``, yielding results.  Returns ``(stems that were running,
     unfinished jobs)`` when a worker died, else two empty collections."""
     import concurrent.futures as cf
@@ -360,7 +334,7 @@ def _pool_round(source: PreparedSource, jobs: list, config: Config, *, workers: 
     before = set(mp.active_children())
     pool = cf.ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
                                   initializer=_start_worker, initargs=(source.path, source.digest, started))
-    futures = {pool.submit(_pool_job, source.path, source.digest, job, config, resume): job for job in jobs}
+    futures = {pool.submit(_pool_job, source.path, source.digest, job, options, resume): job for job in jobs}
     ours = set(mp.active_children()) - before  # the pool's processes (all started by the submits)
     done = set()
     try:
@@ -400,7 +374,7 @@ _STARTED = None   # in a pool worker: the queue on which it says which job it st
 _IN_JOB = False   # in a pool worker: whether a job is running (see _stop_worker)
 
 
-def _pool_job(source_path: str, source_digest: str, job: Job, config: Config, resume: bool) -> TargetResult:
+def _pool_job(source_path: str, source_digest: str, job: Job, options: JobOptions, resume: bool) -> TargetResult:
     """:func:`run_job` in a pool worker, announced on the pool's queue first.  Stopped by
     a signal, the worker exits once the job has unwound (the pool would otherwise catch
     the interruption and go on with its next job)."""
@@ -409,7 +383,7 @@ def _pool_job(source_path: str, source_digest: str, job: Job, config: Config, re
         _STARTED.put(job.stem)
     _IN_JOB = True
     try:
-        return run_job(source_path, source_digest, job, config, resume)
+        return run_job(source_path, source_digest, job, options, resume)
     except KeyboardInterrupt:
         os._exit(130)  # the atomic writes have removed their temporary files
     finally:
@@ -437,7 +411,7 @@ def _start_worker(source_path: str, source_digest: str, started) -> None:
     _STARTED = started
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        prepare_source(source_path, source_digest)
+        load_source(source_path, source_digest)
     except Exception:  # noqa: BLE001 -- each job reports the problem as its own failure
         pass
     signal.signal(signal.SIGINT, _stop_worker)
@@ -475,7 +449,7 @@ def _dask_client(address: str):
         raise InputError(None, f"cannot reach the Dask scheduler at {address}: {e}") from None
 
 
-def _run_on_dask(source: PreparedSource, jobs: list, config: Config, *, address: str, resume: bool):
+def _run_on_dask(source: SourceFile, jobs: list, options: JobOptions, *, address: str, resume: bool):
     """:func:`run_jobs` on a Dask cluster: one task per target; the workers read and write
     the same paths (made absolute: a worker's current directory is its own), so inputs and
     outputs must be on storage they all see at the same place (docs/batch.md)."""
@@ -485,7 +459,7 @@ def _run_on_dask(source: PreparedSource, jobs: list, config: Config, *, address:
     source_path = os.path.abspath(source.path)
     futures = {}
     try:
-        futures = {client.submit(run_job, source_path, source.digest, _absolute(job), config, resume,
+        futures = {client.submit(run_job, source_path, source.digest, _absolute(job), options, resume,
                                  pure=False): job for job in jobs}
         for future in as_completed(futures):
             yield _result_of(future, futures[future])

@@ -32,7 +32,12 @@ def add_parser(sub):
                     "written); 2: nothing could start.")
     p.add_argument("source", help="rigged source (.glb/.gltf)")
     p.add_argument("targets", nargs="+", metavar="TARGET", help="target meshes (.obj .ply .off .stl .glb .gltf)")
-    p.add_argument("-o", "--outdir", required=True, help="output directory (must exist)")
+    p.add_argument("-o", "--outdir", required=True, help="output directory (created if missing)")
+    p.add_argument("--format", dest="rig_format", default="glb", metavar="EXT",
+                   help="format of each rig, as transfer's -o extension: OUTDIR/<target name>.EXT, one of glb, "
+                        "gltf, usda, usdc, usdz (default %(default)s; USD needs asetransfer[usd])")
+    p.add_argument("--preview", action="store_true",
+                   help="also draw each target's markers and skeleton: OUTDIR/<target name>.preview.png")
     p.add_argument("--markers-dir", metavar="DIR", help="where <target name>.markers.json files are "
                                                         "(looked up first; then beside each target)")
     p.add_argument("--jobs", type=_jobs_arg, default=1, metavar="N",
@@ -64,15 +69,18 @@ def _dask_arg(text):
 def run(args) -> int:
     from asetransfer import batch
 
+    from asetransfer.job import load_source
+
     quiet = getattr(args, "quiet", False)
-    config = transfer.config_of(args)
-    batch.check_outdir(args.outdir)
-    jobs = batch.plan_jobs(args.targets, args.outdir, args.markers_dir)
-    source = batch.prepare_source(args.source)  # a bad source: exit 2 before any work
+    options = transfer.options_of(args)
+    jobs = batch.plan_jobs(args.targets, args.outdir, args.markers_dir, rig_format="." + args.rig_format.lstrip("."),
+                           preview=args.preview)
+    source = load_source(args.source)  # a bad source: exit 2 before any work
+    batch.make_outdir(args.outdir)
     results, t0 = {}, time.perf_counter()
     progress = Progress(len(jobs), quiet)
     restore = _sigterm_interrupts()
-    running = batch.run_jobs(source, jobs, config, workers=args.jobs, dask=args.dask)
+    running = batch.run_jobs(source, jobs, options, workers=args.jobs, dask=args.dask)
     try:
         for result in running:
             results[result.stem] = result
@@ -81,7 +89,7 @@ def run(args) -> int:
         running.close()  # stops the workers before the summary is written
         progress.close()
         for job in jobs:  # finished in a worker before its result came back
-            found = None if job.stem in results else batch.result_on_disk(source, job, config)
+            found = None if job.stem in results else batch.result_on_disk(source, job, options)
             if found is not None:
                 results[job.stem] = found
         write_summary(args, jobs, results, seconds=time.perf_counter() - t0, interrupted=True)

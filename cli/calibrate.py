@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from asetransfer.model.roles import ROLES
 
-from .outputs import Output, check_outputs
 
 
 def add_parser(sub):
@@ -22,6 +21,7 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from asetransfer.io.outputs import Output, check_outputs
     from asetransfer.humanoid.skeleton_map import propose_skeleton_map
 
     from asetransfer.errors import InputError

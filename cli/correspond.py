@@ -7,7 +7,6 @@ import os
 from asetransfer.config import CorrespondenceConfig
 from asetransfer.errors import InputError
 
-from .outputs import Output, check_outputs
 
 
 def add_parser(sub):
@@ -28,15 +27,6 @@ def add_parser(sub):
     p.set_defaults(run=run)
 
 
-def mesh_of(path):
-    """The mesh of a rig or mesh file."""
-    from asetransfer.io import load_character
-    from asetransfer.model.rig import Rig
-
-    item = load_character(path)
-    return item.mesh if isinstance(item, Rig) else item
-
-
 DEBUG_MESHES = ("faired_source", "faired_target", "registered_source")
 
 
@@ -46,10 +36,12 @@ def debug_paths(debug_dir) -> dict:
 
 
 def run(args) -> int:
+    from asetransfer.io.outputs import Output, check_outputs
     from asetransfer.geometry.linsolve import NumericalError
     from asetransfer.io import load_markers
     from asetransfer.io.mapfile import write_map
     from asetransfer.io.ply import write_ply
+    from asetransfer.job import load_target
     from asetransfer.stages.correspondence import correspond
 
     inputs = (args.source, args.target, args.markers)
@@ -58,7 +50,7 @@ def run(args) -> int:
     outputs = [Output(args.output, "-o", (".npz",))]
     outputs += [Output(path, "--debug-dir", (".ply",)) for path in debug_paths(args.debug_dir).values()]
     check_outputs(outputs, inputs)  # all of them before anything is written
-    source, target = mesh_of(args.source), mesh_of(args.target)
+    source, target = load_target(args.source), load_target(args.target)
     markers = load_markers(args.markers, source, target)
     try:
         corr = correspond(source, target, markers, CorrespondenceConfig(symmetric=args.symmetric))

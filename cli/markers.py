@@ -22,31 +22,32 @@ def add_parser(sub):
 
 def run(args) -> int:
     from asetransfer.config import Config, MarkersConfig
-    from asetransfer.io import load_markers, load_rig
+    from asetransfer.io.atomic import transaction
     from asetransfer.io.markers import write_markers
-    from asetransfer.stages.markers import MarkerError, automatic_markers
-
-    from .correspond import mesh_of
-    from .outputs import Output, check_outputs
+    from asetransfer.io.outputs import Output, check_outputs
+    from asetransfer.job import load_source, load_target, named_errors, read_hand_markers
+    from asetransfer.stages.markers import automatic_markers
 
     inputs = tuple(p for p in (args.source, args.target, args.markers) if p)
     outputs = [Output(args.output, "-o", (".json",))]
     if args.preview:
+        from asetransfer.io.preview import require_preview
+
         outputs.append(Output(args.preview, "--preview", (".png",)))
+        require_preview(args.preview)
     check_outputs(outputs, inputs)
-    source, target = load_rig(args.source), mesh_of(args.target)
-    hand = load_markers(args.markers, source.mesh, target, minimum=1) if args.markers else None
     config = Config(markers=MarkersConfig(automatic="on"))
-    try:
+    source, target = load_source(args.source).rig, load_target(args.target)
+    hand = read_hand_markers(args.markers, source, target, config)
+    with named_errors(args.source, args.target, args.markers):
         markers, origin = automatic_markers(source, target, config, hand=hand)
-    except MarkerError as e:
-        raise InputError({"source": args.source, "markers": args.markers}.get(e.side, args.target), str(e)) from None
     extras = {n: {"automatic": n in origin["confidence"], **({"confidence": origin["confidence"][n]}
                                                             if n in origin["confidence"] else {})}
               for n in markers.names}
-    write_markers(args.output, markers, source.mesh, target, extras, inputs=inputs)
-    if args.preview:
-        _preview(args, source, target, markers, origin, config, inputs)
+    with transaction():
+        write_markers(args.output, markers, source.mesh, target, extras, inputs=inputs)
+        if args.preview:
+            _preview(args, source, target, markers, origin, config, inputs)
     if not getattr(args, "quiet", False):
         low = origin["low_confidence"]
         print(f"{args.output}: {len(markers)} markers ({len(origin['automatic'])} automatic, "
@@ -58,10 +59,10 @@ def _preview(args, source, target, markers, origin, config, inputs):
     """Transfer the skeleton with these markers and draw it (what the TD checks in two seconds)."""
     from asetransfer.config import MarkersConfig
     from asetransfer.io.preview import write_preview
+    from asetransfer.job import named_errors, preview_characters
     from asetransfer.stages.transfer import transfer
 
-    from .preview import characters
-
-    result = transfer(source, target, markers, config.replace(markers=MarkersConfig(automatic="off")))
-    write_preview(args.preview, characters(source, target, markers, origin, config, result.rig),
+    with named_errors(args.source, args.target, args.markers):
+        result = transfer(source, target, markers, config.replace(markers=MarkersConfig(automatic="off")))
+    write_preview(args.preview, preview_characters(source, target, markers, origin, config, result.rig),
                   title=f"{args.source}  ->  {args.target}", inputs=inputs + (args.output,))

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 
-from .outputs import Output, check_outputs
 
 OUTPUTS = (".glb", ".gltf", ".bvh")
 
@@ -31,6 +30,7 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from asetransfer.io.outputs import Output, check_outputs
     from asetransfer.errors import InputError
     from asetransfer.handoff.motion import animation_to_bvh
     from asetransfer.handoff.retarget import retarget_bvh

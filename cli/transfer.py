@@ -2,20 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
-import logging
 import math
-import os
 import sys
 import time
 
-from asetransfer.config import Config, CorrespondenceConfig, MarkersConfig, SkeletonConfig, WeightsConfig
-from asetransfer.errors import InputError
-
-from . import handoff
-from .correspond import mesh_of
-from .outputs import Output, check_outputs
+from asetransfer.config import (MAX_INFLUENCES, Config, CorrespondenceConfig, MarkersConfig, SkeletonConfig,
+                                WeightsConfig)
 
 
 def _plane(text):
@@ -39,9 +31,6 @@ def _plane(text):
     return vals if norm == 1.0 else unit
 
 
-RIG_EXTENSIONS = (".glb", ".gltf", ".usda", ".usdc", ".usdz")  # what -o can write (glTF, UsdSkel)
-
-
 def add_parser(sub):
     p = sub.add_parser(
         "transfer", help="rig TARGET with SOURCE's skeleton and skin weights",
@@ -57,12 +46,11 @@ def add_parser(sub):
     p.add_argument("--preview", metavar="PNG", help="also draw both characters with the markers and the "
                                                     "transferred skeleton (front and side views)")
     add_options(p)
-    handoff.add_arguments(p)  # --calibration, --tpose (retargeting hand-off)
     p.set_defaults(run=run)
 
 
 def add_options(p):
-    """The transfer's options (``asetransfer transfer`` and ``batch``); :func:`config_of` reads them."""
+    """The transfer's options (``asetransfer transfer`` and ``batch``); :func:`options_of` reads them."""
     sk, wc, mc = SkeletonConfig(), WeightsConfig(), MarkersConfig()  # every default is the library's (Config)
     p.add_argument("--auto-markers", choices=("auto", "on", "off"), default=mc.automatic,
                    help=f"auto: find markers when none are given and complete fewer than {mc.complete_below} "
@@ -88,13 +76,28 @@ def add_options(p):
                         + (" (default)" if sk.pose_normalize else ""))
     p.add_argument("--no-pose-normalize", dest="pose_normalize", action="store_false",
                    help="rest pose = bind pose, the target as modelled" + ("" if sk.pose_normalize else " (default)"))
-    p.add_argument("--max-influences", type=int, choices=(4, 8), default=wc.max_influences,
-                   help="joints per vertex (default %(default)s)")
+    p.add_argument("--max-influences", type=_count_arg(MAX_INFLUENCES, minimum=1), default=wc.max_influences, metavar="N",
+                   help=f"joints per vertex, 1 to {MAX_INFLUENCES} (default %(default)s; up to 4 is one glTF JOINTS_0/WEIGHTS_0 "
+                        "set, more a second)")
     p.add_argument("--weights", choices=("auto", "interp", "robust"), default=wc.method,
                    help="interp: source weights interpolated at each vertex's source point; "
                         "robust: keep them only where the match is close and the normals agree, "
                         "inpaint the rest (targets with props, clothing, extra parts); auto: robust for a "
                         "target in several pieces, interp for one; default %(default)s")
+    p.add_argument("--calibration", metavar="CAL.json",
+                   help="the source's calibration (asetransfer calibrate-source); also write "
+                        "OUT.calibration.json, the same calibration carried to the target")
+    p.add_argument("--tpose", action="store_true",
+                   help="also write the target in a canonical T-pose: OUT.tpose.bvh (its skeleton, one frame) "
+                        "and OUT.tpose.glb, and OUT.calibration.json (units, T-pose checks; without --calibration "
+                        "from the calibration asetransfer proposes for the source)")
+
+
+def options_of(args):
+    """The :class:`~asetransfer.job.JobOptions` of the options added by :func:`add_options`."""
+    from asetransfer.job import JobOptions
+
+    return JobOptions(config_of(args), calibration=args.calibration, tpose=args.tpose)
 
 
 def config_of(args) -> Config:
@@ -107,11 +110,11 @@ def config_of(args) -> Config:
                   MarkersConfig(automatic=args.auto_markers))
 
 
-def _count_arg(maximum: int):
-    """argparse type: a whole number from 0 to ``maximum``."""
+def _count_arg(maximum: int, minimum: int = 0):
+    """argparse type: a whole number from ``minimum`` to ``maximum``."""
     def count(text):
-        if not (text.isascii() and text.isdigit()) or int(text) > maximum:
-            raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {maximum}, got {text!r}")
+        if not (text.isascii() and text.isdigit()) or not minimum <= int(text) <= maximum:
+            raise argparse.ArgumentTypeError(f"expected a whole number from {minimum} to {maximum}, got {text!r}")
         return int(text)
     return count
 
@@ -145,113 +148,14 @@ class _Progress:
             print(f"asetransfer: {stage} ...", file=sys.stderr, flush=True)
 
 
-def _usd_frame(target_path, rig) -> dict:
-    """USD stage metadata of the rigged target: the units and up axis its file declares (FBX,
-    USD), else guesses: the up axis from the skeleton, the unit from the body height."""
-    from asetransfer.io import file_frame
-
-    frame = file_frame(target_path)
-    if frame is not None:
-        return frame
-    from asetransfer.handoff.calibration import guess_units
-    from asetransfer.humanoid.body import guess_up_axis
-
-    up, _ = guess_up_axis(rig.mesh, rig)
-    lo, hi = rig.mesh.bounds()
-    height = float(hi["XYZ".index(up[1])] - lo["XYZ".index(up[1])])
-    return {"metres_per_unit": guess_units(height)["metres_per_unit"] or 1.0, "up_axis": up}
-
-
-@contextlib.contextmanager
-def _collected_warnings():
-    """The ``asetransfer`` log's warnings during the block, as one-line strings (shown on stderr as usual)."""
-    messages = []
-
-    class Collect(logging.Handler):
-        def emit(self, record):
-            messages.append(" ".join(record.getMessage().split()))
-
-    handler, log = Collect(logging.WARNING), logging.getLogger("asetransfer")
-    log.addHandler(handler)
-    try:
-        yield messages
-    finally:
-        log.removeHandler(handler)
-
-
-def _check_plane(args, target) -> None:
-    """Refuse a --symmetry-plane that does not cut the target's body (before any work)."""
-    from asetransfer.config import QualityConfig
-    from asetransfer.stages.quality import plane_offset
-
-    if args.symmetry_plane is None or args.mirror == "off":
-        return
-    offset, limit = plane_offset(args.symmetry_plane, target), QualityConfig().plane_offset_refuse
-    if offset > limit:
-        raise InputError(args.target, f"--symmetry-plane lies {offset:.3g} heights from the target's centre "
-                                      f"(more than {limit:.3g}): it does not cut the body, and mirroring about it "
-                                      "would put joints off the body; give the plane in the target's frame and units")
-
-
-def outputs_of(args) -> list:
-    """Every file ``transfer`` will write (the rig, the report, the hand-off files)."""
-    outs = [Output(args.output, "-o", RIG_EXTENSIONS)]
-    if args.report:
-        outs.append(Output(args.report, "--report", (".json",)))
-    if args.preview:
-        outs.append(Output(args.preview, "--preview", (".png",)))
-    return outs + handoff.outputs_to_check(args)
-
-
 def run(args) -> int:
-    inputs = tuple(p for p in (args.source, args.target, args.markers) if p)
-    check_outputs(outputs_of(args), inputs + (args.calibration,))
-    with _collected_warnings() as warnings:  # every warning of the run also goes into the report
-        return _run(args, inputs, warnings)
+    from asetransfer.job import transfer_files
 
-
-def _run(args, inputs, warnings: list) -> int:
-    from asetransfer.geometry.linsolve import NumericalError
-    from asetransfer.io import USD_EXTENSIONS, load_markers, load_rig, save_rig
-    from asetransfer.io.atomic import atomic_write
-    from asetransfer.stages.markers import MarkerError
-    from asetransfer.stages.transfer import transfer
-
-    usd = os.path.splitext(args.output)[1].lower() in USD_EXTENSIONS
-    if usd:  # before the work: a missing usd-core is one line, not a lost run
-        from asetransfer.io.usd import require_usd
-
-        require_usd(args.output)
-    source = load_rig(args.source)
-    target = mesh_of(args.target)
-    few = 1 if args.auto_markers != "off" else 3  # automatic markers complete a few hand ones
-    markers = load_markers(args.markers, source.mesh, target, minimum=few) if args.markers else None
-    _check_plane(args, target)
-    plan = handoff.prepare(args, source)
-    config = config_of(args)
-    quiet = getattr(args, "quiet", False)
-    try:
-        result = transfer(source, target, markers, config, progress=_Progress(quiet))
-    except NumericalError as e:
-        raise InputError(args.markers or args.target, f"transfer failed: {e}") from None
-    except MarkerError as e:
-        raise InputError({"source": args.source, "markers": args.markers}.get(e.side, args.target), str(e)) from None
-    result.report["warnings"] = list(warnings)
-    save_rig(args.output, result.rig, max_influences=config.weights.max_influences, inputs=inputs,
-             **(_usd_frame(args.target, result.rig) if usd else {}))
-    handoff.write(args, plan, source, result, inputs)
-    if args.report:
-        atomic_write(args.report, (json.dumps(result.report, indent=1) + "\n").encode(), inputs + (args.output,))
-    if args.preview:
-        from asetransfer.io.preview import write_preview
-
-        from .preview import characters
-
-        shown = characters(source, target, result.markers, result.report["marker_origin"], config, result.rig)
-        write_preview(args.preview, shown, title=f"{args.source}  ->  {args.target}",
-                      inputs=inputs + (args.output,))
-    if not quiet:
-        r = result.report
+    done = transfer_files(args.source, args.target, args.output, args.markers, options=options_of(args),
+                          report=args.report, preview=args.preview,
+                          progress=_Progress(getattr(args, "quiet", False)))
+    if not getattr(args, "quiet", False):
+        r = done.report
         print(f"{args.output}: {r['joints']} joints, {r['target_vertices']} vertices, "
               f"{r['weights']['max_influences']} max influences, {r['timings']['total']:.2f} s")
     return 0

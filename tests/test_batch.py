@@ -168,8 +168,10 @@ def test_what_stops_a_batch_before_it_starts(tmp_path):
         batch.plan_jobs([tmp_path / "a" / "x.ply", tmp_path / "b" / "X.obj"], out)
     code, err = run_batch(tmp_path / "a" / "heavy.ply", *a, "-o", out)  # a mesh is no rigged source
     assert code == 2 and "heavy.ply" in err
-    code, err = run_batch(SOURCE, *a, "-o", tmp_path / "missing")
-    assert code == 2 and "output directory does not exist" in err
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    code, err = run_batch(SOURCE, *a, "-o", blocked / "out")  # a directory cannot be made inside a file
+    assert code == 2 and "cannot create the output directory" in err
     assert list(out.iterdir()) == []
 
 

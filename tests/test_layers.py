@@ -1,10 +1,10 @@
 """The library's layering (docs/architecture.md): every import points downwards.
 
 Ranks, bottom to top: ``errors``/``config``/``_version`` < ``model`` < ``geometry``
-< ``humanoid`` < ``stages`` < ``handoff`` < ``describe`` < ``batch``.  ``io`` (file
-formats) imports only ``model``, ``geometry`` and the bottom modules, and nothing but
-``io`` itself, ``batch`` (it orchestrates files: many targets in, many rigs out) and
-the package's lazy ``__init__`` imports ``io``.  The library never
+< ``humanoid`` < ``stages`` < ``handoff`` < ``describe`` < ``job`` < ``batch``.  ``io``
+(file formats) imports only ``model``, ``geometry`` and the bottom modules, and nothing
+but ``io`` itself, ``job`` (one transfer: files in, files out), ``batch`` (many targets
+in, many rigs out) and the package's lazy ``__init__`` imports ``io``.  The library never
 imports the command line.  Imports inside functions count too.
 """
 from __future__ import annotations
@@ -20,9 +20,9 @@ from conftest import ROOT
 
 PACKAGE = ROOT / "asetransfer"
 RANK = {"errors": 0, "config": 0, "_version": 0, "model": 1, "geometry": 2, "humanoid": 3, "stages": 4,
-        "handoff": 5, "describe": 6, "batch": 7}
+        "handoff": 5, "describe": 6, "job": 7, "batch": 8}
 IO_MAY_IMPORT = {"errors", "config", "_version", "model", "geometry", "io"}
-IO_USERS = {"io", "batch"}  # the layers that may import io (besides the package's lazy __init__)
+IO_USERS = {"io", "job", "batch"}  # the layers that may import io (besides the package's lazy __init__)
 
 
 def _modules():

@@ -14,6 +14,7 @@ import os
 import numpy as np
 
 from .._version import __version__
+from ..config import check_max_influences
 from ..model.rig import Rig
 from ..model.skin import SkinWeights
 from ..model.transforms import matrix_to_quat
@@ -43,7 +44,7 @@ def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = Non
 
     Parameters
     ----------
-    rig : the character; its skin is pruned to ``max_influences`` (4 or 8) per vertex
+    rig : the character; its skin is pruned to ``max_influences`` (1 to 8) per vertex
         and renormalised.
     extras : JSON-serialisable data stored as the asset's extras.
     animation : optional :class:`~asetransfer.animation.Animation` of the rig's joints,
@@ -53,8 +54,7 @@ def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = Non
     -------
     doc : dict, blob : bytes
     """
-    if max_influences not in (4, 8):
-        raise ValueError("max_influences must be 4 or 8 (one or two JOINTS/WEIGHTS sets)")
+    check_max_influences(max_influences)
     sk = rig.skeleton
     joints, weights = _influence_slots(rig, max_influences)
     joint_type = UBYTE if sk.n_joints <= 256 else USHORT

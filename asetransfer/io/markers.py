@@ -6,8 +6,8 @@ Format (UTF-8, a byte-order mark allowed)::
     {"markers": [{"name": "elbow.L", "source": LOC, "target": LOC}, ...]}
 
 where ``LOC`` is ``{"point": [x, y, z]}`` (snapped to the closest surface point, and
-refused if further than :data:`MAX_SNAP_DISTANCE` times the mesh's bounding-box
-diagonal), ``{"vertex": i}`` or ``{"face": f, "bary": [a, b, c]}``.  Names must be unique; at
+refused if further than ``CorrespondenceConfig.marker_snap_distance`` times the mesh's
+bounding-box diagonal), ``{"vertex": i}`` or ``{"face": f, "bary": [a, b, c]}``.  Names must be unique; at
 least 3 markers, not all on one line, are needed on each side.  Every fault is an
 :class:`~asetransfer.errors.InputError` naming the marker and field.  The location
 parser and resolver are shared with calibration files (:mod:`.calibration`).
@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..config import CorrespondenceConfig, QualityConfig
+from ..config import Config, CorrespondenceConfig, QualityConfig
 from ..errors import InputError
 from ..model.mesh import Mesh
 from ..model.surface import SurfacePoints
@@ -29,12 +29,6 @@ from .atomic import atomic_write
 from .files import parse_json_file
 from ..model.markers import Markers
 
-#: markers further than this fraction of the mesh's bounding-box diagonal from the
-#: surface are rejected: such a point was almost surely placed in another frame
-#: (declared once, in :class:`~asetransfer.config.CorrespondenceConfig`).
-MAX_SNAP_DISTANCE = CorrespondenceConfig().marker_snap_distance
-#: the marker-spread thresholds (markers are loaded before a Config is at hand)
-QUALITY = QualityConfig()
 log = logging.getLogger("asetransfer")
 
 
@@ -129,13 +123,14 @@ def parse_location(path, label: str, loc) -> dict:
     return {"face": f, "bary": [float(x) / sum(b) for x in b]}
 
 
-def resolve_locations(path, locations: list, mesh: Mesh, *, side: str, labels: list) -> SurfacePoints:
+def resolve_locations(path, locations: list, mesh: Mesh, *, side: str, labels: list,
+                      snap_distance: float = CorrespondenceConfig.marker_snap_distance) -> SurfacePoints:
     """Surface points on ``mesh`` of locations checked by :func:`parse_location`.
 
     A ``vertex`` becomes the corner of a triangle using it (barycentric coordinate 1);
     a ``face`` + ``bary`` is kept; a ``point`` is snapped to the closest surface point,
-    and rejected if further than :data:`MAX_SNAP_DISTANCE` times the mesh's
-    bounding-box diagonal.
+    and rejected if further than ``snap_distance`` times the mesh's bounding-box diagonal
+    (such a point was almost surely placed in another frame or unit).
 
     Parameters
     ----------
@@ -144,6 +139,7 @@ def resolve_locations(path, locations: list, mesh: Mesh, *, side: str, labels: l
     mesh : the mesh they refer to.
     side : name of that mesh in messages (``"source"``, ``"target"``, ``"character"``).
     labels : K labels naming each location's entry in messages.
+    snap_distance : ``CorrespondenceConfig.marker_snap_distance``.
 
     Raises
     ------
@@ -174,12 +170,12 @@ def resolve_locations(path, locations: list, mesh: Mesh, *, side: str, labels: l
     if pts:
         f, b, dist = closest_points(np.array(pts), mesh.vertices, mesh.faces)
         lo, hi = mesh.bounds()
-        limit = MAX_SNAP_DISTANCE * float(np.linalg.norm(hi - lo))
+        limit = snap_distance * float(np.linalg.norm(hi - lo))
         far = np.flatnonzero(dist > limit)
         if len(far):
             k = pidx[far[0]]
             raise InputError(path, f"{labels[k]}: {side}.point is {dist[far[0]]:.4g} from the {side} surface "
-                                   f"(more than {MAX_SNAP_DISTANCE:.0%} of its size); wrong frame or units?")
+                                   f"(more than {snap_distance:.0%} of its size); wrong frame or units?")
         face[pidx], bary[pidx] = f, b
     return SurfacePoints(face, bary)
 
@@ -200,28 +196,30 @@ def _relative_spread(points: np.ndarray, mesh: Mesh) -> float:
     return rms / max(float(np.linalg.norm(hi - lo)), 1e-300)
 
 
-def _check_units(path, source_points, source: Mesh, target_points, target: Mesh) -> None:
+def _check_units(path, source_points, source: Mesh, target_points, target: Mesh, quality: QualityConfig) -> None:
     """Refuse (or warn about) markers whose spread on one mesh disagrees with the other's.
 
     The same markers sit on the same body parts, so they span about the same share of
     each body.  Points given in other units (metres on a centimetre target) or another
     frame snap to the bit of surface near where they land, so they collapse: their spread
-    is a hundredth of the other side's.  Thresholds: :class:`~asetransfer.config.QualityConfig`.
+    is a hundredth of the other side's.  Thresholds: ``quality.marker_spread_warn`` and
+    ``marker_spread_refuse``.
     """
     rel_s, rel_t = _relative_spread(source_points, source), _relative_spread(target_points, target)
     factor = max(rel_s, rel_t) / max(min(rel_s, rel_t), 1e-300)
-    if factor <= QUALITY.marker_spread_warn:
+    if factor <= quality.marker_spread_warn:
         return
     what = (f"the markers span {100 * rel_s:.3g} % of the source's size but {100 * rel_t:.3g} % of the "
             f"target's ({factor:.3g}x apart)")
-    if factor > QUALITY.marker_spread_refuse:
+    if factor > quality.marker_spread_refuse:
         side = "target" if rel_t < rel_s else "source"
         raise InputError(path, f"{what}: the {side} points are probably in other units or another frame "
                                f"(metres vs centimetres, Z-up vs Y-up); pick them on the {side} file as given")
     log.warning("%s: %s; check that every marker sits on the same body part on both sides", path, what)
 
 
-def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3, data: bytes | None = None) -> Markers:
+def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3, data: bytes | None = None,
+                 config: Config | None = None) -> Markers:
     """Read a marker file and place every marker on the source and target surfaces.
 
     Parameters
@@ -232,20 +230,25 @@ def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3, data: bytes
         fewer when automatic markers will complete them.
     data : the file's bytes when they are already in memory (the Blender add-on's
         markers, read exactly as the file it saves would be).
+    config : the snap distance and marker-spread thresholds (:class:`~asetransfer.config.Config`).
 
     Raises
     ------
     InputError naming the marker and field at fault.
     """
+    config = config or Config()
+    snap = config.correspondence.marker_snap_distance
     specs = parse_markers(path, data, minimum=minimum)
     labels = [f"marker {i} ({n!r})" for i, (n, _, _, _) in enumerate(specs)]
-    src = resolve_locations(path, [s for _, s, _, _ in specs], source, side="source", labels=labels)
-    tgt = resolve_locations(path, [t for _, _, t, _ in specs], target, side="target", labels=labels)
+    src = resolve_locations(path, [s for _, s, _, _ in specs], source, side="source", labels=labels,
+                            snap_distance=snap)
+    tgt = resolve_locations(path, [t for _, _, t, _ in specs], target, side="target", labels=labels,
+                            snap_distance=snap)
     if len(specs) >= 3:  # fewer are completed by automatic markers, which bring their own spread
         _check_spread(path, "source", src, source)
         _check_spread(path, "target", tgt, target)
         _check_units(path, src.positions(source.vertices, source.faces), source,
-                     tgt.positions(target.vertices, target.faces), target)
+                     tgt.positions(target.vertices, target.faces), target, config.quality)
     return Markers(tuple(n for n, _, _, _ in specs), src, tgt, frozenset(n for n, _, _, a in specs if a))
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from asetransfer.errors import InputError
+from ..errors import InputError
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def check_outputs(outputs, inputs) -> None:
     inputs : iterable of str or None
         Every file the command reads (None entries are skipped).
     """
-    from asetransfer.io.atomic import check_output_path, probe_directory, remove_stale_parts
+    from .atomic import check_output_path, probe_directory, remove_stale_parts
 
     outputs = list(outputs)
     inputs = [os.fspath(p) for p in inputs if p is not None]

@@ -54,12 +54,7 @@ def render_preview(characters: list, title: str = "") -> bytes:
         ``names`` (K str), ``confidence`` (K floats, 1 for hand markers) and, optionally,
         ``joints`` ((J, 3) world positions) with ``parents`` ((J,) ints, -1 for roots).
     """
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise InputError(None, "--preview needs matplotlib: pip install \"asetransfer[preview]\"") from None
+    plt = _pyplot(None)
     fig, axes = plt.subplots(1, 2 * len(characters), figsize=(5.0 * len(characters), 5.2), dpi=200)
     for k, c in enumerate(characters):
         rows = _axes_in(c["frame"])
@@ -84,6 +79,23 @@ def render_preview(characters: list, title: str = "") -> bytes:
     fig.savefig(buf, format="png", metadata={"Software": None})  # no version or date: same bytes each run
     plt.close(fig)
     return buf.getvalue()
+
+
+def _pyplot(path):
+    """matplotlib's pyplot on the Agg backend; a one-line InputError on ``path`` without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputError(path, "--preview needs matplotlib: pip install \"asetransfer[preview]\"") from None
+    return plt
+
+
+def require_preview(path) -> None:
+    """Raise a one-line InputError on ``path`` unless matplotlib is installed (checked
+    before any work: a missing extra must not cost a finished run)."""
+    _pyplot(path)
 
 
 def write_preview(path, characters: list, title: str = "", inputs=()) -> None:

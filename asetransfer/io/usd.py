@@ -23,6 +23,7 @@ import tempfile
 
 import numpy as np
 
+from ..config import check_max_influences
 from ..errors import InputError
 from ..model.mesh import Mesh
 from ..model.rig import Rig
@@ -138,7 +139,7 @@ def rig_to_stage(rig: Rig, *, max_influences: int = 8, metres_per_unit: float = 
     skel.CreateBindTransformsAttr(_matrices(gf, vt, sk.bind_world))
     skel.CreateRestTransformsAttr(_matrices(gf, vt, sk.rest_local()))
     usd_skel.BindingAPI.Apply(root.GetPrim()).CreateSkeletonRel().SetTargets([sdf.Path(SKELETON)])
-    idx, w = _weights(rig, max_influences)
+    idx, w = _weights(rig, check_max_influences(max_influences))
     names = _unique([usd_identifier(n) for n, _, _ in _mesh_parts(rig.mesh)])
     for name, (part, ids, tris) in zip(names, _mesh_parts(rig.mesh)):
         prim = _define_mesh(stage, f"{ROOT}/{name}", points=rig.mesh.vertices[ids], triangles=tris,

@@ -44,25 +44,22 @@ def scene_markers(context, rig, target, config: Config):
     the file Save markers writes; None when the scene has none."""
     from asetransfer.io.markers import load_markers
 
+    from asetransfer.job import minimum_markers
+
     text, count = markers_text(context)
     if count == 0:
         return None
-    few = 1 if config.markers.automatic != "off" else 3
-    return load_markers(scene.TARGET_MARKERS, rig.mesh, target, minimum=few, data=text.encode("utf-8"))
+    return load_markers(scene.TARGET_MARKERS, rig.mesh, target, minimum=minimum_markers(config),
+                        data=text.encode("utf-8"), config=config)
 
 
 def library_errors(settings, call, *args, **kwargs):
-    """Run a library call, its MarkerError / NumericalError as the CLI's InputError (naming objects)."""
-    from asetransfer.geometry.linsolve import NumericalError
-    from asetransfer.stages.markers import MarkerError
+    """Run a library call, its errors about inputs as the command line's InputError
+    (naming the objects at fault instead of files)."""
+    from asetransfer.job import named_errors
 
-    try:
+    with named_errors(settings.source.name, settings.target.name, scene.TARGET_MARKERS):
         return call(*args, **kwargs)
-    except NumericalError as e:
-        raise InputError(settings.target.name, f"transfer failed: {e}") from None
-    except MarkerError as e:
-        where = {"source": settings.source.name, "markers": scene.TARGET_MARKERS}.get(e.side, settings.target.name)
-        raise InputError(where, str(e)) from None
 
 
 def marker_size(mesh) -> float:
