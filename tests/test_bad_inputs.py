@@ -1411,7 +1411,7 @@ def test_an_interrupted_run_leaves_no_partial_file_and_keeps_the_inputs(case, ca
     # a real SIGINT (Ctrl-C) in the middle of the computation or of the write
     import signal
 
-    import asetransfer.stages.correspondence
+    import asetransfer.stages.correspondence.pipeline
 
     def interrupt(*a, **k):
         os.kill(os.getpid(), signal.SIGINT)
@@ -1421,7 +1421,7 @@ def test_an_interrupted_run_leaves_no_partial_file_and_keeps_the_inputs(case, ca
     # job started by a non-interactive shell has SIGINT ignored)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     if stage == "correspondence":
-        monkeypatch.setattr(asetransfer.stages.correspondence, "fair", interrupt)
+        monkeypatch.setattr(asetransfer.stages.correspondence.pipeline, "fair", interrupt)
     else:
         monkeypatch.setattr(os, "fsync", interrupt)  # the temporary file is written, not yet renamed
     with open(case.out, "wb") as f:
@@ -1648,7 +1648,7 @@ def test_numerical_warnings_of_the_libraries_do_not_reach_stderr(case):
     import subprocess
     import sys
 
-    script = ("import sys, numpy as np, asetransfer.stages.correspondence as c\n"
+    script = ("import sys, numpy as np, asetransfer.stages.correspondence.pipeline as c\n"
               "fair = c.fair\n"
               "def noisy(*a, **k):\n"
               "    np.log(np.zeros(1))  # RuntimeWarning: divide by zero encountered in log\n"

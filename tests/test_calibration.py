@@ -9,7 +9,7 @@ import asetransfer as at
 from asetransfer.geometry.alignment import Similarity
 from asetransfer.io.calibration import calibration_to_json, read_calibration, write_calibration
 from asetransfer.handoff.calibration import propose_calibration, transfer_calibration
-from asetransfer.stages.correspondence import Correspondence
+from asetransfer.model.correspondence import Correspondence
 from asetransfer.errors import InputError
 from asetransfer.model.skeleton import Skeleton
 from asetransfer.humanoid.naming import split_side

@@ -11,7 +11,8 @@ from scipy.spatial.transform import Rotation
 
 from asetransfer.geometry.alignment import principal_box_sides, umeyama
 from asetransfer.config import CorrespondenceConfig
-from asetransfer.stages.correspondence import _level_iterations, _stage2_segments, correspond
+from asetransfer.stages.correspondence import correspond
+from asetransfer.stages.correspondence.registration import _level_iterations, _stage2_segments
 from asetransfer.io.mapfile import npz_bytes, read_map
 from asetransfer.model.markers import Markers
 from asetransfer.geometry.laplacian import bilaplacian, cotangent_laplacian, mixed_voronoi_areas, seamed_laplacian
@@ -357,7 +358,7 @@ def test_fairing_and_stage_one_on_proxies_keep_the_map():
 def test_a_singular_proxy_falls_back_to_the_meshes_themselves(monkeypatch):
     # a decimation gone wrong makes a proxy's fairing system singular: the correspondence
     # is then computed without proxies, as if they were off, instead of failing
-    import asetransfer.stages.correspondence as corr_module
+    import asetransfer.stages.correspondence.pipeline as pipeline_module
     from asetransfer.config import CorrespondenceConfig
     from asetransfer.geometry.linsolve import NumericalError
     src = blob(4, (1, 1.5, 0.8), bump=0.2)
@@ -365,13 +366,13 @@ def test_a_singular_proxy_falls_back_to_the_meshes_themselves(monkeypatch):
     ids = spread(src.vertices, 16)
     on = CorrespondenceConfig(fair_proxy_vertices=600, fair_proxy_above=1000)
     off = correspond(src, tgt, vertex_markers(ids, ids, src, tgt), CorrespondenceConfig(fair_proxy_vertices=0))
-    fair = corr_module.fair
+    fair = pipeline_module.fair
 
     def fair_failing_on_proxies(source, target, cfg):
         if len(source.active) < len(src.vertices):
             raise NumericalError("fairing system (Eq. A I-1): singular")
         return fair(source, target, cfg)
-    monkeypatch.setattr(corr_module, "fair", fair_failing_on_proxies)
+    monkeypatch.setattr(pipeline_module, "fair", fair_failing_on_proxies)
     c = correspond(src, tgt, vertex_markers(ids, ids, src, tgt), on)
     assert c.stats["fairing_proxy_vertices"] == [0, 0]
     np.testing.assert_array_equal(c.source_to_target.face, off.source_to_target.face)

@@ -13,7 +13,7 @@ from scipy.spatial.transform import Rotation
 
 from asetransfer.geometry.alignment import Similarity
 from asetransfer.config import SkeletonConfig
-from asetransfer.stages.correspondence import Correspondence
+from asetransfer.model.correspondence import Correspondence
 from asetransfer.io import load_rig
 from asetransfer.stages.joints import (SurfaceRays, blend_weights, fitted_weights, joint_positions_em,
                                       rigid_vertices)

@@ -26,7 +26,7 @@ import os
 import numpy as np
 
 from ..humanoid.body_points import CALIBRATION_MESHES, KEY_VERTICES, SURFACE_POINTS, finger_chains, locate
-from ..stages.correspondence import Correspondence
+from ..model.correspondence import Correspondence
 from ..model.rig import Rig
 from ..humanoid.body import body_axes, height_above_ground
 from ..humanoid.skeleton_map import propose_skeleton_map

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..config import SkeletonConfig
-from .correspondence import Correspondence
+from ..model.correspondence import Correspondence
 from .joints import (SurfaceRays, blend_weights, delta_rotations, fitted_weights, joint_positions_em,
                      joint_positions_pa, procrustes_transforms, rigid_vertices)
 from .orientation import aimed_children, orient_bones, roll_axes, roll_planes

@@ -9,7 +9,8 @@ import numpy as np
 
 from ..config import Config, PoseConfig
 from ..geometry.topology import piece_count
-from .correspondence import Correspondence, correspond
+from ..model.correspondence import Correspondence
+from .correspondence import correspond
 from .markers import MarkerError, automatic_markers
 from .pose import in_source_frame, landmark_pose, limb_angles, match_pose
 from .quality import assess
