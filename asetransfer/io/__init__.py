@@ -52,7 +52,7 @@ def file_frame(path):
     ``{"metres_per_unit": float, "up_axis": "+Y"}``, or None for formats that declare none."""
     ext = _extension(path)
     if ext == ".fbx":
-        from .fbx import fbx_frame
+        from .fbx_scene import fbx_frame
 
         return fbx_frame(path)
     if ext in USD_EXTENSIONS:
