@@ -39,9 +39,6 @@ def _plane(text):
     return vals if norm == 1.0 else unit
 
 
-RIG_EXTENSIONS = (".glb", ".gltf", ".usda", ".usdc", ".usdz")  # what -o can write (glTF, UsdSkel)
-
-
 def add_parser(sub):
     p = sub.add_parser(
         "transfer", help="rig TARGET with SOURCE's skeleton and skin weights",
@@ -195,7 +192,9 @@ def _check_plane(args, target) -> None:
 
 def outputs_of(args) -> list:
     """Every file ``transfer`` will write (the rig, the report, the hand-off files)."""
-    outs = [Output(args.output, "-o", RIG_EXTENSIONS)]
+    from asetransfer.io import RIG_OUTPUT_EXTENSIONS  # imported on use: --help loads no numpy
+
+    outs = [Output(args.output, "-o", RIG_OUTPUT_EXTENSIONS)]
     if args.report:
         outs.append(Output(args.report, "--report", (".json",)))
     if args.preview:
