@@ -18,7 +18,8 @@ import pytest
 
 import asetransfer as at
 from asetransfer.io import file_frame, load_character, load_mesh, load_rig
-from asetransfer.io.fbx import euler_matrix, node_local_matrix, polygon_triangles
+from asetransfer.io.fbx import polygon_triangles
+from asetransfer.io.fbx_scene import euler_matrix, node_local_matrix
 from asetransfer_cli.main import main
 from conftest import FIXTURES
 
@@ -329,7 +330,8 @@ def test_damaged_fbx_files_fail_only_with_input_errors(tmp_path):
     import warnings
 
     from asetransfer.errors import InputError
-    from asetransfer.io.fbx import FbxScene, mesh_from_scene, rig_from_scene
+    from asetransfer.io.fbx import mesh_from_scene, rig_from_scene
+    from asetransfer.io.fbx_scene import FbxScene
 
     path = tmp_path / "sdk.fbx"
     _sdk_style_file(path)

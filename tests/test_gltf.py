@@ -7,6 +7,7 @@ from scipy.spatial.transform import Rotation
 import asetransfer as at
 from asetransfer import InputError, Mesh, Rig
 from asetransfer.io import read_gltf
+from asetransfer.io.assembly import unique_names
 from asetransfer.io.glb import UBYTE
 from conftest import assert_rigs_equal, tube_rig
 from gltf_builder import Doc, quat_z
@@ -102,7 +103,7 @@ def quirky_file(tmp_path, unnormalised=False):
     d.nodes[chest]["children"] = [head]
     joints = [hips, chest, head]
     # rest world matrices of joints (computed by hand through the hierarchy) give the IBMs
-    from asetransfer.io.gltf_read import GltfDocument
+    from asetransfer.io.gltf_document import GltfDocument
     tmp = d.save(tmp_path / "tmp.glb", dict(d.document(), nodes=d.nodes))
     world = GltfDocument(tmp).world
     ibm = np.linalg.inv(world[joints])
@@ -143,6 +144,17 @@ def test_reader_accepts_exporter_quirks(tmp_path):
     # round trip of such a file is exact at the world level
     at.save_rig(tmp_path / "rt.glb", rig)
     assert_rigs_equal(rig, at.load_rig(tmp_path / "rt.glb"))
+
+
+def test_pieces_of_one_name_become_parts_named_as_blender_names_duplicates(tmp_path):
+    # the first keeps its name, the next are .001, .002 (the FBX and USD readers share the rule)
+    d = Doc()
+    v = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0.0]])
+    d.scene = [d.node(name="body", mesh=d.mesh(d.primitive(v + [k, 0, 0], [[0, 1, 2]]))) for k in range(3)]
+    assert read_gltf(d.save(tmp_path / "three.glb")).parts == ("body", "body.001", "body.002")
+    # a suffixed name already taken is skipped, as Blender does
+    assert unique_names(["body", "body.001", "body", "body"]) == ["body", "body.001", "body.002", "body.003"]
+    assert unique_names(["body", "body", "body.001"]) == ["body", "body.001", "body.001.001"]
 
 
 def test_unnormalised_weights_are_normalised_with_a_warning(tmp_path, caplog):

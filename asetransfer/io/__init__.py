@@ -1,49 +1,79 @@
 """Reading and writing the files users have: glTF and FBX rigs, USD output, target meshes,
-marker files.  The readers and writers are chosen by file extension, each in one table."""
+marker files.  The readers and writers are chosen by file extension, each in one table.
+
+A table's entry is a function, or ``"module:function"`` (a module of this package) for the
+formats whose modules (FBX, USD and usd-core) are loaded only when such a file is read or written.
+"""
 import os
 
+from ..errors import InputError
 from .gltf_read import read_gltf, read_gltf_mesh, read_gltf_rig
 from .gltf_write import write_rig
 from .markers import load_markers
-from .meshfile import MESH_EXTENSIONS, load_mesh
+from .meshfile import read_obj, read_off, read_ply_mesh, read_stl
 
 #: extensions of the USD writer and reader (usd-core, the optional ``usd`` extra)
 USD_EXTENSIONS = (".usda", ".usdc", ".usdz")
-#: extension -> reader of a rigged character ("module:function": loaded when such a file is read)
+#: extension -> reader of a target mesh (a rigged file's mesh as modelled, skins ignored)
+MESH_READERS = {".obj": read_obj, ".ply": read_ply_mesh, ".off": read_off, ".stl": read_stl,
+                ".glb": read_gltf_mesh, ".gltf": read_gltf_mesh, ".fbx": "fbx:read_fbx_mesh"}
+#: extension -> reader of a rigged character
 RIG_READERS = {".glb": read_gltf_rig, ".gltf": read_gltf_rig, ".fbx": "fbx:read_fbx_rig",
                **{ext: "usd:read_usd_rig" for ext in USD_EXTENSIONS}}
 #: extension -> reader of "whatever the file holds" (a Rig if skinned, else a Mesh)
 CHARACTER_READERS = {".glb": read_gltf, ".gltf": read_gltf, ".fbx": "fbx:read_fbx",
                      **{ext: "usd:read_usd" for ext in USD_EXTENSIONS}}
-#: every rig output format
-RIG_OUTPUT_EXTENSIONS = (".glb", ".gltf") + USD_EXTENSIONS
+#: extension -> writer of a rig, called as ``writer(path, rig, max_influences=, inputs=, **options)``
+RIG_WRITERS = {".glb": write_rig, ".gltf": write_rig, **{ext: "usd:write_usd" for ext in USD_EXTENSIONS}}
+#: extension -> reader of the units and up axis a file declares
+FRAME_READERS = {".fbx": "fbx_scene:fbx_frame", **{ext: "usd:usd_frame" for ext in USD_EXTENSIONS}}
+
+#: every target mesh input format
+MESH_EXTENSIONS = tuple(MESH_READERS)
+#: every rig output format (what :func:`save_rig` writes)
+RIG_OUTPUT_EXTENSIONS = tuple(RIG_WRITERS)
 
 
 def _extension(path) -> str:
     return os.path.splitext(os.fspath(path))[1].lower()
 
 
-def _reader(table: dict, ext: str):
-    reader = table[ext]
-    if isinstance(reader, str):  # FBX and USD: their modules (and usd-core) loaded on use
+def _entry(table: dict, ext: str):
+    """The function ``table`` names for ``ext``, its module imported if the entry is a string."""
+    function = table[ext]
+    if isinstance(function, str):
         import importlib
 
-        module, name = reader.split(":")
-        reader = getattr(importlib.import_module(f".{module}", __name__), name)
-    return reader
+        module, name = function.split(":")
+        function = getattr(importlib.import_module(f".{module}", __name__), name)
+    return function
+
+
+def load_mesh(path):
+    """A triangle mesh from any file of :data:`MESH_EXTENSIONS` (a rigged file's mesh as modelled).
+
+    Raises
+    ------
+    InputError for unknown formats, unreadable files and meshes with no faces.
+    """
+    ext = _extension(path)
+    if ext not in MESH_READERS:
+        raise InputError(path, f"unknown mesh format {ext or '(no extension)'!r}; "
+                               f"supported: {' '.join(MESH_EXTENSIONS)}")
+    return _entry(MESH_READERS, ext)(path)
 
 
 def load_rig(path):
     """A rigged character from a .glb, .gltf, .fbx, .usda, .usdc or .usdz file (other
     extensions: read as glTF, whose reader names the problem)."""
-    return _reader(RIG_READERS, _extension(path) if _extension(path) in RIG_READERS else ".glb")(path)
+    return _entry(RIG_READERS, _extension(path) if _extension(path) in RIG_READERS else ".glb")(path)
 
 
 def load_character(path):
     """Any supported file: a :class:`~asetransfer.Rig` for skinned glTF/FBX/USD, else a :class:`~asetransfer.Mesh`."""
     ext = _extension(path)
     if ext in CHARACTER_READERS:
-        return _reader(CHARACTER_READERS, ext)(path)
+        return _entry(CHARACTER_READERS, ext)(path)
     return load_mesh(path)
 
 
@@ -51,27 +81,22 @@ def file_frame(path):
     """The units and up axis a file declares (FBX ``GlobalSettings``, USD stage metadata):
     ``{"metres_per_unit": float, "up_axis": "+Y"}``, or None for formats that declare none."""
     ext = _extension(path)
-    if ext == ".fbx":
-        from .fbx import fbx_frame
-
-        return fbx_frame(path)
-    if ext in USD_EXTENSIONS:
-        from .usd import usd_frame
-
-        return usd_frame(path)
-    return None
+    return _entry(FRAME_READERS, ext)(path) if ext in FRAME_READERS else None
 
 
 def save_rig(path, rig, max_influences: int = 8, inputs=(), **options) -> None:
-    """Write ``rig`` in the format its extension names: .glb/.gltf (:func:`write_rig`,
-    ``options`` such as ``animation``, ``extras``) or .usda/.usdc/.usdz
-    (:func:`~.usd.write_usd`, ``options`` ``metres_per_unit``, ``up_axis``), atomically."""
-    if _extension(path) in USD_EXTENSIONS:
-        from .usd import write_usd
+    """Write ``rig`` atomically in the format its extension names (:data:`RIG_WRITERS`; an
+    extension not in :data:`RIG_OUTPUT_EXTENSIONS` is written as .glb).
 
-        return write_usd(path, rig, max_influences=max_influences, inputs=inputs, **options)
-    return write_rig(path, rig, max_influences=max_influences, inputs=inputs, **options)
+    ``max_influences``: 4 or 8 joints per vertex; ``inputs``: paths never overwritten;
+    ``options``: the writer's own, for .glb/.gltf (:func:`write_rig`) ``animation``,
+    ``extras``, for .usda/.usdc/.usdz (:func:`~.usd.write_usd`) ``metres_per_unit``, ``up_axis``.
+    """
+    ext = _extension(path)
+    writer = _entry(RIG_WRITERS, ext if ext in RIG_WRITERS else ".glb")
+    return writer(path, rig, max_influences=max_influences, inputs=inputs, **options)
 
 
-__all__ = ["MESH_EXTENSIONS", "RIG_OUTPUT_EXTENSIONS", "USD_EXTENSIONS", "file_frame", "load_character", "load_markers",
+__all__ = ["CHARACTER_READERS", "FRAME_READERS", "MESH_EXTENSIONS", "MESH_READERS", "RIG_OUTPUT_EXTENSIONS",
+           "RIG_READERS", "RIG_WRITERS", "USD_EXTENSIONS", "file_frame", "load_character", "load_markers",
            "load_mesh", "load_rig", "read_gltf", "read_gltf_mesh", "read_gltf_rig", "save_rig", "write_rig"]

@@ -16,7 +16,8 @@ from ..model.animation import Animation
 from ..model.skeleton import Skeleton
 from ..model.transforms import matrix_to_quat, quat_to_matrix
 from .glb import FLOAT, BufferBuilder
-from .gltf_read import GltfDocument, rig_from_document, skin_joints
+from .gltf_document import GltfDocument
+from .gltf_skin import rig_from_document, skin_joints
 
 _STILL = 1e-9  # rotation/translation changes below this are "not moving"
 

@@ -21,7 +21,7 @@ from ..model.transforms import matrix_to_quat
 from .atomic import atomic_write
 from .glb import FLOAT, UBYTE, UINT, USHORT, BufferBuilder, pack_glb, pack_gltf
 from .gltf_animation import animation_to_gltf
-from .gltf_read import EXTRAS_KEY
+from .gltf_skin import EXTRAS_KEY
 
 ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
 

@@ -1,4 +1,5 @@
-"""Load target meshes as users have them: .obj .ply .off .stl .glb .gltf .fbx.
+"""Read target meshes from .obj .ply .off .stl files (:data:`~asetransfer.io.MESH_READERS`
+names these readers and the glTF and FBX ones by extension).
 
 Vertex order is the file's (so per-vertex output lines up with the user's file);
 polygons are fan-triangulated.  OBJ and PLY are read by our own readers (OBJ keeps
@@ -8,44 +9,34 @@ STL has no shared vertices, so its coincident corners are merged.
 from __future__ import annotations
 
 import io
-import os
 
 import numpy as np
 
 from ..errors import InputError
-from ..model.mesh import DEGENERATE_MESSAGE, Mesh
+from ..model.mesh import Mesh
+from .assembly import checked_mesh
 from .files import read_bytes
-from .gltf_read import read_gltf_mesh
 from .ply import read_ply
 
-MESH_EXTENSIONS = (".obj", ".ply", ".off", ".stl", ".glb", ".gltf", ".fbx")
+
+def read_obj(path) -> Mesh:
+    """The mesh of a Wavefront .obj file, its ``o`` objects as parts."""
+    return _read_obj(path, read_bytes(path))
 
 
-def load_mesh(path) -> Mesh:
-    """Read a triangle mesh from any supported file.
+def read_ply_mesh(path) -> Mesh:
+    """The mesh of a .ply file (ASCII or binary)."""
+    return _as_mesh(path, *read_ply(path, read_bytes(path)))
 
-    Raises
-    ------
-    InputError for unknown formats, unreadable files and meshes with no faces.
-    """
-    ext = os.path.splitext(os.fspath(path))[1].lower()
-    if ext not in MESH_EXTENSIONS:
-        raise InputError(path, f"unknown mesh format {ext or '(no extension)'!r}; "
-                               f"supported: {' '.join(MESH_EXTENSIONS)}")
-    if ext in (".glb", ".gltf"):
-        return read_gltf_mesh(path)
-    if ext == ".fbx":  # in the file's own units and axes; skins ignored
-        from .fbx import read_fbx_mesh
 
-        return read_fbx_mesh(path)
-    data = read_bytes(path)
-    if ext == ".obj":
-        mesh = _read_obj(path, data)
-    elif ext == ".ply":
-        mesh = _as_mesh(path, *read_ply(path, data))
-    else:
-        mesh = _read_trimesh(path, data, ext)
-    return mesh
+def read_off(path) -> Mesh:
+    """The mesh of an .off file (read by trimesh)."""
+    return _read_trimesh(path, read_bytes(path), ".off")
+
+
+def read_stl(path) -> Mesh:
+    """The mesh of an ASCII or binary .stl file (read by trimesh), coincident corners welded."""
+    return _read_trimesh(path, read_bytes(path), ".stl")
 
 
 def _as_mesh(path, vertices, faces, **kw) -> Mesh:
@@ -55,13 +46,7 @@ def _as_mesh(path, vertices, faces, **kw) -> Mesh:
         raise InputError(path, "mesh has no vertices")
     if len(faces) == 0:
         raise InputError(path, "mesh has no faces (a point cloud cannot be rigged)")
-    try:
-        mesh = Mesh(vertices, faces, **kw)
-    except ValueError as e:
-        raise InputError(path, str(e)) from None
-    if mesh.all_faces_degenerate():
-        raise InputError(path, DEGENERATE_MESSAGE)
-    return mesh
+    return checked_mesh(path, vertices, faces, **kw)
 
 
 def _check_stl(path, data: bytes) -> None:

@@ -30,6 +30,7 @@ from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..model.skin import SkinWeights
 from ..model.transforms import apply, global_from_local
+from .assembly import MeshPiece, merge_pieces, stack_influences
 from .atomic import atomic_write, check_output_path
 from .files import read_bytes
 
@@ -262,8 +263,8 @@ def read_usd(path):
     pieces = []
     for prim in meshes:
         pts, tris, world = _mesh_arrays(path, prim)
-        pieces.append((_part_name(prim), apply(world, pts), tris))
-    return _merged(path, pieces)
+        pieces.append(MeshPiece(_part_name(prim), apply(world, pts), tris))
+    return merge_pieces(path, pieces)
 
 
 def _part_name(prim) -> str:
@@ -279,17 +280,6 @@ def read_usd_rig(path) -> Rig:
     return rig
 
 
-def _merged(path, pieces) -> Mesh:
-    offsets = np.cumsum([0] + [len(p) for _, p, _ in pieces])
-    try:
-        return Mesh(np.concatenate([p for _, p, _ in pieces]),
-                    np.concatenate([t + o for (_, _, t), o in zip(pieces, offsets)]),
-                    tuple(n for n, _, _ in pieces),
-                    np.concatenate([np.full(len(p), i, np.int32) for i, (_, p, _) in enumerate(pieces)]))
-    except ValueError as e:
-        raise InputError(path, str(e)) from None
-
-
 def _usd_rig(path, skel, meshes) -> Rig:
     """The Rig of a UsdSkel Skeleton and the meshes bound to it (``jointNames`` as names when present)."""
     _, _, _, _, usd_skel, _ = _pxr(path)
@@ -301,7 +291,7 @@ def _usd_rig(path, skel, meshes) -> Rig:
     if not (len(names) == len(joints) == len(bind) == len(rest)) or not joints:
         raise InputError(path, f"skeleton {skel.GetPath()} has {len(joints)} joints, {len(names)} names, "
                                f"{len(bind)} bind and {len(rest)} rest transforms")
-    pieces, idx_rows, w_rows = [], [], []
+    pieces, rows = [], []
     for prim in meshes:
         binding = usd_skel.BindingAPI(prim)
         ji, jw = binding.GetJointIndicesPrimvar(), binding.GetJointWeightsPrimvar()
@@ -310,21 +300,19 @@ def _usd_rig(path, skel, meshes) -> Rig:
         pts, tris, world = _mesh_arrays(path, prim)
         k = ji.GetElementSize()
         geom_bind = binding.GetGeomBindTransformAttr().Get()  # the mesh in skeleton space (UsdSkel)
-        pieces.append((_part_name(prim), apply(world if geom_bind is None else np.array(geom_bind).T, pts), tris))
-        idx_rows.append(np.asarray(ji.Get(), dtype=np.int64).reshape(-1, k))
-        w_rows.append(np.asarray(jw.Get(), dtype=np.float64).reshape(-1, k))
+        pieces.append(MeshPiece(_part_name(prim), apply(world if geom_bind is None else np.array(geom_bind).T, pts),
+                                tris))
+        rows.append((np.asarray(ji.Get(), dtype=np.int64).reshape(-1, k),
+                     np.asarray(jw.Get(), dtype=np.float64).reshape(-1, k)))
     if not pieces:
         raise InputError(path, "has a skeleton but no mesh bound to it")
-    mesh = _merged(path, pieces)
-    width = max(r.shape[1] for r in idx_rows)
-    idx = np.concatenate([np.pad(r, ((0, 0), (0, width - r.shape[1]))) for r in idx_rows])
-    w = np.concatenate([np.pad(r, ((0, 0), (0, width - r.shape[1]))) for r in w_rows])
+    mesh = merge_pieces(path, pieces)
+    idx, w = stack_influences(rows)
     try:
         skeleton = Skeleton.from_world(names, parents, global_from_local(rest, parents), bind)
         return Rig(mesh, skeleton, SkinWeights.from_influences(idx, w, len(names)))
     except ValueError as e:
         raise InputError(path, str(e)) from None
-
 
 
 def usd_frame(path) -> dict:
