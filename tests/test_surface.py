@@ -1,9 +1,10 @@
-"""Surface geometry: exact winding numbers, rays cast at a mesh."""
+"""Surface geometry: exact winding numbers, rays cast at a mesh, a mesh cut by planes."""
 import numpy as np
 import pytest
 import trimesh
 
 from asetransfer.geometry.rays import cast_rays
+from asetransfer.geometry.slicing import clip_triangles, clipped_middle, section
 from asetransfer.geometry.surface import winding_numbers
 
 
@@ -67,3 +68,17 @@ def test_a_ray_pointing_away_misses_and_its_line_does_not():
     first = cast_rays(v, f, origin, up, first=True, behind=10.0)
     assert first.t[0] == pytest.approx(-4.0, abs=0.02)
 
+
+def test_a_square_cut_by_planes():
+    v = np.array([[0.0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]])
+    f = np.array([[0, 1, 2], [0, 2, 3]])
+    x = np.array([1.0, 0, 0])
+    rows, pieces = clip_triangles(v, f, [(x, 0.6), (-x, -0.4)])  # 0.4 <= x <= 0.6
+    area = 0.5 * np.linalg.norm(np.cross(pieces[:, 1] - pieces[:, 0], pieces[:, 2] - pieces[:, 0]), axis=1)
+    assert set(rows.tolist()) == {0, 1} and area.sum() == pytest.approx(0.2)
+    assert pieces[..., 0].min() >= 0.4 - 1e-12 and pieces[..., 0].max() <= 0.6 + 1e-12
+    face, bary = clipped_middle(v, f, np.arange(2), [(x, 0.6), (-x, -0.4)])
+    np.testing.assert_allclose(bary @ v[f[face]], [0.5, 0.5, 0.0], atol=1e-12)
+    assert clipped_middle(v, f, np.arange(2), [(x, -1.0)]) is None  # nothing left
+    cut = section(v, f, 0, 0.25)  # two edges of each triangle cross x = 0.25 (the diagonal for both)
+    assert len(cut) == 4 and np.allclose(cut[:, 0], 0.25)
