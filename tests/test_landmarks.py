@@ -360,7 +360,7 @@ def test_each_fingertip_is_named_for_its_finger(source, degrees):
 def test_the_corners_of_one_blunt_fingertip_are_one_tip():
     # six tips: four fingertips 0.085 H or more apart and a thumb with two corners 0.031
     # apart (graph paths on a coarse mesh); tips farthest from the middle first
-    from asetransfer.humanoid.landmarks import _merged_corners
+    from asetransfer.humanoid.landmarks.hands import _merged_corners
     tips = np.array([[0.0, 0, 0], [0.09, 0, 0], [0.18, 0, 0], [0.27, 0, 0], [0.1, -0.1, 0], [0.12, -0.125, 0]])
     d = np.linalg.norm(tips[:, None] - tips[None], axis=2)
     assert _merged_corners(list(range(6)), d) == [0, 1, 2, 3, 4]
@@ -489,17 +489,17 @@ def _hand_tree():
 def test_fingers_are_named_from_the_thumbs_side_of_the_hand():
     # the thumb's tip is nearer the short pinky's than the index's: the shortest chain of
     # fingertips from the thumb named them in reverse
-    from asetransfer.humanoid.landmarks import _fingertips
+    from asetransfer.humanoid.landmarks.hands import fingertips
     surface, tips = _hand_tree()
     v = surface.vertices
     assert np.linalg.norm(v[tips["thumb"]] - v[tips["pinky"]]) < np.linalg.norm(v[tips["thumb"]] - v[tips["index"]])
-    named = _fingertips(surface, tips["middle"], 2.5)
+    named = fingertips(surface, tips["middle"], 2.5)
     assert named == {"thumb_tip": tips["thumb"], "index_tip": tips["index"], "middle_tip": tips["middle"],
                      "ring_tip": tips["ring"], "pinky_tip": tips["pinky"]}
 
 
 def test_a_bump_is_left_out_but_not_a_sixth_finger():
-    from asetransfer.humanoid.landmarks import _isolation, _without_bumps
+    from asetransfer.humanoid.landmarks.hands import _isolation, _without_bumps
     # distances along a line of five vertices from vertices 1 and 3; vertex 4 is the farthest
     far = np.array([0.0, 0.3, 0.1, 0.2, 0.5])
     paths = np.abs(np.array([[1.0], [3.0]]) - np.arange(5)[None, :])
@@ -532,7 +532,7 @@ def test_a_limb_with_many_tips_is_one_limb_and_the_others_are_still_found():
     ends = [chain(0, 10, 0.1) for _ in range(4)]
     hand = chain(0, 12, 0.1)
     prongs = [chain(hand, 2, 0.05) for _ in range(9)]
-    from asetransfer.humanoid.landmarks import CANDIDATE_TIPS, _tips
+    from asetransfer.humanoid.landmarks.layout import CANDIDATE_TIPS, _tips
     assert len(prongs) > CANDIDATE_TIPS
     tips = _tips(_TreeSurface(edges, size=2.0), radius=0.025)  # extremities 0.05 apart, limbs 0.6
     assert len(tips) == 5
