@@ -304,7 +304,7 @@ class WeightsConfig:
 @dataclass(frozen=True)
 class MarkersConfig:
     """Automatic markers: landmarks found by the same geometric rules on both characters
-    (our addition, beyond the spec's hand-placed markers; stages/markers.py, humanoid/landmarks)."""
+    (our addition, beyond the spec's hand-placed markers; stages/markers.py, humanoid/landmarks/)."""
 
     # "auto": find markers when none are given and complete a hand marker file of fewer than
     # complete_below; "on": always add automatic markers to hand ones; "off": hand markers only

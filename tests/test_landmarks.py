@@ -18,6 +18,7 @@ from scipy.spatial.transform import Rotation
 
 import asetransfer as at
 from asetransfer.config import Config, MarkersConfig
+from asetransfer.geometry.pieces import LayerRule
 from asetransfer.humanoid.landmarks import NotHumanoidError, find_landmarks
 from asetransfer.humanoid.skeleton_map import propose_skeleton_map
 from asetransfer.model.markers import Markers
@@ -28,7 +29,7 @@ from asetransfer_cli.main import main
 from conftest import DEV, FIXTURES, dev_target, needs_dev
 
 KW = dict(bridge_gap=0.02, extremity_radius=0.15, symmetry_iterations=30,
-          layers=dict(gap=0.01, distance=0.03, angle=45.0, fraction=0.5))
+          layers=LayerRule(gap=0.01, distance=0.03, angle=45.0, fraction=0.5))
 TARGETS = ("target_heavy.ply", "target_tall.obj", "target_cartoon.off")
 EXPECTED = {"head_top", "nose_tip", "head_back", "crotch"} | {
     f"{n}.{s}" for n in ("hand_tip", "thumb_tip", "index_tip", "middle_tip", "ring_tip", "pinky_tip", "toe_tip",

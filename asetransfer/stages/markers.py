@@ -18,6 +18,7 @@ import numpy as np
 
 from ..config import Config
 from ..geometry.decimate import proxy_mesh
+from ..geometry.pieces import LayerRule
 from ..geometry.surface import vertex_points
 from ..geometry.topology import used_vertices
 from ..humanoid.body import body_axes
@@ -66,9 +67,7 @@ def landmarks_of(mesh: Mesh, side: str, config: Config) -> Landmarks:
     vertices, not the shape) and the landmarks are moved to its own surface."""
     cfg, cc = config.markers, config.correspondence
     # the landmarks are the body's: layers by the rule the correspondence carries them by
-    layers = None if cc.layer_distance <= 0 else {"gap": cc.piece_gap, "distance": cc.layer_distance,
-                                                  "angle": cc.layer_angle, "fraction": cc.layer_fraction,
-                                                  "hanging": cc.layer_hanging}
+    layers = LayerRule.of(cc)
     rules = dict(bridge_gap=cfg.bridge_gap, extremity_radius=cfg.extremity_radius,
                  symmetry_iterations=config.skeleton.symmetry_iterations, layers=layers)
     digest = hashlib.blake2b(digest_size=16)

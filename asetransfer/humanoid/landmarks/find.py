@@ -137,10 +137,9 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
     symmetry_iterations : steps of the mirror-plane fit that sets left and right
         (``SkeletonConfig.symmetry_iterations``, the same fit as mirroring's; 0: left
         from the feet alone).
-    layers : keyword arguments of :func:`~asetransfer.geometry.pieces.layer_faces`
-        (``gap``, ``distance``, ``angle``, ``fraction``: the correspondence's layer rule,
-        ``CorrespondenceConfig``); pieces lying over the body (clothes, hair, covers, eyes)
-        are left out.  None: every piece is searched.
+    layers : the correspondence's :class:`~asetransfer.geometry.pieces.LayerRule`; pieces
+        lying over the body (clothes, hair, covers, eyes) are left out.  None: every piece
+        is searched.
 
     Returns
     -------
@@ -153,7 +152,7 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
     if mesh.n_faces == 0:
         raise NotHumanoidError("the mesh has no faces")
     vertices, faces, original = welded_surface(mesh.vertices, mesh.faces)
-    kept = np.ones(len(faces), dtype=bool) if layers is None else ~layer_faces(vertices, faces, **layers)
+    kept = np.ones(len(faces), dtype=bool) if layers is None else ~layer_faces(vertices, faces, layers)
     surface, layout = body_layout(vertices, faces[kept], original, np.flatnonzero(kept), bridge_gap,
                                    extremity_radius, symmetry_iterations)
     frame = layout.frame
