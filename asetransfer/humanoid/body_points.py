@@ -9,7 +9,7 @@ Two sets, each rule written once and mirrored for ``.L`` / ``.R``:
   cover of the body with the contact-prone hands and feet sampled more densely.
 
 A rule is a ray: an origin inside the body built from mapped joints
-(:mod:`asetransfer.skeleton_map`) and a direction in the body frame (up, forward,
+(:mod:`asetransfer.humanoid.skeleton_map`) and a direction in the body frame (up, forward,
 left) or relative to a bone.  The point is where the ray's line crosses the
 surface of the mesh's main part (the part with the most triangles) outwards,
 nearest to the origin -- or, for torso and face points, farthest along the ray
