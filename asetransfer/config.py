@@ -330,6 +330,10 @@ class MarkersConfig:
     # this fraction of the other's: its legs part at a skirt's hem (0.97-1.07 on the dev cases,
     # 0.72-0.78 cartoon and stocky bodies, 0.51 a skirt to the knees)
     crotch_height_ratio: float = 0.6
+    # [height] a source landmark farther than this from the one its rig gives (skeleton map and
+    # weights: humanoid/landmarks/rig.py) is taken from the rig: the geometric rules misread it
+    # (the dev sources and fixtures agree within 2.7)
+    rig_tolerance: float = 0.05
 
     def __post_init__(self):
         if self.automatic not in ("auto", "on", "off"):
@@ -345,6 +349,8 @@ class MarkersConfig:
             raise ValueError("warn_confidence must be in [0, 1]")
         if not 0 <= self.crotch_height_ratio <= 1:
             raise ValueError("crotch_height_ratio must be in [0, 1]")
+        if not self.rig_tolerance > 0:
+            raise ValueError("rig_tolerance must be positive")
 
 
 @dataclass(frozen=True)

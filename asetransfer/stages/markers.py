@@ -19,8 +19,9 @@ import numpy as np
 from ..config import Config
 from ..geometry.decimate import proxy_mesh
 from ..geometry.pieces import LayerRule
+from ..geometry.solid import solid_surface
 from ..geometry.surface import vertex_points
-from ..geometry.topology import used_vertices
+from ..geometry.topology import used_vertices, vertex_components
 from ..humanoid.body import body_axes
 from ..humanoid.landmarks import (
     FINGERS,
@@ -29,6 +30,7 @@ from ..humanoid.landmarks import (
     between_vertices,
     find_landmarks,
 )
+from ..humanoid.landmarks.rig import checked_by, rig_landmarks
 from ..humanoid.skeleton_map import propose_skeleton_map
 from ..model.markers import Markers
 from ..model.mesh import Mesh
@@ -59,12 +61,14 @@ def forget_landmarks() -> None:
     _FOUND.clear()
 
 
-def landmarks_of(mesh: Mesh, side: str, config: Config) -> Landmarks:
+def landmarks_of(mesh: Mesh, side: str, config: Config, solid: bool = True) -> Landmarks:
     """The landmarks of one character; :class:`MarkerError` naming the side if it has no body layout.
 
     A character of more than twice ``MarkersConfig.search_vertices`` vertices is searched
     on a copy simplified to that many (the rules' geodesics cost time in proportion to the
-    vertices, not the shape) and the landmarks are moved to its own surface."""
+    vertices, not the shape) and the landmarks are moved to its own surface.  A character
+    in pieces whose surface has no body layout is read as the solid the pieces make
+    (``solid``; :func:`_on_solid`)."""
     cfg, cc = config.markers, config.correspondence
     # the landmarks are the body's: layers by the rule the correspondence carries them by
     layers = LayerRule.of(cc)
@@ -73,7 +77,7 @@ def landmarks_of(mesh: Mesh, side: str, config: Config) -> Landmarks:
     digest = hashlib.blake2b(digest_size=16)
     for array in (mesh.vertices, mesh.faces):  # C-contiguous (Mesh): hashed in place, not copied
         digest.update(array)
-    key = (digest.digest(), mesh.vertices.shape, mesh.faces.shape, cfg.search_vertices, repr(rules))
+    key = (digest.digest(), mesh.vertices.shape, mesh.faces.shape, cfg.search_vertices, repr(rules), solid)
     if key in _FOUND:
         return _FOUND[key]
     searched = mesh
@@ -82,12 +86,51 @@ def landmarks_of(mesh: Mesh, side: str, config: Config) -> Landmarks:
     try:
         found = find_landmarks(searched, **rules)
     except NotHumanoidError as e:
-        raise MarkerError(side, f"no humanoid layout found for automatic markers: {e}") from None
+        found = _on_solid(searched, rules) if solid else None  # pieces read as one body
+        if found is None:
+            raise MarkerError(side, f"no humanoid layout found for automatic markers: {e}") from None
+        searched = found[1]
+        found = found[0]
     found = found if searched is mesh else found.moved(searched, mesh)
     while len(_FOUND) >= _FOUND_KEPT:
         del _FOUND[next(iter(_FOUND))]  # the oldest
     _FOUND[key] = found
     return found
+
+
+def source_landmarks(source: Rig, config: Config) -> Landmarks:
+    """The source's landmarks: by the geometric rules, as the target's (both answer the same
+    rules), checked by its rig (:func:`~asetransfer.humanoid.landmarks.rig.rig_landmarks`).
+    A landmark farther than ``MarkersConfig.rig_tolerance`` from the one the source's
+    skeleton and weights give is taken from the rig; all are when the shape alone has no
+    body layout (a source in pieces) or reads the other way round than the joint names.
+    Without a humanoid skeleton map the geometric landmarks stand alone."""
+    try:
+        from_rig = rig_landmarks(source)
+    except NotHumanoidError:
+        return landmarks_of(source.mesh, "source", config)
+    try:
+        geometric = landmarks_of(source.mesh, "source", config, solid=False)
+    except MarkerError:
+        log.info("the source's landmarks are read from its rig: its shape alone has no body layout")
+        return from_rig
+    if float(geometric.frame.left @ from_rig.frame.left) < 0.5:
+        log.info("the source's landmarks are read from its rig: its shape reads the other way round")
+        return from_rig
+    return checked_by(geometric, from_rig, config.markers.rig_tolerance, source.mesh)
+
+
+def _on_solid(mesh: Mesh, rules: dict):
+    """``(landmarks, solid)``: the landmarks of the solid a character in several pieces makes
+    (:func:`~asetransfer.geometry.solid.solid_surface`: joint covers, plates, a mannequin cut
+    at its joints), or None for a one-piece mesh or a solid without a body layout."""
+    if vertex_components(mesh.n_vertices, mesh.faces)[mesh.faces[:, 0]].max(initial=0) == 0:
+        return None
+    solid = Mesh(*solid_surface(mesh.vertices, mesh.faces))
+    try:
+        return find_landmarks(solid, **rules), solid
+    except NotHumanoidError:
+        return None
 
 
 def frame_agreement(source: Rig, landmarks: Landmarks) -> float | None:
@@ -138,7 +181,7 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     MarkerError when either character has no humanoid layout.
     """
     cfg = config.markers
-    src, tgt = landmarks_of(source.mesh, "source", config), landmarks_of(target, "target", config)
+    src, tgt = source_landmarks(source, config), landmarks_of(target, "target", config)
     names = _linked(src, tgt)
     heights = [_crotch_height(lm, mesh) for lm, mesh in ((src, source.mesh), (tgt, target))]
     far_apart = None not in heights and min(heights) < cfg.crotch_height_ratio * max(heights)

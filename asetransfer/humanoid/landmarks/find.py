@@ -160,10 +160,10 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
     rated = confidence(surface.vertices, frame, named, layout.agreement)
     return Landmarks(frame, {k: int(surface.original[x]) for k, x in named.items()}, rated,
                      {k: (int(surface.face_ids[f]), b) for k, (f, b) in points.items()},
-                     _spacing(surface.vertices, surface.faces, frame.height))
+                     spacing_of(surface.vertices, surface.faces, frame.height))
 
 
-def _spacing(vertices: np.ndarray, faces: np.ndarray, height: float) -> float:
+def spacing_of(vertices: np.ndarray, faces: np.ndarray, height: float) -> float:
     """The distance between the vertices were they spread evenly, ``sqrt(area / N) / height``
     (``Landmarks.spacing``): a decimator leaves more of them on the hands and face, so the
     median edge of a 2k-vertex body ranged over 1.1-2.1 %H."""
