@@ -46,6 +46,8 @@ class BodySurface:
         label = vertex_components(len(self.vertices), self.faces)
         count = np.bincount(label)
         large = count[label] >= MIDDLE_PIECE * len(label)
+        if not large.any():  # every piece small (a robot's plates): the centroid of them all
+            large[:] = True
         centre = self.vertices[large].mean(axis=0)
         self.middle = int(np.argmin(np.linalg.norm(self.vertices - centre, axis=1)))
         self.from_middle = geodesic.distances(self.graph, self.middle)
