@@ -156,6 +156,6 @@ def run(args) -> int:
                           progress=_Progress(getattr(args, "quiet", False)))
     if not getattr(args, "quiet", False):
         r = done.report
-        print(f"{args.output}: {r['joints']} joints, {r['target_vertices']} vertices, "
-              f"{r['weights']['max_influences']} max influences, {r['timings']['total']:.2f} s")
+        print(f"{args.output}: {r.joints} joints, {r.target_vertices} vertices, "
+              f"{r.weights.max_influences} max influences, {r.timings.total:.2f} s")
     return 0

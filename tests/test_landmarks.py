@@ -255,9 +255,9 @@ def test_automatic_markers_between_vertices_only_with_a_coarse_character(source,
         return {n: bool(np.isclose(markers.target.bary[i].max(), 1.0) and np.isclose(markers.source.bary[i].max(), 1.0))
                 for i, n in enumerate(markers.names)}
     dense, report = automatic_markers(source, heavy, Config())
-    assert all(on_vertices(dense).values()) and report["between_vertices"] is False
+    assert all(on_vertices(dense).values()) and report.between_vertices is False
     coarse, report = automatic_markers(source, _coarse(heavy), Config())
-    assert report["between_vertices"] is True
+    assert report.between_vertices is True
     fingertips = {n for n in coarse.names if n.split("_tip")[0] in ("thumb", "index", "middle", "ring", "pinky")}
     assert fingertips and {n for n, v in on_vertices(coarse).items() if not v} == set(BETWEEN) | fingertips
 
@@ -411,7 +411,7 @@ def test_legs_fused_to_the_knees_give_no_crotch_marker_and_the_hips_stay_up(sour
     assert ("crotch" in landmarks.vertex) == (kind == "skirt")  # a skirt's hem is a fork of the legs
     result = at.transfer(source, mesh, None)
     assert message in caplog.text and "crotch" not in result.markers.names
-    assert result.report["marker_origin"]["thighs_joined"] == (["target"] if kind == "thighs" else [])
+    assert result.report.marker_origin.thighs_joined == (["target"] if kind == "thighs" else [])
     placed = dict(zip(result.rig.skeleton.names, result.rig.skeleton.bind_world[:, :3, 3]))
     height = _height(mesh)
     for name, bound in (("hips", 0.02), ("spine.001", 0.02), ("thigh.L", 0.03), ("thigh.R", 0.03)):
@@ -439,7 +439,7 @@ def test_a_crotch_far_lower_than_the_sources_is_no_marker_only_beyond_the_ratio(
     # a marker; asked for 0.8, it is dropped
     cartoon = at.load_mesh(FIXTURES / "target_cartoon.off")
     markers, report = automatic_markers(source, cartoon, Config())
-    heights = report["crotch_heights"]
+    heights = report.crotch_heights
     assert "crotch" in markers.names and 0.65 < heights[1] / heights[0] < 0.8
     markers, _ = automatic_markers(source, cartoon, Config(markers=MarkersConfig(crotch_height_ratio=0.8)))
     assert "crotch" not in markers.names
@@ -642,7 +642,7 @@ def test_hand_markers_win_and_the_rest_is_completed(source, heavy):
     assert both.names[:2] == ("middle_tip.L", "my_crotch")
     assert "crotch" not in both.names and both.names.count("middle_tip.L") == 1
     assert set(both.names) == set(lm.vertex) - {"crotch", "hand_tip.L", "hand_tip.R"} | {"my_crotch"}
-    assert report["hand"] == ["middle_tip.L", "my_crotch"] and "middle_tip.L" not in report["automatic"]
+    assert report.hand == ["middle_tip.L", "my_crotch"] and "middle_tip.L" not in report.automatic
 
 
 def test_transfer_without_markers_rigs_the_fixture_like_hand_markers(source, heavy):
@@ -658,7 +658,7 @@ def test_transfer_without_markers_rigs_the_fixture_like_hand_markers(source, hea
 
     hand = at.load_markers(FIXTURES / "markers_heavy.json", source.mesh, heavy)
     auto = at.transfer(source, heavy, None)
-    assert auto.report["marker_origin"]["automatic"] and not auto.report["marker_origin"]["hand"]
+    assert auto.report.marker_origin.automatic and not auto.report.marker_origin.hand
     # measured: hand 0.8 %H, automatic 1.0 %H mean joint error on this fixture
     assert error(auto) < 1.5 * error(at.transfer(source, heavy, hand)) + 0.3
 
@@ -682,7 +682,7 @@ def test_markers_command_writes_a_marker_file_transfer_reads(tmp_path, source, h
     # body joints 0.63 -> 0.74 %H, weights 0.080 -> 0.088)
     assert back.automatic == set(back.names)
     fed_back, found = at.transfer(source, heavy, back), at.transfer(source, heavy)
-    assert fed_back.report["marker_origin"]["automatic"] == list(back.names)
+    assert fed_back.report.marker_origin.automatic == list(back.names)
     moved = np.linalg.norm(fed_back.rig.skeleton.bind_world[:, :3, 3] - found.rig.skeleton.bind_world[:, :3, 3], axis=1)
     assert moved.max() < 1e-3 * _height(heavy)
     as_hand = at.transfer(source, heavy, Markers(back.names, back.source, back.target))

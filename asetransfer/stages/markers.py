@@ -34,6 +34,7 @@ from ..humanoid.landmarks.rig import checked_by, rig_landmarks
 from ..humanoid.skeleton_map import propose_skeleton_map
 from ..model.markers import Markers
 from ..model.mesh import Mesh
+from ..model.report import LandmarkFrame, MarkerOrigin
 from ..model.rig import Rig
 from ..model.surface import SurfacePoints
 
@@ -170,11 +171,11 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     Returns
     -------
     markers : :class:`Markers`, the hand markers first, then the automatic ones.
-    report : JSON-ready dict: ``automatic`` (names), ``hand`` (names), ``confidence``
-        (automatic name -> [0, 1]), ``low_confidence``, ``thighs_joined`` (the sides with no
-        crotch landmark), ``crotch_heights`` (source, target: the crotch's height over the
-        body's; the crotch is no marker when one is below ``crotch_height_ratio`` of the
-        other), ``frames`` and ``time``.
+    origin : :class:`~asetransfer.model.report.MarkerOrigin`: the automatic and hand names,
+        each automatic marker's confidence, those under ``warn_confidence``, the sides whose
+        thighs are joined (no crotch landmark), the crotch heights (source, target: the
+        crotch's height over the body's; the crotch is no marker when one is below
+        ``crotch_height_ratio`` of the other) and both body frames.
 
     Raises
     ------
@@ -187,12 +188,8 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     far_apart = None not in heights and min(heights) < cfg.crotch_height_ratio * max(heights)
     if far_apart:
         names.remove("crotch")
-    confidence = {n: min(src.confidence[n], tgt.confidence[n]) for n in names}
     agreement = frame_agreement(source, src)
-    if agreement is not None and agreement < 0.5:
-        log.warning("the source's left/right joint names disagree with its shape (feet or face point the other "
-                    "way?): automatic markers may be mirrored; check them or give hand markers")
-        confidence = {n: min(c, 0.25) for n, c in confidence.items()}
+    confidence = _confidence(src, tgt, names, agreement)
     # a coarse character's crotch, heels, toe and fingertips, head and ears between its vertices,
     # and the other's by the same rule
     between = between_vertices(src, tgt)
@@ -206,24 +203,40 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
         log.warning("automatic markers with low confidence (check them): %s", ", ".join(low))
     joined = [side for side, lm in (("source", src), ("target", tgt)) if "crotch" not in lm.vertex]
     if not (hand is not None and "crotch" in hand.names):
-        # landmarks.find_landmarks leaves the crotch out where the legs part below it
-        if joined:
-            log.warning("no crotch marker: the %s's thighs are joined above where its legs part; check the "
-                        "hips or place a crotch marker by hand", " and ".join(joined))
-        elif far_apart:
-            log.warning("no crotch marker: the legs part at %.0f %% of the source's height and %.0f %% of the "
-                        "target's (a skirt or robe joined to the body, or far shorter legs?); check the hips or "
-                        "place a crotch marker by hand", 100 * heights[0], 100 * heights[1])
-    report = {
-        "automatic": names, "hand": list(hand.names) if hand is not None else [],
-        "confidence": {n: confidence[n] for n in names}, "low_confidence": low,
-        "source_frame_agreement": None if agreement is None else round(agreement, 4),
-        "thighs_joined": joined,
-        "crotch_heights": [None if x is None else round(x, 4) for x in heights],
-        "between_vertices": between,
-        "frames": {side: _frame_json(lm) for side, lm in (("source", src), ("target", tgt))},
-    }
-    return markers, report
+        _warn_no_crotch(joined, heights if far_apart else None)
+    origin = MarkerOrigin(
+        automatic=names, hand=list(hand.names) if hand is not None else [],
+        confidence={n: confidence[n] for n in names}, low_confidence=low,
+        source_frame_agreement=None if agreement is None else round(agreement, 4), thighs_joined=joined,
+        crotch_heights=[None if x is None else round(x, 4) for x in heights], between_vertices=between,
+        frames={side: LandmarkFrame(lm.frame.up, lm.frame.forward, lm.frame.height)
+                for side, lm in (("source", src), ("target", tgt))})
+    return markers, origin
+
+
+def _confidence(src: Landmarks, tgt: Landmarks, names: list, agreement: float | None) -> dict:
+    """Each linked landmark's confidence: the lower of the two characters'; at most 0.25 (with
+    a warning) when the source's left/right joint names disagree with its shape (``agreement``
+    under 0.5, :func:`frame_agreement`)."""
+    confidence = {n: min(src.confidence[n], tgt.confidence[n]) for n in names}
+    if agreement is not None and agreement < 0.5:
+        log.warning("the source's left/right joint names disagree with its shape (feet or face point the other "
+                    "way?): automatic markers may be mirrored; check them or give hand markers")
+        confidence = {n: min(c, 0.25) for n, c in confidence.items()}
+    return confidence
+
+
+def _warn_no_crotch(joined: list, heights: list | None) -> None:
+    """Warn that there is no crotch marker: the sides ``joined`` (thighs joined above where the
+    legs part; landmarks.find_landmarks leaves the crotch out there), or the crotch ``heights``
+    (source, target) too far apart (None: they are not)."""
+    if joined:
+        log.warning("no crotch marker: the %s's thighs are joined above where its legs part; check the "
+                    "hips or place a crotch marker by hand", " and ".join(joined))
+    elif heights is not None:
+        log.warning("no crotch marker: the legs part at %.0f %% of the source's height and %.0f %% of the "
+                    "target's (a skirt or robe joined to the body, or far shorter legs?); check the hips or "
+                    "place a crotch marker by hand", 100 * heights[0], 100 * heights[1])
 
 
 def _crotch_height(landmarks: Landmarks, mesh: Mesh) -> float | None:
@@ -269,8 +282,3 @@ def _joined(first: Markers, second: Markers) -> Markers:
     return Markers(tuple(first.names) + tuple(second.names), cat(first.source, second.source),
                    cat(first.target, second.target), first.automatic | second.automatic)
 
-
-def _frame_json(landmarks: Landmarks) -> dict:
-    f = landmarks.frame
-    return {"up": [round(float(x), 6) for x in f.up], "forward": [round(float(x), 6) for x in f.forward],
-            "height": round(float(f.height), 6)}

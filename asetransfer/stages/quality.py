@@ -23,6 +23,7 @@ import numpy as np
 
 from ..config import QualityConfig
 from ..model.mesh import Mesh
+from ..model.report import QualityVerdict
 from ..model.rig import Rig
 from ..geometry.laplacian import boundary_vertices
 from ..geometry.surface import winding_numbers
@@ -172,8 +173,8 @@ def joints_outside_body(source: Rig, rig: Rig, tolerance: float, config: Quality
 
 
 def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_max: float, n_markers: int,
-           config: QualityConfig | None = None) -> dict:
-    """The ``quality`` entry of a transfer report (and a one-line warning unless the verdict is ok).
+           config: QualityConfig | None = None) -> QualityVerdict:
+    """The ``quality`` section of a transfer report (and a one-line warning unless the verdict is ok).
 
     Parameters
     ----------
@@ -200,8 +201,8 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
     ]
     level = max((g for g, _ in graded), default=0)
     reasons = [text for g, text in graded if g > 0]
-    quality = {"verdict": LEVELS[level], "reasons": reasons, "marker_residual_pct_height": residual,
-               "mapped_area_fraction": mapped, "joints_outside_body": outside}
+    quality = QualityVerdict(verdict=LEVELS[level], reasons=reasons, marker_residual_pct_height=residual,
+                             mapped_area_fraction=mapped, joints_outside_body=outside)
     if level:
         log.warning("result quality '%s': %s; check the rig before use", LEVELS[level], "; ".join(reasons))
     return quality
