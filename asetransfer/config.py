@@ -397,6 +397,17 @@ class QualityConfig:
     # [height] a given symmetry plane farther than this from the target's centre does not cut the
     # body: refused
     plane_offset_refuse: float = 0.25
+    # [factor] a bone whose length over the body height differs from the source's by more than this
+    # either way is out of proportion (a neck collapsed in a big head, a leg stretched to the ears;
+    # stylised production targets rigged by hand markers stay within it): "check"
+    proportion_factor: float = 2.5
+    # [height] shorter source bones are not judged (finger segments, helper joints: relative noise)
+    proportion_min_length: float = 0.02
+    # [fraction of bones] this share of the judged bones out of proportion is "poor"
+    proportion_poor_fraction: float = 0.1
+    # [height] a foot is the target's surface below its ankle joint within this along the toe's
+    # direction; toes pointing to its shorter side (the heel) turn the verdict "poor"
+    foot_reach: float = 0.15
 
     def __post_init__(self):
         if not (1.0 <= self.marker_spread_warn <= self.marker_spread_refuse
@@ -404,6 +415,9 @@ class QualityConfig:
                 and 0 <= self.mapped_poor <= self.mapped_check <= 1 and self.mapped_distance_pct > 0
                 and 0 < self.outside_poor_fraction <= 1 and self.outside_tolerance_pct >= 0 and self.plane_offset_refuse > 0 and self.few_markers >= 3):
             raise ValueError("quality thresholds must be ordered (warn <= refuse, check <= poor) and positive")
+        if not (self.proportion_factor > 1 and self.proportion_min_length >= 0
+                and 0 < self.proportion_poor_fraction <= 1 and self.foot_reach > 0):
+            raise ValueError("proportion_factor must be > 1, proportion_poor_fraction in (0, 1] and foot_reach > 0")
         if self.inside_exact_faces < 0 or self.inside_cells < 1:
             raise ValueError("inside_exact_faces must be >= 0 and inside_cells >= 1")
 

@@ -92,3 +92,33 @@ def test_a_source_in_plates_rigs_a_target_automatically(plates):
     joints = result.rig.skeleton.bind_world[:, :3, 3]
     error = np.linalg.norm(joints - np.array([truth[n] for n in result.rig.skeleton.names]), axis=1)
     assert error.mean() / np.ptp(target.vertices[:, 1]) * 100 < 1.2
+
+
+def _turned_markers(source, target, markers):
+    """``markers`` with their target points turned 180 degrees about the target's vertical
+    axis and put back on its surface: a body read as facing backwards."""
+    from asetransfer.geometry.surface import closest_points
+    from asetransfer.model.markers import Markers
+    from asetransfer.model.surface import SurfacePoints
+
+    points = markers.target.positions(target.vertices, target.faces)
+    centre = target.vertices.mean(axis=0)
+    points[:, [0, 2]] = 2 * centre[[0, 2]] - points[:, [0, 2]]
+    face, bary, _ = closest_points(points, target.vertices, target.faces)
+    return Markers(markers.names, markers.source, SurfacePoints(face, bary), markers.automatic)
+
+
+def test_a_rig_turned_in_the_body_is_never_ok():
+    """Markers reading the heavy fixture as facing backwards fit well (residual 1.4 %H, every
+    joint inside): only the target's own feet tell that the toes point to the heels."""
+    from asetransfer.config import MarkersConfig
+    from asetransfer.io import load_markers
+
+    source, target = load_source(SOURCE).rig, load_target(FIXTURES / "target_heavy.ply")
+    markers = load_markers(FIXTURES / "markers_heavy.json", source.mesh, target)
+    hand = transfer(source, target, markers, Config(markers=MarkersConfig(automatic="off"))).report.quality
+    turned = transfer(source, target, _turned_markers(source, target, markers),
+                      Config(markers=MarkersConfig(automatic="off"))).report.quality
+    assert hand.verdict == "ok" and not hand.feet_pointing_back and not hand.bones_out_of_proportion
+    assert turned.verdict == "poor" and sorted(turned.feet_pointing_back) == ["toe.L", "toe.R"]
+    assert any("toe joints point to the heels" in r for r in turned.reasons)

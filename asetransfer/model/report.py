@@ -295,6 +295,8 @@ class QualityVerdict(Section):
     marker_residual_pct_height: float   # largest marker residual, % of the target's height
     mapped_area_fraction: float         # share of the target's area the fit reaches
     joints_outside_body: list           # joint names
+    bones_out_of_proportion: list = field(default_factory=list)  # joints ending such bones
+    feet_pointing_back: list = field(default_factory=list)       # toe joints pointing to the heel
 
 
 @dataclass

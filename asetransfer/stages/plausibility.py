@@ -56,9 +56,12 @@ def feet_pointing_back(skeleton: Skeleton, mesh: Mesh, *, reach: float) -> list:
     The foot is the target's surface below its ankle joint, within ``reach`` (a fraction of
     the body height) of it along the toe's direction and ``FOOT_HALF_WIDTH`` across it; it reaches farther in front of the ankle (the
     toes) than behind it (the heel).  Empty when the skeleton has no mapped feet or the foot
-    shows no side (a round stump).
+    shows no side (a round stump), and for skeletons the humanoid skeleton map does not
+    fill (a bird, a quadruped).
     """
-    mapping, _ = propose_skeleton_map(skeleton)
+    mapping, missing = propose_skeleton_map(skeleton)
+    if missing:  # not a humanoid skeleton (a bird's feet have a hind toe): no humanoid rule applies
+        return []
     index = {n: i for i, n in enumerate(skeleton.names)}
     positions = {role: skeleton.bind_world[index[name], :3, 3] for role, name in mapping.items()}
     if "head" not in positions or "hips" not in positions:
