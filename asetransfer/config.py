@@ -383,6 +383,12 @@ class QualityConfig:
     mapped_check: float = 0.9
     # [fraction of area] ... and below this "poor"
     mapped_poor: float = 0.7
+    # [% height] the mean distance between the fitted source and the target (the larger of both
+    # ways) for "check": at most 0.79 on the dev cases and fixtures, 0.95 on production humans rigged
+    # within 2 %H; 1.15-2.6 where the body joints land 5-9 %H off (a cartoon's big head)
+    fit_check_pct: float = 1.0
+    # [% height] ... and for "poor"
+    fit_poor_pct: float = 2.5
     # [fraction of joints] joints inside the source's body (winding number >= 0.5) that end outside
     # the target's: any is "check", this share "poor"
     outside_poor_fraction: float = 0.1
@@ -411,7 +417,7 @@ class QualityConfig:
 
     def __post_init__(self):
         if not (1.0 <= self.marker_spread_warn <= self.marker_spread_refuse
-                and 0 < self.residual_check_pct <= self.residual_poor_pct
+                and 0 < self.residual_check_pct <= self.residual_poor_pct and 0 < self.fit_check_pct <= self.fit_poor_pct
                 and 0 <= self.mapped_poor <= self.mapped_check <= 1 and self.mapped_distance_pct > 0
                 and 0 < self.outside_poor_fraction <= 1 and self.outside_tolerance_pct >= 0 and self.plane_offset_refuse > 0 and self.few_markers >= 3):
             raise ValueError("quality thresholds must be ordered (warn <= refuse, check <= poor) and positive")

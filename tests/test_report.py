@@ -26,8 +26,8 @@ KEYS = {
                  "asymmetry", "bones_rolled", "delta_rotation_deg", "pose_normalized", "timings"],
     "weights": ["method", "chosen", "target_pieces", "robust", "max_influences", "mean_influences", "time"],
     "timings": ["markers", "correspondence", "skeleton", "weights", "total"],
-    "quality": ["verdict", "reasons", "marker_residual_pct_height", "mapped_area_fraction", "joints_outside_body",
-                "bones_out_of_proportion", "feet_pointing_back"],
+    "quality": ["verdict", "reasons", "marker_residual_pct_height", "mapped_area_fraction", "fit_distance_pct_height",
+                "joints_outside_body", "bones_out_of_proportion", "feet_pointing_back"],
 }
 
 

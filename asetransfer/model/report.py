@@ -294,6 +294,7 @@ class QualityVerdict(Section):
     reasons: list                       # one sentence per measure that is not ok
     marker_residual_pct_height: float   # largest marker residual, % of the target's height
     mapped_area_fraction: float         # share of the target's area the fit reaches
+    fit_distance_pct_height: float      # mean distance between the fitted source and the target, % height
     joints_outside_body: list           # joint names
     bones_out_of_proportion: list = field(default_factory=list)  # joints ending such bones
     feet_pointing_back: list = field(default_factory=list)       # toe joints pointing to the heel

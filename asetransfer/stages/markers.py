@@ -104,8 +104,9 @@ def source_landmarks(source: Rig, config: Config) -> Landmarks:
     rules), checked by its rig (:func:`~asetransfer.humanoid.landmarks.rig.rig_landmarks`).
     A landmark farther than ``MarkersConfig.rig_tolerance`` from the one the source's
     skeleton and weights give is taken from the rig; all are when the shape alone has no
-    body layout (a source in pieces) or reads the other way round than the joint names.
-    Without a humanoid skeleton map the geometric landmarks stand alone."""
+    body layout (a source in pieces).  Where the joint names say left and right the other
+    way round than the shape, the shape's landmarks stand (the names are only labels; the
+    disagreement is warned of), and so they do without a humanoid skeleton map."""
     try:
         from_rig = rig_landmarks(source)
     except NotHumanoidError:
@@ -116,8 +117,7 @@ def source_landmarks(source: Rig, config: Config) -> Landmarks:
         log.info("the source's landmarks are read from its rig: its shape alone has no body layout")
         return from_rig
     if float(geometric.frame.left @ from_rig.frame.left) < 0.5:
-        log.info("the source's landmarks are read from its rig: its shape reads the other way round")
-        return from_rig
+        return geometric  # the joint names say left and right the other way round: warned of below
     return checked_by(geometric, from_rig, config.markers.rig_tolerance, source.mesh)
 
 
