@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..config import Config, PoseConfig
+from ..config import Config, PoseConfig, influence_limit
 from ..geometry.topology import piece_count
 from ..model.correspondence import Correspondence
 from .correspondence import correspond
@@ -180,6 +180,7 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     say("weights")
     t = time.perf_counter()
     wc = cfg.weights
+    limit = influence_limit(wc.max_influences, int(source.skin.influence_counts().max(initial=0)))
     method, weights_report = _weights_method(wc.method, target, cfg.correspondence.weld_tolerance)
     if method == "robust":
         # the body's diagonal: a sword held out does not widen what counts as a close match
@@ -189,10 +190,10 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
             registered_source=corr.registered_source, source_faces=source.mesh.faces,
             max_distance=wc.robust_distance * diagonal, max_angle=wc.robust_angle,
             smooth_iterations=wc.smooth_iterations, contact_neighbours=wc.contact_neighbours,
-            max_influences=wc.max_influences, prune=wc.prune)
+            max_influences=limit, prune=wc.prune)
     else:
         skin = transfer_weights(source.skin, corr.target_to_source, source.mesh.faces,
-                                max_influences=wc.max_influences, prune=wc.prune)
+                                max_influences=limit, prune=wc.prune)
     t_weights = time.perf_counter() - t
     rig = Rig(target, skeleton, skin)
     rig.validate()
@@ -201,7 +202,7 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
         "source_vertices": int(len(source.mesh.vertices)), "target_vertices": int(len(target.vertices)),
         "joints": int(skeleton.n_joints), "markers": len(markers), "marker_origin": markers_report,
         "correspondence": corr.stats, "pose_match": pose_report, "skeleton": sk_report,
-        "weights": {**weights_report, "max_influences": int(counts.max(initial=0)),
+        "weights": {**weights_report, "max_influences": int(counts.max(initial=0)), "influence_limit": limit,
                     "mean_influences": float(np.mean(counts)), "time": t_weights},
         "timings": {"markers": markers_report.get("time", 0.0), "correspondence": corr.stats["timings"]["total"], "skeleton": sk_report["timings"]["total"],
                     "weights": t_weights, "total": time.perf_counter() - t0},
