@@ -297,3 +297,12 @@ def test_instances_get_their_own_mesh_and_a_mirroring_node_keeps_faces_outward(t
         positions = acc.read(prim["attributes"]["POSITION"]) - [[2.0, 0.0, 0.0], [-2.0, 0.0, 0.0]][i]
         faces = acc.read(prim["indices"]).reshape(-1, 3).astype(np.int64)
         assert outward_share(positions, faces) == local
+
+
+def test_obj_corners_naming_missing_uvs_or_normals_are_read_and_named(tmp_path):
+    """The mesh reads as before (a vt/vn index is not needed for it); the look says what it lacks."""
+    path = tmp_path / "odd.obj"
+    path.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nvt 0 0\nf 1/1 2/x 3/7\nf 2/1/1 4//9 3\n")
+    mesh = load_mesh(path)
+    assert mesh.n_faces == 2 and "OBJ texture coordinates of faces naming ones the file does not have" in mesh.look.lost
+    assert set(mesh.look.document["meshes"][0]["primitives"][0]["attributes"]) == {"POSITION", "TEXCOORD_0"}

@@ -113,7 +113,8 @@ def _object(obj: ObjFile, name: str) -> int:
 
 def _face(obj: ObjFile, tokens: list, current: int, material: int) -> None:
     """Append the fan triangles of an ``f`` line's ``v[/vt[/vn]]`` tokens (1-based; negatives
-    count back).  Raises ValueError for a malformed face."""
+    count back).  Raises ValueError for a malformed vertex index; a ``vt`` or ``vn`` index
+    that is no index reads as none (the look names the corners it leaves without)."""
     def index(text, count):
         i = int(text)
         k = i - 1 if i > 0 else count + i
@@ -121,12 +122,17 @@ def _face(obj: ObjFile, tokens: list, current: int, material: int) -> None:
             raise ValueError
         return k
 
+    def optional(text, count):
+        try:
+            return index(text, count) if text else -1
+        except ValueError:
+            return count  # past the end: counted as missing by the look
+
     corners = []
     for token in tokens:
         fields = token.split("/") + ["", ""]
-        corners.append((index(fields[0], len(obj.vertices)),
-                        index(fields[1], len(obj.uv)) if fields[1] else -1,
-                        index(fields[2], len(obj.normals)) if fields[2] else -1))
+        corners.append((index(fields[0], len(obj.vertices)), optional(fields[1], len(obj.uv)),
+                        optional(fields[2], len(obj.normals))))
     if len(corners) < 3:
         raise ValueError
     for k in range(1, len(corners) - 1):  # fan triangulation
@@ -143,11 +149,6 @@ def _mesh(path, obj: ObjFile) -> Mesh:
     n = len(obj.vertices)
     if len(faces) and faces.max() >= n:
         raise InputError(path, f"an OBJ face uses vertex {int(faces.max()) + 1}, but the file has {n} vertices")
-    corners = np.asarray(obj.corners, dtype=np.int64).reshape(-1, 3, 2)
-    for k, (what, values) in enumerate((("texture coordinate", obj.uv), ("normal", obj.normals))):
-        if len(corners) and corners[:, :, k].max() >= len(values):
-            raise InputError(path, f"an OBJ face uses {what} {int(corners[:, :, k].max()) + 1}, but the file "
-                                   f"has {len(values)}")
     objects, part = obj.objects, np.zeros(n, np.int32)
     face_obj = np.asarray(obj.face_object, np.int32)
     if len(objects) > 1 and len(faces):
@@ -170,11 +171,16 @@ def _look(path, obj: ObjFile, mesh: Mesh):
     """The :class:`~asetransfer.model.look.Look` of a parsed OBJ file and its mesh."""
     faces = np.asarray(obj.faces, dtype=np.int64).reshape(-1, 3)
     corners = np.asarray(obj.corners, dtype=np.int64).reshape(-1, 3, 2)
+    lost = []
+    for k, (what, values) in enumerate((("texture coordinates", obj.uv), ("normals", obj.normals))):
+        if len(corners) and corners[:, :, k].max() >= len(values):
+            lost.append(f"OBJ {what} of faces naming ones the file does not have")
+            corners[:, :, k][corners[:, :, k] >= len(values)] = -1
     face_material = np.asarray(obj.face_material, dtype=np.int64)
     uv = np.asarray(obj.uv, dtype=np.float64).reshape(-1, 2)
     normals = np.asarray(obj.normals, dtype=np.float64).reshape(-1, 3)
     face_part = mesh.vertex_part[faces[:, 0]]
-    parts, lost = [], []
+    parts = []
     for p, name in enumerate(mesh.parts):
         sel = np.flatnonzero(face_part == p)
         keys = np.concatenate([faces[sel][:, :, None], corners[sel]], axis=2).reshape(-1, 3)
