@@ -30,6 +30,16 @@ def check_max_influences(count: int) -> int:
     return count
 
 
+def influence_limit(count: int | None, source_max: int) -> int:
+    """The joints per vertex a rig keeps: ``count`` when one is given (checked by
+    :func:`check_max_influences`), else the source's: its own maximum ``source_max``, and 4
+    when it uses at most 4 (one glTF JOINTS_0/WEIGHTS_0 set holds 4, and engines such as
+    three.js read only that set), never more than :data:`MAX_INFLUENCES`."""
+    if count is not None:
+        return check_max_influences(count)
+    return min(max(int(source_max), 4), MAX_INFLUENCES)
+
+
 @dataclass(frozen=True)
 class CorrespondenceConfig:
     """Dense correspondence (spec Appendix I, Eq. A I-1 and A I-2)."""
@@ -276,8 +286,9 @@ class WeightsConfig:
     # pieces (a sword in the hand took the thigh's weights with interp, 97.5 % forearm with robust),
     # interp for one piece (the same dev errors, 0.3 s less at 13k vertices)
     method: str = "auto"
-    # [joints per vertex] 1 to MAX_INFLUENCES; 4 for engines that read one JOINTS_0/WEIGHTS_0 set
-    max_influences: int = 8
+    # [joints per vertex] 1 to MAX_INFLUENCES; None: follow the source (influence_limit: its own
+    # maximum, 4 when it uses at most 4, so one JOINTS_0/WEIGHTS_0 set for engines that read only it)
+    max_influences: int | None = None
     # [weight] weights below this are dropped, then rows renormalised
     prune: float = 1e-3
     # [body diagonal] robust: a vertex keeps its interpolated weights when its source point is nearer
@@ -294,7 +305,8 @@ class WeightsConfig:
     def __post_init__(self):
         if self.method not in ("auto", "interp", "robust"):
             raise ValueError("weights method must be 'auto', 'interp' or 'robust'")
-        check_max_influences(self.max_influences)
+        if self.max_influences is not None:
+            check_max_influences(self.max_influences)
         if not (self.robust_distance > 0 and 0 < self.robust_angle <= 180 and self.smooth_iterations >= 0):
             raise ValueError("robust weights need distance > 0, 0 < angle <= 180 and smoothing steps >= 0")
         if self.contact_neighbours < 1:

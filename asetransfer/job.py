@@ -246,7 +246,9 @@ def transfer_files(source, target, output, markers=None, *, options: JobOptions 
         result = transfer(source.rig, target_mesh, hand, config, progress=progress)
     written = replace(result.report, warnings=list(warnings), inputs=record)
     with transaction():
-        _write_rig(outputs.rig, result.rig, target, config, inputs)
+        with collected_warnings() as writer_warnings:  # what the output format cannot carry
+            _write_rig(outputs.rig, result.rig, target, config, inputs)
+        written.warnings += writer_warnings
         written.output_sha256 = _written_digest(outputs.rig)
         _write_handoff(outputs, handoff, options, source, result, inputs + (outputs.rig,))
         if outputs.report:
@@ -288,7 +290,7 @@ def _write_rig(path, rig: Rig, target_path, config: Config, inputs) -> None:
     from .io import USD_EXTENSIONS, save_rig
 
     usd = os.path.splitext(path)[1].lower() in USD_EXTENSIONS
-    save_rig(path, rig, max_influences=config.weights.max_influences, inputs=inputs,
+    save_rig(path, rig, max_influences=config.weights.max_influences, inputs=inputs, look=rig.mesh.look,
              **(rig_frame(target_path, rig) if usd else {}))
 
 

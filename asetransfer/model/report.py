@@ -280,6 +280,7 @@ class WeightsReport(Section):
     target_pieces: int | None = None    # the target's pieces (welded) when auto chose, else None
     robust: RobustStats | None = None   # with method "robust", else None
     max_influences: int = 0             # the most joints of one vertex
+    influence_limit: int = 8            # joints per vertex kept: --max-influences, or the source's own
     mean_influences: float = 0.0
     time: float = 0.0                   # seconds
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..config import Config, PoseConfig
+from ..config import Config, PoseConfig, influence_limit
 from ..geometry.topology import piece_count
 from ..model.correspondence import Correspondence
 from .correspondence import correspond
@@ -153,7 +153,8 @@ def _transfer_weights(source: Rig, target: Mesh, corr: Correspondence, config: C
     """
     watch = Stopwatch()
     wc = config.weights
-    report = WeightsReport(method=wc.method)
+    limit = influence_limit(wc.max_influences, int(source.skin.influence_counts().max(initial=0)))
+    report = WeightsReport(method=wc.method, influence_limit=limit)
     if wc.method == "auto":
         pieces = piece_count(target.vertices, target.faces, config.correspondence.weld_tolerance)
         report.method, report.chosen, report.target_pieces = "robust" if pieces > 1 else "interp", "auto", pieces
@@ -165,10 +166,10 @@ def _transfer_weights(source: Rig, target: Mesh, corr: Correspondence, config: C
             registered_source=corr.registered_source, source_faces=source.mesh.faces,
             max_distance=wc.robust_distance * diagonal, max_angle=wc.robust_angle,
             smooth_iterations=wc.smooth_iterations, contact_neighbours=wc.contact_neighbours,
-            max_influences=wc.max_influences, prune=wc.prune)
+            max_influences=limit, prune=wc.prune)
     else:
-        skin = transfer_weights(source.skin, corr.target_to_source, source.mesh.faces,
-                                max_influences=wc.max_influences, prune=wc.prune)
+        skin = transfer_weights(source.skin, corr.target_to_source, source.mesh.faces, max_influences=limit,
+                                prune=wc.prune)
     counts = skin.influence_counts()
     report.max_influences, report.mean_influences = int(counts.max(initial=0)), float(np.mean(counts))
     report.time = watch.elapsed()
