@@ -92,6 +92,32 @@ def test_marker_errors_name_the_marker_and_field(tmp_path, meshes, markers, mess
     assert str(e.value).startswith(str(p)) and "\n" not in str(e.value)
 
 
+def test_rounded_barycentric_coordinates_are_accepted_and_renormalised(tmp_path, meshes):
+    """Three decimals sum to 0.999 (refused by a 1e-3 tolerance); a rounded corner to -0.001."""
+    src, tgt = meshes
+    for bary, want in (([0.333, 0.333, 0.333], [1 / 3] * 3), ([0.5, 0.501, -0.001], [0.5 / 1.001, 0.501 / 1.001, 0]),
+                       ([0.2, 0.3, 0.509], [0.2 / 1.009, 0.3 / 1.009, 0.509 / 1.009])):
+        m = at.load_markers(write(tmp_path, good(3) + [dict(GOOD, name="b", source={"face": 7, "bary": bary}, target={"vertex": 40})]),
+                            src, tgt)
+        np.testing.assert_allclose(m.source.bary[3], want, atol=1e-12)
+    for bary in ([0.5, 0.51, -0.01], [0.33, 0.33, 0.33], [0.2, 0.3, 0.52]):  # no rounding: refused
+        with pytest.raises(InputError, match="must be non-negative and sum to 1"):
+            at.load_markers(write(tmp_path, good(3) + [dict(GOOD, name="b", source={"face": 7, "bary": bary}, target={"vertex": 40})]),
+                            src, tgt)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-32"])
+def test_marker_files_in_unicode_encodings_are_read(tmp_path, meshes, encoding):
+    src, tgt = meshes
+    p = tmp_path / "m.json"
+    p.write_bytes(json.dumps({"markers": [dict(m, name=f"t\u00eate {i}") for i, m in enumerate(good(3))]},
+                             ensure_ascii=False).encode(encoding))
+    assert at.load_markers(p, src, tgt).names == ("t\u00eate 0", "t\u00eate 1", "t\u00eate 2")
+    p.write_bytes(json.dumps({"markers": good(3)}).replace("m0", "t\u00eate").encode("latin-1"))
+    with pytest.raises(InputError, match=r"marker file is not UTF-8 or UTF-16 text \(read as UTF-8"):
+        at.load_markers(p, src, tgt)
+
+
 def test_not_json(tmp_path, meshes):
     p = tmp_path / "m.json"
     p.write_text('{"markers": [}')

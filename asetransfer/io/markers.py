@@ -37,6 +37,12 @@ from ..model.markers import Markers
 
 log = logging.getLogger("asetransfer")
 
+#: barycentric coordinates may sum to 1 within this and are divided by their sum: tools round them
+#: (0.333 x 3 = 0.999 at three decimals); a sum 1 % off is no rounding
+BARY_SUM = 1e-2
+#: ... and be negative down to this (set to 0): a corner's coordinate rounded from -0.0004 to -0.001
+BARY_NEGATIVE = 1e-3
+
 
 def parse_markers(path, data: bytes | None = None, minimum: int = 3) -> list:
     """Parse and check the structure of a marker file (at least ``minimum`` markers).
@@ -124,9 +130,10 @@ def parse_location(path, label: str, loc) -> dict:
     b = loc["bary"]
     if not _finite_numbers(b, 3):
         raise InputError(path, f"{label}.bary must be 3 finite numbers")
-    if min(b) < -1e-6 or abs(sum(b) - 1.0) > 1e-3:
+    if min(b) < -BARY_NEGATIVE or abs(sum(b) - 1.0) > BARY_SUM:
         raise InputError(path, f"{label}.bary {b} must be non-negative and sum to 1")
-    return {"face": f, "bary": [float(x) / sum(b) for x in b]}
+    b = [max(float(x), 0.0) for x in b]
+    return {"face": f, "bary": [x / sum(b) for x in b]}
 
 
 def resolve_locations(path, locations: list, mesh: Mesh, *, side: str, labels: list,
