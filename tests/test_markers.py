@@ -95,15 +95,16 @@ def test_marker_errors_name_the_marker_and_field(tmp_path, meshes, markers, mess
 def test_rounded_barycentric_coordinates_are_accepted_and_renormalised(tmp_path, meshes):
     """Three decimals sum to 0.999 (refused by a 1e-3 tolerance); a rounded corner to -0.001."""
     src, tgt = meshes
+
+    def with_bary(bary):
+        return write(tmp_path, good(3) + [dict(GOOD, name="b", source={"face": 7, "bary": bary}, target={"vertex": 40})])
+
     for bary, want in (([0.333, 0.333, 0.333], [1 / 3] * 3), ([0.5, 0.501, -0.001], [0.5 / 1.001, 0.501 / 1.001, 0]),
                        ([0.2, 0.3, 0.509], [0.2 / 1.009, 0.3 / 1.009, 0.509 / 1.009])):
-        m = at.load_markers(write(tmp_path, good(3) + [dict(GOOD, name="b", source={"face": 7, "bary": bary}, target={"vertex": 40})]),
-                            src, tgt)
-        np.testing.assert_allclose(m.source.bary[3], want, atol=1e-12)
+        np.testing.assert_allclose(at.load_markers(with_bary(bary), src, tgt).source.bary[3], want, atol=1e-12)
     for bary in ([0.5, 0.51, -0.01], [0.33, 0.33, 0.33], [0.2, 0.3, 0.52]):  # no rounding: refused
         with pytest.raises(InputError, match="must be non-negative and sum to 1"):
-            at.load_markers(write(tmp_path, good(3) + [dict(GOOD, name="b", source={"face": 7, "bary": bary}, target={"vertex": 40})]),
-                            src, tgt)
+            at.load_markers(with_bary(bary), src, tgt)
 
 
 @pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-32"])
