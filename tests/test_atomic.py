@@ -88,3 +88,27 @@ def test_a_rerun_batch_removes_the_parts_of_targets_it_skips(tmp_path, capsys):
     assert main(args) == 0
     assert json.loads((out / "summary.json").read_text())["counts"]["skipped"] == 1
     assert not any(p.exists() for p in parts) and foreign.exists()
+
+
+def test_correspond_writes_its_map_and_debug_meshes_as_one_transaction(tmp_path, monkeypatch, capsys):
+    """A full disk on the last debug mesh left the map and the first meshes behind."""
+    import asetransfer.io.ply as ply
+    from asetransfer_cli.main import main
+    from conftest import FIXTURES
+
+    written = []
+    real = ply.write_ply
+
+    def disk_full_on_the_third(path, *a, **k):
+        written.append(path)
+        if len(written) == 3:
+            raise InputError(path, "cannot write file (No space left on device)")
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(ply, "write_ply", disk_full_on_the_third)
+    out = tmp_path / "out"
+    out.mkdir()
+    code = main(["correspond", str(FIXTURES / "source.glb"), str(FIXTURES / "target_heavy.ply"), "--markers",
+                 str(FIXTURES / "markers_heavy.json"), "-o", str(out / "map.npz"), "--debug-dir", str(out)])
+    assert code == 2 and "No space left" in capsys.readouterr().err
+    assert len(written) == 3 and os.listdir(out) == []
