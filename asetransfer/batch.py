@@ -285,38 +285,23 @@ def transfer_many(source, targets, outdir, *, markers_dir=None, options: JobOpti
     yield from run_jobs(loaded, jobs, options, workers=workers, dask=dask, resume=resume)
 
 
-def qa_entries(jobs: list, results: dict) -> list:
-    """The batch gallery's cards (:func:`~asetransfer.io.qa_page.render_index`): each job's
-    verdict and notes from its report, its QA page and preview; a failed job its error, a
-    job not run (interrupted) says so.  ``results``: stem -> :class:`TargetResult`."""
-    from .io.preview import verdict_notes
+def write_qa_index(outdir, jobs: list, results: dict, source, inputs=()) -> str:
+    """Write ``OUTDIR/index.html``, the gallery of the targets' QA pages, worst verdict first
+    (:func:`~asetransfer.io.qa_page.render_index`): each job's verdict and notes from its
+    report, a failed job's error, a job not run (interrupted) as such; returns its path.
+    ``results``: stem -> :class:`TargetResult`."""
+    from .io.qa_page import gallery_entry, write_index
 
     entries = []
     for job in jobs:
         result = results.get(job.stem)
-        entry = {"stem": job.stem, "verdict": "not run", "notes": ["interrupted before it ran"]}
-        if result is not None and result.status == "failed":
-            entry.update(verdict="failed", notes=[result.error])
-        elif result is not None:
-            with open(job.report, encoding="utf-8") as f:
-                report = TransferReport.from_json(json.load(f))
-            quality = report.quality
-            entry.update(verdict=quality.verdict, notes=verdict_notes(quality.reasons, report.warnings),
-                         residual=quality.marker_residual_pct_height,
-                         page=os.path.basename(job.qa) if job.qa else None,
-                         thumbnail=os.path.basename(job.preview) if job.preview else None)
-        entries.append(entry)
-    return entries
-
-
-def write_qa_index(outdir, jobs: list, results: dict, source, inputs=()) -> str:
-    """Write ``OUTDIR/index.html``, the gallery of the targets' QA pages, worst verdict first
-    (:func:`qa_entries`); returns its path."""
-    from .io.qa_page import write_index
-
+        if result is None or result.status == "failed":
+            entries.append(gallery_entry(job.stem, error=result.error if result else None))
+        else:
+            entries.append(gallery_entry(job.stem, job.report, page=job.qa and os.path.basename(job.qa),
+                                         thumbnail=job.preview and os.path.basename(job.preview)))
     path = os.path.join(os.fspath(outdir), "index.html")
-    write_index(path, qa_entries(jobs, results), f"asetransfer batch: {os.path.basename(os.fspath(source))}",
-                inputs)
+    write_index(path, entries, f"asetransfer batch: {os.path.basename(os.fspath(source))}", inputs)
     return path
 
 

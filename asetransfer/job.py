@@ -415,7 +415,7 @@ def _write_review(outputs: OutputPaths, source: SourceFile, target: Mesh, result
     """The preview picture and the QA page (those asked for) of a transfer."""
     from .handoff.review import review_frames, review_transfer
 
-    review = review_transfer(source.rig, result.rig, result.correspondence, report)
+    review = review_transfer(source.rig, result.rig, result.correspondence, report, _source_motion(source.path))
     frames = review_frames(source.rig, result.correspondence.alignment.rotation, report.marker_origin.frames,
                            _declared_up(source.path))
     verdict = {"verdict": report.quality.verdict, "reasons": report.quality.reasons, "warnings": report.warnings}
@@ -433,6 +433,23 @@ def _write_review(outputs: OutputPaths, source: SourceFile, target: Mesh, result
         write_qa_page(outputs.qa, result.rig, review, frames[1], result.markers, report.marker_origin, inputs,
                       title=title, fit_limit=config.quality.mapped_distance_pct / 100.0,
                       max_influences=config.weights.max_influences, **verdict)
+
+
+def _source_motion(path):
+    """The first animation of a glTF source, on its skeleton (:class:`~asetransfer.model.animation.Animation`),
+    else None; one that cannot be read is left out with a warning (the rig is made by then)."""
+    if os.path.splitext(os.fspath(path))[1].lower() not in (".glb", ".gltf"):
+        return None
+    from .io.glb import read_document
+    from .io.gltf_animation import read_animation
+
+    try:
+        if not read_document(path)[0].get("animations"):
+            return None
+        return read_animation(path)[1]
+    except InputError as e:
+        log.warning("the source's animation is left out of the QA outputs: %s", e)
+        return None
 
 
 def _declared_up(path) -> str | None:

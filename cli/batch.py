@@ -26,8 +26,8 @@ def add_parser(sub):
     p = sub.add_parser(
         "batch", help="rig many TARGETs with one SOURCE, in parallel, resumable",
         description="Every TARGET rigged with SOURCE: OUTDIR/<target name>.glb and .report.json, then "
-                    "OUTDIR/summary.json and summary.csv (and with --qa OUTDIR/index.html).  Markers: <target name>.markers.json in "
-                    "--markers-dir or beside the target.  A rerun skips the targets already done with "
+                    "OUTDIR/summary.json and summary.csv (and with --qa OUTDIR/index.html).  Markers: "
+                    "<target name>.markers.json in --markers-dir or beside the target.  A rerun skips the targets already done with "
                     "the same inputs and options.  Exit 0: all done; 3: some failed (the others are "
                     "written); 2: nothing could start.")
     p.add_argument("source", help="rigged source (.glb/.gltf)")

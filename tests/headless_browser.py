@@ -54,7 +54,7 @@ class Browser:
         self.process = subprocess.Popen([chromium(), *self.FLAGS, f"--user-data-dir={self.profile}",
                                          f"--window-size={self.width},{self.height}", "about:blank"],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=open("/tmp/qa/chrome.err", "w"), preexec_fn=pipes, close_fds=False)
+                                        stderr=subprocess.DEVNULL, preexec_fn=pipes, close_fds=False)
         os.close(to_child)
         os.close(from_child)
         target = self.command("Target.createTarget", url="about:blank")["targetId"]

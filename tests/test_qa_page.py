@@ -16,9 +16,10 @@ import scipy.sparse as sp
 from asetransfer.config import Config
 from asetransfer.errors import InputError
 from asetransfer.geometry.decimate import midpoint_subdivide
-from asetransfer.handoff.poses import POSE_NAMES, stress_poses
+from asetransfer.handoff.poses import POSE_NAMES, pose_motion, source_pose, stress_poses
 from asetransfer.handoff.review import Review, review_frames, review_transfer
-from asetransfer.io import load_rig
+from asetransfer.humanoid.skeleton_map import propose_skeleton_map
+from asetransfer.io import load_rig, write_rig
 from asetransfer.io.preview import render_preview
 from asetransfer.io.qa_page import THREE_MODULES, render_qa_page, web_asset
 from asetransfer.job import preview_characters, transfer_files
@@ -146,6 +147,17 @@ def test_the_page_is_one_file_that_needs_nothing_else(heavy):
     assert data["joints"]["names"] == list(done.result.rig.skeleton.names)
     assert [m["name"] for m in data["markers"]] == list(done.result.markers.names)
     assert data["verdict"] == done.report.quality.verdict
+
+
+def test_the_source_files_motion_is_a_clip_of_the_page(tmp_path):
+    source = load_rig(SOURCE)
+    mapping = propose_skeleton_map(source.skeleton)[0]
+    motion = pose_motion(source.skeleton, source_pose(source.skeleton, mapping, "elbows bent"), frames=5)
+    write_rig(tmp_path / "animated.glb", source, animation=motion)
+    transfer_files(tmp_path / "animated.glb", TARGET, tmp_path / "out.glb", MARKERS, qa=tmp_path / "out.qa.html")
+    _, data, glb = _page_parts((tmp_path / "out.qa.html").read_bytes())
+    assert data["poses"] == [*POSE_NAMES, "source motion"]
+    assert [a["name"] for a in _glb_json(glb)["animations"]] == data["poses"]
 
 
 def test_the_page_is_the_same_bytes_each_time(heavy):

@@ -15,6 +15,7 @@ import numpy as np
 from ..humanoid.body import axis_vector, body_axes, guess_up_axis
 from ..humanoid.naming import is_head_name
 from ..humanoid.skeleton_map import propose_skeleton_map
+from ..model.animation import Animation
 from ..model.correspondence import Correspondence
 from ..model.mesh import Mesh
 from ..model.report import TransferReport
@@ -22,11 +23,14 @@ from ..model.rig import Rig
 from ..model.roles import SIDES
 from ..stages.quality import height as mesh_height
 from .poses import stress_poses
+from .retarget import retarget
 
 #: a close-up shows the vertices weighted at least this much to the hand's (foot's) joints
 REGION_WEIGHT = 0.5
 #: joint flags: "poor" joints are drawn red, "check" ones orange
 FLAG_LEVELS = ("check", "poor")
+#: the name of the source file's own animation among the poses
+SOURCE_MOTION = "source motion"
 
 
 @dataclass(eq=False)
@@ -35,7 +39,8 @@ class Review:
 
     poses : test pose name -> :class:`~asetransfer.model.animation.Animation` on the target's
         skeleton, rest pose first, the pose last (:func:`~asetransfer.handoff.poses.stress_poses`;
-        empty for a skeleton without a humanoid map).
+        none for a skeleton without a humanoid map), and the source's motion retargeted
+        (:data:`SOURCE_MOTION`) when its file has one.
     fit_distance : (n,) each target vertex's distance to its point on the registered source
         (file units): how closely the correspondence reached it.
     fitted : (n,) bool, the vertices the correspondence fitted (False: carried along).
@@ -170,13 +175,18 @@ def _mapped_frame(rig: Rig) -> dict | None:
     return {"up": up, "forward": forward, "left": left}
 
 
-def review_transfer(source: Rig, rig: Rig, correspondence: Correspondence, report: TransferReport) -> Review:
+def review_transfer(source: Rig, rig: Rig, correspondence: Correspondence, report: TransferReport,
+                    source_motion: Animation | None = None) -> Review:
     """The :class:`Review` of a transfer of ``source`` onto ``rig`` (the rigged target) through
-    ``correspondence``, whose report is ``report``."""
+    ``correspondence``, whose report is ``report``; a ``source_motion`` (on the source's
+    skeleton, as its file holds it) is retargeted and added to the poses as ``"source motion"``."""
     mapping, missing = propose_skeleton_map(rig.skeleton)
     vertices = rig.mesh.vertices
     fitted = correspondence.target_solved
-    return Review(poses=stress_poses(source, rig),
+    poses = stress_poses(source, rig)
+    if source_motion is not None:
+        poses[SOURCE_MOTION] = retarget(source_motion, source, rig)[0]
+    return Review(poses=poses,
                   fit_distance=fit_distance(vertices, correspondence, source.mesh.faces),
                   fitted=np.ones(len(vertices), dtype=bool) if fitted is None else np.asarray(fitted, dtype=bool),
                   height=mesh_height(rig.mesh),

@@ -113,7 +113,7 @@ class Viewer {
     this.renderer.setPixelRatio(window.devicePixelRatio || 1);
     view.appendChild(this.renderer.domElement);
     this.camera = new THREE.PerspectiveCamera(30, 1, this.size / 200, this.size * 50);
-    this.camera.position.copy(centre).add(new THREE.Vector3(0.5, 0.15, 1).normalize().multiplyScalar(1.9 * this.size));
+    this.camera.position.copy(centre).add(new THREE.Vector3(0.5, 0.15, 1).normalize().multiplyScalar(1.5 * this.size));
     this.controls = new OrbitControls(this.camera, this.renderer.domElement);
     this.controls.target.copy(centre);
     this.controls.update();
@@ -264,7 +264,8 @@ class Viewer {
     const flag = data.joints.flags[j], parent = data.joints.parents[j];
     let count = 0;
     for (const m of this.meshes) count += weightOn(m, j).filter((w) => w > 0.01).length;
-    el('selection').textContent = `${data.joints.names[j]}` + (parent >= 0 ? ` (child of ${data.joints.names[parent]})` : ' (root)')
+    el('selection').textContent = data.joints.names[j]
+      + (parent >= 0 ? ` (child of ${data.joints.names[parent]})` : ' (root)')
       + ` - ${count} vertices weighted` + (flag ? ` - ${flag[0]}: ${flag[1]}` : '');
     return j;
   }
@@ -300,6 +301,20 @@ function pick(viewer, event, radius) {
   };
   viewer.bones.forEach((bone, j) => consider('joint', j, p.setFromMatrixPosition(bone.matrixWorld)));
   if (el('show-markers').checked) data.markers.forEach((_, k) => consider('marker', k, viewer.markerPosition(k, p)));
+  if (best) return best;
+  // on a bone (parent -> joint): the parent's, whose weights move it
+  const screen = (bone) => {
+    const q = new THREE.Vector3().setFromMatrixPosition(bone.matrixWorld).project(viewer.camera);
+    return [(q.x + 1) / 2 * rect.width, (1 - q.y) / 2 * rect.height];
+  };
+  bestD = radius / 2;
+  for (const [parent, j] of viewer.pairs) {
+    const [ax, ay] = screen(viewer.bones[parent]), [bx, by] = screen(viewer.bones[j]);
+    const dx = bx - ax, dy = by - ay;
+    const t = Math.min(Math.max(((x - ax) * dx + (y - ay) * dy) / (dx * dx + dy * dy || 1), 0), 1);
+    const d = Math.hypot(ax + t * dx - x, ay + t * dy - y);
+    if (d < bestD) { bestD = d; best = { kind: 'joint', index: parent }; }
+  }
   return best;
 }
 
@@ -315,7 +330,8 @@ function jointUnder(viewer, event) {
   const a = hit.object.geometry.attributes, v = hit.face.a;
   let best = -1, bestW = 0;
   for (let k = 0; k < 4; k++) {
-    if (a.skinWeight.getComponent(v, k) > bestW) { bestW = a.skinWeight.getComponent(v, k); best = a.skinIndex.getComponent(v, k); }
+    const w = a.skinWeight.getComponent(v, k);
+    if (w > bestW) { bestW = w; best = a.skinIndex.getComponent(v, k); }
   }
   return best;
 }
@@ -343,7 +359,9 @@ function setupPanel(viewer) {
     link.addEventListener('click', () => viewer.selectBone(link.dataset.joint));
   }
   el('pose-time').addEventListener('input', (e) => viewer.setPoseTime(Number(e.target.value)));
-  el('show-skeleton').addEventListener('change', (e) => { viewer.lines.visible = viewer.dots.visible = e.target.checked; });
+  el('show-skeleton').addEventListener('change', (e) => {
+    viewer.lines.visible = viewer.dots.visible = e.target.checked;
+  });
   el('show-markers').addEventListener('change', (e) => { viewer.markerDots.visible = e.target.checked; });
   el('xray').addEventListener('change', (e) => viewer.meshes.forEach((m) => {
     m.material.opacity = e.target.checked ? 0.45 : 1;
@@ -355,7 +373,8 @@ function setupPanel(viewer) {
     tip.style.display = found ? 'block' : 'none';
     if (!found) return;
     const rect = canvas.getBoundingClientRect();
-    tip.textContent = found.kind === 'joint' ? data.joints.names[found.index] + (data.joints.flags[found.index] ? ` (${data.joints.flags[found.index][1]})` : '')
+    const flag = found.kind === 'joint' && data.joints.flags[found.index];
+    tip.textContent = found.kind === 'joint' ? data.joints.names[found.index] + (flag ? ` (${flag[1]})` : '')
       : `marker ${data.markers[found.index].name}`;
     tip.style.transform = `translate(${event.clientX - rect.left + 12}px, ${event.clientY - rect.top + 12}px)`;
   });
@@ -399,7 +418,8 @@ async function main() {
   const clock = new THREE.Clock();
   viewer.renderer.setAnimationLoop(() => {
     viewer.mixer.update(clock.getDelta());
-    if (viewer.pose && !viewer.pose.paused) el('pose-time').value = String(viewer.pose.time / viewer.pose.getClip().duration);
+    const pose = viewer.pose;
+    if (pose && !pose.paused) el('pose-time').value = String(pose.time / pose.getClip().duration);
     viewer.controls.update();
     viewer.update();
     viewer.renderer.render(viewer.scene, viewer.camera);
