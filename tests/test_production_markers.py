@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from asetransfer.config import Config
-from asetransfer.humanoid.landmarks.rig import finger_of, rig_landmarks
+from asetransfer.humanoid.landmarks.rig import rig_landmarks
+from asetransfer.humanoid.naming import finger_of
 from asetransfer.job import load_source, load_target
 from asetransfer.stages.markers import MarkerError, landmarks_of, source_landmarks
 from asetransfer.stages.transfer import transfer

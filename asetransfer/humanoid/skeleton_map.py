@@ -26,7 +26,7 @@ import numpy as np
 
 from ..model.roles import REQUIRED, ROLES, SIDES
 from ..model.skeleton import Skeleton
-from .naming import spine_chain, split_side
+from .naming import FINGER_NUMBER, finger_of, spine_chain, split_side
 
 # name patterns per side role, on the side-free, lower-case, separator-free base name;
 # earlier patterns win, then the joint nearest the root
@@ -46,7 +46,6 @@ _PATTERNS = {
 }
 _NECK = re.compile(r"neck\d*")
 #: a numbered finger joint (MakeHuman ``finger2-1``, Biped ``Finger21``): its first digit is the finger
-_FINGER_NUMBER = re.compile(r"finger(\d)")
 #: the fingers in the order numbered names count them, from the thumb
 _FINGER_ORDER = ("thumb", "index", "middle", "ring", "pinky")
 #: the thumb's chain is the finger chain whose nearest other chain is farthest, when that distance
@@ -159,7 +158,7 @@ def numbered_from_zero(names, positions: np.ndarray) -> bool:
     names : the joint names below the wrist.
     positions : (N, 3) their positions.
     """
-    numbers = [_FINGER_NUMBER.search(split_side(n)[1]) for n in names]
+    numbers = [FINGER_NUMBER.search(split_side(n)[1]) for n in names]
     if not any(numbers):
         return False
     if any(m is not None and m.group(1) == "0" for m in numbers):
@@ -185,7 +184,7 @@ def thumb_chain(names, positions: np.ndarray) -> str | None:
     """
     chains = {}
     for name, at in zip(names, positions):
-        number = _FINGER_NUMBER.search(split_side(name)[1])
+        number = FINGER_NUMBER.search(split_side(name)[1])
         key = number.group(1) if number else finger_word(name)
         if key is not None:
             chains.setdefault(key, []).append(at)
@@ -204,10 +203,8 @@ def thumb_chain(names, positions: np.ndarray) -> str | None:
 
 def finger_word(name: str) -> str | None:
     """The finger a joint name names by word (``thumb`` ... ``pinky``; numbered names: None)."""
-    from .landmarks.rig import finger_of  # the words are the landmarks'; a module-level import would cycle
-
     base = split_side(name)[1]
-    return None if _FINGER_NUMBER.search(base) else finger_of(name, zero_based=False)
+    return None if FINGER_NUMBER.search(base) else finger_of(name, zero_based=False)
 
 
 def _leg_roles(tree, side: str, bases, depth, positions: np.ndarray, found: dict) -> None:
