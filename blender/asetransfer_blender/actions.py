@@ -19,9 +19,7 @@ import numpy as np
 
 from asetransfer.config import Config, CorrespondenceConfig, MarkersConfig, SkeletonConfig, WeightsConfig
 from asetransfer.errors import InputError
-from asetransfer.model.markers import Markers
 from asetransfer.model.rig import Rig
-from asetransfer.model.surface import SurfacePoints
 
 from . import convert, empties, scene, surfaces
 from .empties import SceneMarkers
@@ -110,16 +108,16 @@ def read_markers(context, chars: Characters, marked: SceneMarkers, config: Confi
         if all(surfaces.still_on([f], [b], p, c)[0] for (f, b), p, c in zip(sides, here, (chars.source,
                                                                                             chars.target))):
             exact[name] = sides
-    moved = [n for n in marked.names if n not in exact]
-    read = None if not moved else load_markers(
-        empties.TARGET_MARKERS, chars.rig.mesh, chars.target.mesh, minimum=1, config=config,
-        data=markers_text(context, chars, marked.subset(moved), config).encode("utf-8"))
-    points = []
+    # all of them read as the command line would (its checks see the whole set), then the
+    # unmoved found ones put back exactly
+    read = load_markers(empties.TARGET_MARKERS, chars.rig.mesh, chars.target.mesh, minimum=1, config=config,
+                        data=markers_text(context, chars, marked, config).encode("utf-8"))
     for k, side in enumerate(("source", "target")):
-        located = [exact[n][k] if n in exact else (getattr(read, side).face[moved.index(n)],
-                                                    getattr(read, side).bary[moved.index(n)]) for n in marked.names]
-        points.append(SurfacePoints([f for f, _ in located], [b for _, b in located]))
-    return Markers(tuple(marked.names), points[0], points[1], frozenset(marked.automatic))
+        points = getattr(read, side)
+        for row, name in enumerate(read.names):
+            if name in exact:
+                points.face[row], points.bary[row] = exact[name][k]
+    return read
 
 
 def library_errors(settings, call, *args, **kwargs):
