@@ -23,7 +23,7 @@ from mathutils import Matrix, Vector  # noqa: E402
 
 import asetransfer as at  # noqa: E402
 import asetransfer_blender  # noqa: E402
-from asetransfer_blender import convert, scene  # noqa: E402
+from asetransfer_blender import convert, empties, scene  # noqa: E402
 
 FIXTURES = HERE.parent / "fixtures"
 
@@ -127,8 +127,8 @@ def main(out: pathlib.Path) -> None:
     for obj in source_meshes + [target]:
         obj.color = grey
     before = set(bpy.data.objects)
-    marker_spheres(scene.SOURCE_MARKERS, (0.1, 0.6, 0.2, 1.0), 0.018)
-    marker_spheres(scene.TARGET_MARKERS, (0.9, 0.4, 0.0, 1.0), 0.018)
+    marker_spheres(empties.SOURCE_MARKERS, (0.1, 0.6, 0.2, 1.0), 0.018)
+    marker_spheres(empties.TARGET_MARKERS, (0.9, 0.4, 0.0, 1.0), 0.018)
     spheres = list(set(bpy.data.objects) - before)
     render(out / "blender_markers.png", source_meshes + [target] + spheres)
     rig, copy = bpy.data.objects["heavy rig"], bpy.data.objects["heavy rigged"]

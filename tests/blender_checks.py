@@ -18,6 +18,7 @@ Checks:
       mesh, with modifiers applied and ignored
   failure SOURCE.glb                        a non-humanoid target: the operators cancel and
       the scene's data blocks are as before
+  found_markers, shown_surface, reports, hand_markers: tests/blender_marker_checks.py
 """
 from __future__ import annotations
 
@@ -27,62 +28,17 @@ import pathlib
 import sys
 import traceback
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "blender"))
-
+import blender_scene  # noqa: F401  (first: puts the add-on on the path)
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 from mathutils import Matrix  # noqa: E402
 
 import asetransfer as at  # noqa: E402
 import asetransfer_blender  # noqa: E402
-from asetransfer_blender import actions, convert, scene  # noqa: E402
-
-
-def fresh_scene(scale_length: float = 1.0):
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    bpy.context.scene.unit_settings.scale_length = scale_length
-
-
-def import_source(path: str):
-    """The source rig through Blender's own glTF importer (as a TD would); the importer
-    converts metres to the scene's unit (an armature 100 x larger in a centimetre scene)."""
-    bpy.ops.import_scene.gltf(filepath=path)
-    return next(o for o in bpy.data.objects if o.type == "ARMATURE")
-
-
-def add_target(mesh, name: str, size: float = 1.0, matrix=None):
-    """A mesh object whose world-space vertices are ``size`` x the file's, in Blender's Z-up axes;
-    with ``matrix`` the object carries that transform and its data the inverse."""
-    world = convert.from_asetransfer(mesh.vertices, 1.0) * size
-    m = np.eye(4) if matrix is None else np.asarray(matrix, dtype=np.float64)
-    local = convert.transform_points(np.linalg.inv(m), world)
-    data = bpy.data.meshes.new(name)
-    data.from_pydata(local.tolist(), [], mesh.faces.tolist())
-    obj = bpy.data.objects.new(name, data)
-    obj.matrix_world = Matrix(m.tolist())
-    bpy.context.scene.collection.objects.link(obj)
-    return obj
-
-
-def select(source, target):
-    s = bpy.context.scene.asetransfer
-    s.source, s.target = source, target
-    return s
-
-
-def built_rig(armature, copy) -> dict:
-    """Bones (asetransfer frame) and dense weights of a built rig, by bone name."""
-    scale = scene.unit_scale(bpy.context.scene)
-    names = [b.name for b in armature.data.bones]
-    frames = convert.joint_frames(np.array([np.array(b.matrix_local) for b in armature.data.bones]),
-                                  np.array(armature.matrix_world), scale)
-    weights = np.zeros((len(copy.data.vertices), len(names)))
-    column = {g.index: names.index(g.name) for g in copy.vertex_groups}
-    for v in copy.data.vertices:
-        for g in v.groups:
-            weights[v.index, column[g.group]] = g.weight
-    return {"names": names, "frames": frames, "weights": weights}
+import blender_marker_checks  # noqa: E402
+from asetransfer_blender import actions, scene  # noqa: E402
+from blender_scene import (ROOT, add_target, built_rig, fresh_scene, import_source, marker_state, rigged,  # noqa: E402
+                           run, select)
 
 
 def write_obj(path, vertices, faces):
@@ -90,19 +46,6 @@ def write_obj(path, vertices, faces):
     lines = [f"v {x!r} {y!r} {z!r}" for x, y, z in vertices.tolist()]
     lines += [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in faces.tolist()]
     pathlib.Path(path).write_text("\n".join(lines) + "\n")
-
-
-def run(op) -> str:
-    """An operator's outcome; one that reports an error raises RuntimeError when called from Python."""
-    try:
-        return sorted(op())[0]
-    except RuntimeError as e:
-        print(e)
-        return "CANCELLED"
-
-
-def rigged(name: str):
-    return bpy.data.objects[f"{name} rig"], bpy.data.objects[f"{name} rigged"]
 
 
 def state_of(armature, target) -> str:
@@ -152,11 +95,9 @@ def check_transfer(out: pathlib.Path, source_path: str, target_path: str, marker
     results["pose"] = pose_check(*rigged("target"), rig["weights"], rig["names"])
     results["inputs_untouched"] = state_of(armature, target) == untouched
     # marker round trip: the saved file loads back onto the same empties
-    before = {o.name: np.array(o.matrix_world.translation) for o in bpy.data.collections[scene.TARGET_MARKERS].objects}
+    before = marker_state()
     results["reload"] = run(lambda: bpy.ops.asetransfer.load_markers(filepath=str(out / "markers.json")))
-    after = {o.name: np.array(o.matrix_world.translation) for o in bpy.data.collections[scene.TARGET_MARKERS].objects}
-    results["marker_names_equal"] = sorted(before) == sorted(after)
-    results["marker_shift"] = max(float(np.linalg.norm(before[n] - after[n])) for n in before)
+    results["marker_round_trip_exact"] = marker_state() == before
     results["target_size"] = float(np.ptp(held.vertices, axis=0).max())
     return results
 
@@ -266,7 +207,8 @@ def check_modifiers(out: pathlib.Path, source_path: str, target_path: str, marke
     return results
 
 
-CHECKS = {"transfer": check_transfer, "units": check_units, "failure": check_failure, "modifiers": check_modifiers}
+CHECKS = {"transfer": check_transfer, "units": check_units, "failure": check_failure, "modifiers": check_modifiers,
+          **blender_marker_checks.CHECKS}
 
 
 def main() -> int:

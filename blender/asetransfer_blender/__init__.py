@@ -1,9 +1,10 @@
 """asetransfer for Blender: carry a rig (skeleton, orientations, skin weights) onto a new body.
 
 The 3D view's sidebar (N) gets an "asetransfer" tab: pick the source armature and the
-target mesh, **Find markers** (empties the TD can move), **Transfer rig** (a new
-armature with the source's bone names and the target copied and bound to it), and
-**Save / Load markers** (the command line's marker files).  ``docs/blender.md``.
+target mesh, **Find markers** (empties the TD can move), **Add / Remove pair** (hand
+markers), **Transfer rig** (a new armature with the source's bone names and the target
+copied and bound to it; its verdict and warnings in the status bar and Info editor),
+and **Save / Load markers** (the command line's marker files).  ``docs/blender.md``.
 """
 from __future__ import annotations
 
@@ -61,32 +62,44 @@ def _report_failure(op, error) -> set:
 
 
 class _Action:
-    """An operator that runs one function of :mod:`.actions`: its success line in the status
-    bar, or its failure as the command line's one-line message (nothing left built)."""
+    """An operator that runs one function of :mod:`.actions`: its lines in the status bar and
+    the Info editor (``act`` returns ``(level, text)`` pairs, the summary last), or its
+    failure as the command line's one-line message (nothing left built)."""
 
     def execute(self, context):
         from . import actions
 
         try:
-            level, message = self.act(context, actions)
+            lines = self.act(context, actions)
         except Exception as e:  # noqa: BLE001  (every failure is reported; the actions clean up)
             return _report_failure(self, e)
-        self.report({level}, message)
+        for level, message in lines:
+            self.report({level}, message)
         return {"FINISHED"}
 
 
+def _warned(lines: list, summary: str) -> list:
+    """``lines`` then the summary, at WARNING level when any line is (the status bar shows the last)."""
+    level = "WARNING" if any(lv == "WARNING" for lv, _ in lines) else "INFO"
+    return lines + [(level, summary)]
+
+
 class ASETRANSFER_OT_find_markers(_Action, bpy.types.Operator):
-    """Find markers on both characters automatically (markers already in the scene are kept and win)"""
+    """Find markers on both characters automatically (markers placed or moved by hand are kept and win)"""
     bl_idname = "asetransfer.find_markers"
     bl_label = "Find markers"
     bl_options = {"REGISTER", "UNDO"}
 
     def act(self, context, actions):
-        origin = actions.find_markers(context, _settings(context))
+        from asetransfer.job import collected_warnings
+
+        with collected_warnings() as warnings:
+            origin = actions.find_markers(context, _settings(context))
         low = origin.low_confidence
-        return ("WARNING" if low else "INFO",
-                f"{len(origin.automatic)} automatic markers, {len(origin.hand)} kept"
-                + (f"; low confidence (check them): {', '.join(low)}" if low else ""))
+        lines = [("WARNING", w) for w in warnings if not w.startswith("automatic markers with low confidence")]
+        if low:
+            lines.append(("WARNING", f"low confidence, check them (selected): {', '.join(low)}"))
+        return _warned(lines, f"{len(origin.automatic)} automatic markers, {len(origin.hand)} kept")
 
 
 class ASETRANSFER_OT_transfer(_Action, bpy.types.Operator):
@@ -104,11 +117,37 @@ class ASETRANSFER_OT_transfer(_Action, bpy.types.Operator):
                 wm.progress_update(actions.STAGES.index(stage))
 
         try:
-            objects, report = actions.transfer_rig(context, _settings(context), progress)
+            objects, result, findings = actions.transfer_rig(context, _settings(context), progress)
         finally:
             wm.progress_end()
-        return "INFO", (f"{objects[0].name}: {report.joints} bones, {report.target_vertices} vertices, "
-                        f"{report.timings.total:.1f} s")
+        report, origin = result.report, result.report.marker_origin
+        selected = f"; selected: {', '.join(findings.bones[:8])}" if findings.bones else ""
+        return _warned(findings.lines, f"{objects[0].name}: {report.joints} bones, {report.target_vertices} "
+                                       f"vertices, {len(origin.automatic)} automatic and {len(origin.hand)} hand "
+                                       f"markers, {report.timings.total:.1f} s; quality "
+                                       f"'{report.quality.verdict}'{selected}")
+
+
+class ASETRANSFER_OT_add_marker(_Action, bpy.types.Operator):
+    """Add a hand marker pair: at the selected vertex of each character (Edit mode), else at the 3D cursor
+    on the nearer character, its partner guessed on the other (move it where it belongs)"""
+    bl_idname = "asetransfer.add_marker"
+    bl_label = "Add marker pair"
+    bl_options = {"REGISTER", "UNDO"}
+    name: StringProperty(name="Name", default="marker", description="The marker's name (made unique)")
+
+    def act(self, context, actions):
+        return [("INFO", f"marker {actions.add_marker(context, _settings(context), self.name)!r} added")]
+
+
+class ASETRANSFER_OT_remove_markers(_Action, bpy.types.Operator):
+    """Remove the marker pairs of the selected marker empties (either side)"""
+    bl_idname = "asetransfer.remove_markers"
+    bl_label = "Remove marker pair"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def act(self, context, actions):
+        return [("INFO", f"removed: {', '.join(actions.remove_markers(context))}")]
 
 
 class ASETRANSFER_OT_save_markers(_Action, bpy.types.Operator, ExportHelper):
@@ -119,7 +158,8 @@ class ASETRANSFER_OT_save_markers(_Action, bpy.types.Operator, ExportHelper):
     filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
 
     def act(self, context, actions):
-        return "INFO", f"{self.filepath}: {actions.save_markers(context, self.filepath)} markers"
+        return [("INFO", f"{self.filepath}: {actions.save_markers(context, _settings(context), self.filepath)} "
+                         "markers")]
 
 
 class ASETRANSFER_OT_load_markers(_Action, bpy.types.Operator, ImportHelper):
@@ -131,7 +171,7 @@ class ASETRANSFER_OT_load_markers(_Action, bpy.types.Operator, ImportHelper):
     filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
 
     def act(self, context, actions):
-        return "INFO", f"{actions.load_markers(context, _settings(context), self.filepath)} markers loaded"
+        return [("INFO", f"{actions.load_markers(context, _settings(context), self.filepath)} markers loaded")]
 
 
 class ASETRANSFER_PT_panel(bpy.types.Panel):
@@ -149,6 +189,9 @@ class ASETRANSFER_PT_panel(bpy.types.Panel):
         col = layout.column(heading="Markers")
         col.operator(ASETRANSFER_OT_find_markers.bl_idname, icon="EMPTY_DATA")
         row = col.row(align=True)
+        row.operator(ASETRANSFER_OT_add_marker.bl_idname, text="Add pair", icon="ADD")
+        row.operator(ASETRANSFER_OT_remove_markers.bl_idname, text="Remove pair", icon="REMOVE")
+        row = col.row(align=True)
         row.operator(ASETRANSFER_OT_load_markers.bl_idname, icon="IMPORT")
         row.operator(ASETRANSFER_OT_save_markers.bl_idname, icon="EXPORT")
         box = layout.box()
@@ -157,8 +200,9 @@ class ASETRANSFER_PT_panel(bpy.types.Panel):
         layout.operator(ASETRANSFER_OT_transfer.bl_idname, icon="ARMATURE_DATA")
 
 
-CLASSES = (AsetransferSettings, ASETRANSFER_OT_find_markers, ASETRANSFER_OT_transfer, ASETRANSFER_OT_save_markers,
-           ASETRANSFER_OT_load_markers, ASETRANSFER_PT_panel)
+CLASSES = (AsetransferSettings, ASETRANSFER_OT_find_markers, ASETRANSFER_OT_transfer, ASETRANSFER_OT_add_marker,
+           ASETRANSFER_OT_remove_markers, ASETRANSFER_OT_save_markers, ASETRANSFER_OT_load_markers,
+           ASETRANSFER_PT_panel)
 
 
 def register():

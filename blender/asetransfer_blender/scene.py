@@ -18,11 +18,6 @@ from asetransfer.model.rig import Rig
 
 from . import convert
 
-SOURCE_MARKERS, TARGET_MARKERS = "asetransfer markers (source)", "asetransfer markers (target)"
-#: custom property holding a marker empty's marker name (object names may get a .001 suffix)
-MARKER_KEY = "asetransfer_marker"
-
-
 def unit_scale(scene) -> float:
     """Metres per Blender unit."""
     return float(scene.unit_settings.scale_length) or 1.0
@@ -67,9 +62,10 @@ def evaluated_mesh(obj, depsgraph, apply_modifiers: bool):
 
 
 @contextmanager
-def armature_modifiers_off(objects):
-    """Armature modifiers hidden while the bind shape is evaluated, then restored as they were."""
-    saved = [(m, m.show_viewport) for o in objects for m in o.modifiers if m.type == "ARMATURE"]
+def modifiers_hidden(objects, hidden):
+    """The objects' modifiers that ``hidden(modifier)`` picks hidden in the viewport while the
+    block evaluates them, then restored as they were."""
+    saved = [(m, m.show_viewport) for o in objects for m in o.modifiers if hidden(m)]
     try:
         for m, _ in saved:
             m.show_viewport = False
@@ -77,6 +73,50 @@ def armature_modifiers_off(objects):
     finally:
         for m, shown in saved:
             m.show_viewport = shown
+
+
+def armature_modifiers_off(objects):
+    """Armature modifiers hidden: the bind shape."""
+    return modifiers_hidden(objects, lambda m: m.type == "ARMATURE")
+
+
+def deforming_only(objects):
+    """Every modifier but the Armature modifiers hidden: the mesh as modelled, posed by its armature."""
+    return modifiers_hidden(objects, lambda m: m.type != "ARMATURE")
+
+
+def displayed_vertices(context, obj) -> np.ndarray:
+    """(N, 3) world positions (Blender frame) of the object's vertices as the viewport shows them."""
+    evaluated = obj.evaluated_get(context.evaluated_depsgraph_get())
+    mesh = evaluated.to_mesh()
+    try:
+        co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+        mesh.vertices.foreach_get("co", co)
+        return convert.transform_points(matrix_array(evaluated.matrix_world), co.reshape(-1, 3))
+    finally:
+        evaluated.to_mesh_clear()
+
+
+def shown_vertices(context, objects: list, mesh) -> np.ndarray:
+    """(N, 3) the vertices of ``mesh`` (the objects as the transfer reads them, one part
+    each) as the viewport shows them, in the asetransfer frame.
+
+    An object's shown vertices are its evaluated mesh's (modifiers, shape keys, the
+    armature's current pose) when that mesh has as many vertices as the transfer's;
+    otherwise (a Subdivision the transfer does not apply) its mesh as modelled posed by
+    its Armature modifiers alone; otherwise the transfer's own.
+    """
+    scale, shown = unit_scale(context.scene), mesh.vertices.copy()
+    for k, obj in enumerate(objects):
+        rows = np.flatnonzero(mesh.vertex_part == k)
+        world = displayed_vertices(context, obj)
+        if len(world) != len(rows):
+            with deforming_only([obj]):
+                world = displayed_vertices(context, obj)
+            context.evaluated_depsgraph_get()  # the restored modifiers evaluated again
+        if len(world) == len(rows):
+            shown[rows] = convert.to_asetransfer(world, scale)
+    return shown
 
 
 def mesh_arrays(mesh) -> tuple:
@@ -266,49 +306,21 @@ def build_result(context, rig, *, name: str, originals: list, apply_modifiers: b
     return [armature] + copies
 
 
-# ---------------------------------------------------------------------------- markers
-def marker_collection(scene, name: str, created: Created | None = None):
-    """The marker collection ``name`` under the scene's collection (made if ``created`` is given)."""
-    col = bpy.data.collections.get(name)
-    if col is None and created is not None:
-        col = created.add(bpy.data.collections.new(name))
-        scene.collection.children.link(col)
-    return col
-
-
-def scene_markers(scene) -> tuple:
-    """Names and asetransfer-frame (K, 3) source and target points of the marker empties
-    present in both collections (by marker name, in the target collection's order)."""
-    sides = []
-    for name in (SOURCE_MARKERS, TARGET_MARKERS):
-        col = bpy.data.collections.get(name)
-        objs = sorted(col.objects, key=lambda o: o.name) if col is not None else []
-        sides.append({o.get(MARKER_KEY, o.name): matrix_array(o.matrix_world)[:3, 3] for o in objs})
-    names = [n for n in sides[1] if n in sides[0]]
-    scale = unit_scale(scene)
-    pts = [convert.to_asetransfer(np.array([side[n] for n in names]).reshape(-1, 3), scale) for side in sides]
-    return names, pts[0], pts[1]
-
-
-def place_markers(context, created: Created, *, names, source_points, target_points, size: float,
-                  confidence: dict | None = None):
-    """Marker empties (spheres) at asetransfer-frame points, replacing those already in the collections.
-
-    Each empty is named ``NAME (source)`` / ``NAME (target)`` and carries the marker name
-    in its ``asetransfer_marker`` property; automatic ones also carry their ``confidence``.
-    """
-    scale = unit_scale(context.scene)
-    confidence = confidence or {}
-    for col_name, side, points in ((SOURCE_MARKERS, "source", source_points), (TARGET_MARKERS, "target",
-                                                                                target_points)):
-        col = marker_collection(context.scene, col_name, created)
-        for old in list(col.objects):
-            bpy.data.objects.remove(old)
-        for n, p in zip(names, convert.from_asetransfer(points, scale)):
-            empty = created.add(bpy.data.objects.new(f"{n} ({side})", None))
-            empty.empty_display_type, empty.empty_display_size = "SPHERE", size
-            empty.location = p.tolist()
-            empty[MARKER_KEY] = n
-            if n in confidence:
-                empty["confidence"] = round(float(confidence[n]), 4)
-            col.objects.link(empty)
+def select_findings(context, objects: list, bones: list, target_vertices) -> None:
+    """Point the TD at what a verdict concerns: the built armature selected and active with
+    exactly the ``bones`` named selected, and in the bound copies exactly the vertices of
+    ``target_vertices`` ((N,) bool over the joined target, or None: none) selected, for
+    Pose and Edit mode to show."""
+    armature, copies = objects[0], objects[1:]
+    for bone in armature.data.bones:
+        bone.select = bone.select_head = bone.select_tail = bone.name in bones
+    offset = 0
+    for copy in copies:
+        n = len(copy.data.vertices)
+        chosen = np.zeros(n, bool) if target_vertices is None else np.asarray(target_vertices[offset:offset + n])
+        copy.data.vertices.foreach_set("select", chosen)
+        offset += n
+    for obj in context.view_layer.objects:
+        if obj is not None:  # an object removed since the view layer was last synced
+            obj.select_set(obj == armature)
+    context.view_layer.objects.active = armature
