@@ -41,7 +41,8 @@ class AsetransferSettings(bpy.types.PropertyGroup):
         ("auto", "Auto", "Robust for a target in several pieces (props, clothing, covers), interpolated for one"),
         ("interp", "Interpolated", "Source weights at each vertex's corresponding source point"),
         ("robust", "Robust", "Keep close, well-matched weights and inpaint the rest (props, clothing)")])
-    max_influences: EnumProperty(name="Max influences", default="8", items=[
+    max_influences: EnumProperty(name="Max influences", default="source", items=[
+        ("source", "As the source", "As many bones per vertex as the source uses, 4 when it uses at most 4"),
         ("4", "4", "At most 4 bones per vertex"), ("8", "8", "At most 8 bones per vertex")])
 
 

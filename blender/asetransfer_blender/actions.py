@@ -30,6 +30,11 @@ STAGES = ("markers", "correspondence", "skeleton", "weights")
 SCENE_KEY = "blender"
 
 
+def _influences(choice: str) -> int | None:
+    """The panel's Max influences as ``WeightsConfig.max_influences`` (None: as the source)."""
+    return None if choice == "source" else int(choice)
+
+
 def config_of(settings, found: bool = False) -> Config:
     """The transfer options of the panel as a Config (every other value the library's default).
 
@@ -39,7 +44,7 @@ def config_of(settings, found: bool = False) -> Config:
     (``complete_below`` 0): completed, markers read back automatic would give way to the
     ones found again and count as hand markers."""
     return Config(CorrespondenceConfig(), SkeletonConfig(joints=settings.joints, mirror=settings.mirror),
-                  WeightsConfig(method=settings.weights, max_influences=int(settings.max_influences)),
+                  WeightsConfig(method=settings.weights, max_influences=_influences(settings.max_influences)),
                   MarkersConfig(complete_below=0) if found else MarkersConfig())
 
 
