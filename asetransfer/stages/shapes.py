@@ -77,15 +77,16 @@ def carry_shapes(shapes, source_vertices: np.ndarray, source_faces: np.ndarray, 
     for shape in shapes:
         moving[shape.vertices[np.any(shape.positions != 0, axis=1)]] = True
     region = grown(moving, source_faces, MARGIN_RINGS)
-    registered, mapped, _ = refine_region(
+    registered, mapped = refine_region(
         source_vertices, source_faces, corr.registered_source, target_vertices, target_faces,
         corr.target_to_source, region, height=height, reject_angle=reject_angle,
         source_solved=corr.source_solved, target_solved=corr.target_solved)
+    receives = _receiving(mapped, source_faces, corr.source_solved, corr.target_solved)
     confident = _confidently_mapped(registered, source_faces, target_vertices, target_faces, mapped, height)
     areas = vertex_areas(target_vertices, target_faces)
     carried, records = [], []
     for shape in shapes:
-        offsets, touched = _carried_offsets(shape, source_vertices, source_faces, registered, mapped, corr)
+        offsets, touched = _carried_offsets(shape, source_vertices, source_faces, registered, mapped, receives, corr)
         normals = None
         if shape.normals is not None:
             normals = _normal_offsets(target_vertices, target_faces, touched, offsets, base_normals)
@@ -116,12 +117,21 @@ def _region_similarity(shape: MorphTarget, source_vertices: np.ndarray, register
     return corr.alignment.scale, corr.alignment.rotation
 
 
-def _carried_offsets(shape: MorphTarget, source_vertices, source_faces, registered, mapped, corr) -> tuple:
-    """(k, 3) offsets of the k target vertices mapped onto a source triangle the shape moves,
-    and (k,) those vertices: ``s R (interpolated source offsets)`` (module docstring)."""
+def _receiving(mapped, source_faces: np.ndarray, source_solved, target_solved) -> np.ndarray:
+    """(n_t,) True for the target vertices that take the shapes of the source triangle they
+    map onto: all but the fitted (skin) vertices still mapped onto a piece of the source that
+    rides along (an eyeball turning must not turn the skin over it)."""
+    if source_solved is None or target_solved is None:
+        return np.ones(len(mapped), bool)
+    return ~target_solved | source_solved[source_faces[mapped.face]].all(axis=1)
+
+
+def _carried_offsets(shape: MorphTarget, source_vertices, source_faces, registered, mapped, receives, corr) -> tuple:
+    """(k, 3) offsets of the k ``receives`` target vertices mapped onto a source triangle the
+    shape moves, and (k,) those vertices: ``s R (interpolated source offsets)`` (module docstring)."""
     dense = shape.dense(len(source_vertices))
     moves_face = np.any(dense[source_faces] != 0, axis=(1, 2))
-    touched = np.flatnonzero(moves_face[mapped.face])
+    touched = np.flatnonzero(moves_face[mapped.face] & receives)
     scale, rotation = _region_similarity(shape, source_vertices, registered, corr)
     offsets = interpolate(dense, source_faces, mapped.face[touched], mapped.bary[touched])
     return scale * offsets @ rotation.T, touched

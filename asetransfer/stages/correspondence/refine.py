@@ -37,6 +37,10 @@ SMOOTHING_LENGTHS = (0.01, 0.005, 0.0025)
 ITERATIONS = 8
 #: a level stops when the mean vertex move falls under this [fraction of the body height]
 TOLERANCE = 1e-5
+#: a target vertex mapped onto a piece riding along (an eyeball) is mapped onto the fitted
+#: skin when that is within twice as far plus this [fraction of the body height: an eyelid's
+#: fold, ~3 mm]
+RIDER_SLACK = 0.002
 
 
 def grown(mask: np.ndarray, faces: np.ndarray, rings: int) -> np.ndarray:
@@ -70,31 +74,42 @@ def refine_region(source_vertices: np.ndarray, source_faces: np.ndarray, registe
     Returns
     -------
     registered : (n_s, 3) the refined registered source; target_to_source : the target's map
-    onto it (the vertices mapped outside the region keep their points); remapped : (n_t,)
-    bool, the target vertices mapped again.
+    onto it (:func:`_remapped`).
     """
     welded, faces, welded_of = weld(source_vertices, source_faces)
     positions = np.zeros_like(welded)
     positions[welded_of] = registered
     free = np.zeros(len(welded), bool)
     free[welded_of[region if source_solved is None else region & source_solved]] = True
-    if not free.any():
-        return registered, target_to_source, np.zeros(len(target_vertices), bool)
     near_region = grown(free, faces, 2)[faces].any(axis=1)  # the faces of the free vertices' operator rows
-    remapped = near_region[target_to_source.face]
-    if target_solved is not None:
-        remapped &= target_solved
-    surface = _target_surface(target_vertices, target_faces, remapped, target_solved)
-    if surface is None:
-        return registered, target_to_source, np.zeros(len(target_vertices), bool)
-    positions = _fit(positions, faces[near_region], free, surface, height, reject_angle)
-    refined = positions[welded_of]
+    mapped_near = near_region[target_to_source.face] & (True if target_solved is None else target_solved)
+    surface = _target_surface(target_vertices, target_faces, mapped_near, target_solved)
+    if not free.any() or surface is None:
+        return registered, target_to_source
+    refined = _fit(positions, faces[near_region], free, surface, height, reject_angle)[welded_of]
+    solved_faces = np.ones(len(source_faces), bool) if source_solved is None else source_solved[source_faces].all(axis=1)
+    return refined, _remapped(refined, source_faces, registered, target_vertices, target_to_source,
+                              near_region & solved_faces, solved_faces, target_solved, height)
+
+
+def _remapped(refined, source_faces, registered, target_vertices, target_to_source: SurfacePoints, usable,
+              solved_faces, target_solved, height) -> SurfacePoints:
+    """The target's map onto the ``refined`` source: its solved vertices mapped onto the
+    ``usable`` (F_s,) bool triangles (the region's fitted ones) or onto a piece riding along
+    (an eyeball between the lids) are mapped onto the closest usable triangle; one from a
+    riding piece only when that is within twice its distance plus ``RIDER_SLACK`` heights
+    (skin follows skin; an eyeball far from the region keeps its point).  The others keep theirs."""
     mapped = SurfacePoints(target_to_source.face.copy(), target_to_source.bary.copy())
-    if remapped.any():
-        local = np.flatnonzero(near_region)
-        face, bary, _, _ = SurfaceIndex(refined, source_faces[local]).closest(target_vertices[remapped])
-        mapped.face[remapped], mapped.bary[remapped] = local[face], bary
-    return refined, mapped, remapped
+    on_rider = ~solved_faces[mapped.face]
+    again = np.flatnonzero((usable[mapped.face] | on_rider) & (True if target_solved is None else target_solved))
+    if not len(again) or not usable.any():
+        return mapped
+    local = np.flatnonzero(usable)
+    face, bary, distance, _ = SurfaceIndex(refined, source_faces[local]).closest(target_vertices[again])
+    before = np.linalg.norm(target_to_source.positions(registered, source_faces)[again] - target_vertices[again], axis=1)
+    take = ~on_rider[again] | (distance <= 2 * before + RIDER_SLACK * height)
+    mapped.face[again[take]], mapped.bary[again[take]] = local[face[take]], bary[take]
+    return mapped
 
 
 def _target_surface(vertices: np.ndarray, faces: np.ndarray, near: np.ndarray, solved):
