@@ -197,9 +197,12 @@ def test_a_shape_names_the_vertices_it_moves_once_and_in_order():
 
 def test_usd_holds_the_shapes_as_blend_shapes(heavy, tmp_path):
     pytest.importorskip("pxr")
+    from test_usd import validation_errors
+
     rig = heavy[2].rig
     path = tmp_path / "heavy.usda"
     at.save_rig(path, rig)
+    assert validation_errors(path) == []
     text = path.read_text()
     assert 'uniform token[] skel:blendShapes = ["jaw open", "blink", "eyes left"]' in text
     back = at.load_rig(path)

@@ -49,7 +49,8 @@ def read_morph_targets(look: Look, n_vertices: int) -> tuple:
         seen = set()
         for k, (name, target) in enumerate(zip(target_names(mesh), prim["targets"])):
             if name in seen:
-                log.warning("%s: mesh %d has two morph targets named %r; the first is read", look.path, piece.mesh, name)
+                log.warning("%s: mesh %d has two morph targets named %r; the first is read", look.path, piece.mesh,
+                            name)
                 continue
             seen.add(name)
             parts.setdefault(name, []).append(_piece_offsets(acc, prim, target, piece, f"mesh {piece.mesh} target {k}"))

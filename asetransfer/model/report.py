@@ -309,7 +309,7 @@ class ShapeRecord(Section):
     name: str
     target_vertices: int                        # target vertices it moves
     max_displacement_pct_height: float          # its largest vertex offset, % of the target's height
-    confidence: float | None                    # share of where it moves that the map holds closely (None: moves nothing)
+    confidence: float | None                    # share of where it moves that the map holds closely (None: still)
     map_distance_pct_height: float | None       # mean distance target -> registered source there, % height
 
 

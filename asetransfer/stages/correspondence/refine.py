@@ -26,7 +26,7 @@ from ...geometry.laplacian import bilaplacian, mixed_voronoi_areas
 from ...geometry.linsolve import Factorization
 from ...geometry.surface import SurfaceIndex
 from ...geometry.topology import face_normals, vertex_normals, weld
-from ...model.surface import SurfacePoints
+from ...model.surface import SurfacePoints, interpolate
 
 #: smoothing lengths of the levels [fractions of the body height]: 1, 0.5, 0.25 %H gave
 #: mean relative error 0.114 over the 16 dev expressions x 5 cases (0.163 unrefined;
@@ -87,7 +87,8 @@ def refine_region(source_vertices: np.ndarray, source_faces: np.ndarray, registe
     if not free.any() or surface is None:
         return registered, target_to_source
     refined = _fit(positions, faces[near_region], free, surface, height, reject_angle)[welded_of]
-    solved_faces = np.ones(len(source_faces), bool) if source_solved is None else source_solved[source_faces].all(axis=1)
+    solved_faces = (np.ones(len(source_faces), bool) if source_solved is None
+                    else source_solved[source_faces].all(axis=1))
     return refined, _remapped(refined, source_faces, registered, target_vertices, target_to_source,
                               near_region & solved_faces, solved_faces, target_solved, height)
 
@@ -106,7 +107,8 @@ def _remapped(refined, source_faces, registered, target_vertices, target_to_sour
         return mapped
     local = np.flatnonzero(usable)
     face, bary, distance, _ = SurfaceIndex(refined, source_faces[local]).closest(target_vertices[again])
-    before = np.linalg.norm(target_to_source.positions(registered, source_faces)[again] - target_vertices[again], axis=1)
+    was = interpolate(registered, source_faces, target_to_source.face[again], target_to_source.bary[again])
+    before = np.linalg.norm(was - target_vertices[again], axis=1)
     take = ~on_rider[again] | (distance <= 2 * before + RIDER_SLACK * height)
     mapped.face[again[take]], mapped.bary[again[take]] = local[face[take]], bary[take]
     return mapped
