@@ -67,16 +67,14 @@ def carry_shapes(shapes, source_vertices: np.ndarray, source_faces: np.ndarray, 
     report : :class:`~asetransfer.model.report.BlendshapesReport`.
     """
     watch = Stopwatch()
+    given = len(shapes)
     dropped = [s.name for s in shapes if s.name in set(own_names)]
     if dropped:
         log.warning("the target has its own morph target(s) %s: kept, the source's of the same name not carried",
                     ", ".join(repr(n) for n in dropped))
     shapes = [s for s in shapes if s.name not in set(dropped)]
     height = float(corr.body_extent(target_vertices).max())
-    moving = np.zeros(len(source_vertices), bool)
-    for shape in shapes:
-        moving[shape.vertices[np.any(shape.positions != 0, axis=1)]] = True
-    region = grown(moving, source_faces, MARGIN_RINGS)
+    region = _region(shapes, len(source_vertices), source_faces)
     registered, mapped = refine_region(
         source_vertices, source_faces, corr.registered_source, target_vertices, target_faces,
         corr.target_to_source, region, height=height, reject_angle=reject_angle,
@@ -97,9 +95,17 @@ def carry_shapes(shapes, source_vertices: np.ndarray, source_faces: np.ndarray, 
     if uncertain:
         log.warning("blend shape(s) %s: the map is uncertain where they move (confidence under %.1f); check them",
                     ", ".join(repr(n) for n in uncertain), WARN_CONFIDENCE)
-    report = BlendshapesReport(mode="auto", source_shapes=len(shapes) + len(dropped), carried=records,
-                               dropped=dropped, refined_vertices=int(region.sum()), time=watch.elapsed())
+    report = BlendshapesReport(mode="auto", source_shapes=given, carried=records, dropped=dropped,
+                               refined_vertices=int(region.sum()), time=watch.elapsed())
     return tuple(carried), report
+
+
+def _region(shapes, n_vertices: int, faces: np.ndarray) -> np.ndarray:
+    """(n_s,) bool: the source vertices any of ``shapes`` moves, and ``MARGIN_RINGS`` rings around them."""
+    moving = np.zeros(n_vertices, bool)
+    for shape in shapes:
+        moving[shape.vertices[np.any(shape.positions != 0, axis=1)]] = True
+    return grown(moving, faces, MARGIN_RINGS)
 
 
 def _region_similarity(shape: MorphTarget, source_vertices: np.ndarray, registered: np.ndarray, corr):
