@@ -109,13 +109,17 @@ def test_the_report_lists_each_shape_and_reads_back(heavy):
     assert TransferReport.from_json(json.loads(json.dumps(report.to_json()))).to_json() == report.to_json()
 
 
-def test_a_larger_target_gets_larger_shapes(shaped_source):
-    """The source itself scaled 1.3 times: every carried offset is 1.3 times the source's."""
+@pytest.mark.parametrize("turned", [False, True])
+def test_a_larger_target_gets_larger_shapes_in_its_own_frame(shaped_source, turned):
+    """The source itself scaled 1.3 times (and turned Z-up): every carried offset is 1.3 times
+    the source's (turned alike)."""
     source = at.load_rig(shaped_source[0])
-    target = at.Mesh(source.mesh.vertices * 1.3, source.mesh.faces, source.mesh.parts, source.mesh.vertex_part)
+    turn = np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]]) if turned else np.eye(3)  # +Y up -> +Z up
+    target = at.Mesh(1.3 * source.mesh.vertices @ turn.T, source.mesh.faces, source.mesh.parts,
+                     source.mesh.vertex_part)
     result = at.transfer(source, target)
     for given, carried in zip(source.shapes[:2], result.rig.shapes):
-        a, b = given.dense(target.n_vertices), carried.dense(target.n_vertices)
+        a, b = given.dense(target.n_vertices) @ turn.T, carried.dense(target.n_vertices)
         moving = np.linalg.norm(a, axis=1) > 0.5 * np.linalg.norm(a, axis=1).max()
         ratio = np.linalg.norm(b[moving], axis=1) / np.linalg.norm(a[moving], axis=1)
         assert np.median(ratio) == pytest.approx(1.3, rel=0.05), given.name
