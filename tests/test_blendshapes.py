@@ -213,3 +213,26 @@ def test_usd_holds_the_shapes_as_blend_shapes(heavy, tmp_path):
     assert [s.name for s in back.shapes] == [JAW, BLINK, EYES]
     for carried, read in zip(rig.shapes, back.shapes):
         np.testing.assert_allclose(read.dense(rig.mesh.n_vertices), carried.dense(rig.mesh.n_vertices), atol=1e-6)
+
+
+def test_malformed_morph_targets_are_one_line_errors_and_odd_weights_zero(tmp_path):
+    from conftest import tube_rig
+
+    rig = tube_rig()
+    for edit, expected in (("targets", "not a list of objects"), ("accessor", "which does not exist"),
+                           ("weights", None)):
+        doc, blob = rig_document(rig)
+        add_morph_targets(doc, blob, 0, {"a": np.full((rig.mesh.n_vertices, 3), 0.01)})
+        mesh = doc["meshes"][0]
+        if edit == "targets":
+            mesh["primitives"][0]["targets"] = [1, 2]
+        elif edit == "accessor":
+            mesh["primitives"][0]["targets"][0]["POSITION"] = 999
+        else:
+            mesh["weights"] = [float("nan")]
+        path = save_glb(tmp_path / f"{edit}.glb", doc, bytes(blob))
+        if expected:
+            with pytest.raises(at.InputError, match=expected):
+                at.load_rig(path)
+        else:
+            assert at.load_rig(path).shapes[0].weight == 0.0

@@ -45,7 +45,10 @@ def read_morph_targets(look: Look, n_vertices: int) -> tuple:
         prim = next((mesh["primitives"][k] for k in piece.primitives if mesh["primitives"][k].get("targets")), None)
         if prim is None:
             continue
-        defaults = mesh.get("weights") if isinstance(mesh.get("weights"), list) else []
+        if not isinstance(prim["targets"], list) or not all(isinstance(t, dict) for t in prim["targets"]):
+            raise InputError(look.path, f"mesh {piece.mesh} has morph 'targets' that are not a list of objects")
+        defaults = [float(w) if isinstance(w, (int, float)) and not isinstance(w, bool) and np.isfinite(w) else 0.0
+                    for w in (mesh.get("weights") if isinstance(mesh.get("weights"), list) else [])]  # cosmetic
         seen = set()
         for k, (name, target) in enumerate(zip(target_names(mesh), prim["targets"])):
             if name in seen:
