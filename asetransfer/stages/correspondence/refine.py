@@ -134,6 +134,8 @@ def _fit(positions: np.ndarray, faces: np.ndarray, free: np.ndarray, surface: Su
     f, start = local[faces], positions[used]
     detail, area = bilaplacian(start, f), mixed_voronoi_areas(start, f)
     unknown, held = np.flatnonzero(free[used]), np.flatnonzero(~free[used])
+    if not len(unknown):  # the free vertices are on no triangle
+        return positions
     target_normals = face_normals(surface.vertices, surface.faces)
     cos_max = np.cos(np.radians(reject_angle))
     x = start.copy()
