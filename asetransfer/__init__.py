@@ -29,6 +29,7 @@ _EXPORTS = {
     "Config": "config", "CorrespondenceConfig": "config", "SkeletonConfig": "config", "WeightsConfig": "config",
     "Mesh": "model.mesh", "Rig": "model.rig", "Skeleton": "model.skeleton", "Animation": "model.animation",
     "SkinWeights": "model.skin", "linear_blend_skinning": "model.skin", "Markers": "model.markers",
+    "MorphTarget": "model.shapes",
     "load_markers": "io", "load_mesh": "io", "load_rig": "io", "save_rig": "io",
     "read_bvh": "io.bvh", "write_bvh": "io.bvh",
     "read_calibration": "io.calibration", "write_calibration": "io.calibration",

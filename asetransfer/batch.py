@@ -134,10 +134,11 @@ def plan_jobs(targets, outdir, markers_dir=None, *, rig_format: str = ".glb", pr
 
 
 def options_digest(options: JobOptions) -> str:
-    """SHA-256 of every option of a run: the Config's parameters, the hand-off asked for
-    and the content of the calibration file."""
+    """SHA-256 of every option of a run: the Config's parameters, the hand-off asked for,
+    the content of the calibration file and whether blend shapes are carried."""
     text = json.dumps({"config": dataclasses.asdict(options.config), "tpose": options.tpose,
-                       "calibration": file_digest(options.calibration) if options.calibration else None},
+                       "calibration": file_digest(options.calibration) if options.calibration else None,
+                       "blendshapes": options.blendshapes},
                       sort_keys=True, default=list)
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -106,3 +106,26 @@ def save_glb(path, doc: dict, blob: bytes) -> str:
     with open(path, "wb") as f:
         f.write(glb_bytes(doc, blob))
     return str(path)
+
+
+def add_morph_targets(doc: dict, blob: bytearray, mesh: int, offsets: dict, normals: dict | None = None) -> None:
+    """Give every primitive of ``doc``'s mesh ``mesh`` the morph targets ``offsets`` (name ->
+    (n, 3) POSITION offsets of the primitive's n vertices; ``normals``: name -> NORMAL
+    offsets), named in ``mesh.extras.targetNames`` with default weights 0, as Blender writes them."""
+    def accessor(values):
+        values = np.ascontiguousarray(values, dtype="<f4")
+        blob.extend(b"\x00" * (-len(blob) % 4))
+        doc["bufferViews"].append({"buffer": 0, "byteOffset": len(blob), "byteLength": values.nbytes})
+        blob.extend(values.tobytes())
+        doc["accessors"].append({"bufferView": len(doc["bufferViews"]) - 1, "componentType": FLOAT,
+                                 "count": len(values), "type": "VEC3", "min": values.min(axis=0).tolist(),
+                                 "max": values.max(axis=0).tolist()})
+        return len(doc["accessors"]) - 1
+
+    m = doc["meshes"][mesh]
+    for prim in m["primitives"]:
+        prim["targets"] = [{"POSITION": accessor(d), **({"NORMAL": accessor(normals[name])} if normals else {})}
+                           for name, d in offsets.items()]
+    m["extras"] = {"targetNames": list(offsets)}
+    m["weights"] = [0.0] * len(offsets)
+    doc["buffers"][0]["byteLength"] = len(blob)

@@ -22,6 +22,8 @@ CHUNK_JSON = 0x4E4F534A
 CHUNK_BIN = 0x004E4942
 
 FLOAT, BYTE, UBYTE, SHORT, USHORT, UINT = 5126, 5120, 5121, 5122, 5123, 5125
+#: bufferView targets: vertex attributes, triangle indices
+ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
 COMPONENT_DTYPE = {BYTE: np.int8, UBYTE: np.uint8, SHORT: np.int16, USHORT: np.uint16,
                    UINT: np.uint32, FLOAT: np.float32}
 TYPE_SIZE = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}

@@ -5,8 +5,9 @@ Carried as the target had it: materials (with their extensions), textures, sampl
 images, every vertex attribute (``TEXCOORD_n``, ``COLOR_n``, ``NORMAL``, ``TANGENT``),
 morph targets with their names and default weights, nodes (names, hierarchy, transforms,
 extras), cameras, lights, other meshes, animations.  Added: one node per joint at the
-scene's root, one skin, and ``JOINTS_n``/``WEIGHTS_n`` on every primitive the transfer
-rigged; a skin those meshes had is replaced (a warning says so).
+scene's root, one skin, ``JOINTS_n``/``WEIGHTS_n`` on every primitive the transfer
+rigged, and the rig's blend shapes after the target's own morph targets on each of those
+primitives (:mod:`.gltf_shapes`); a skin those meshes had is replaced (a warning says so).
 
 glTF ignores the transform of a skinned mesh's node ("Only the joint transforms are
 applied to the skinned mesh; the transform of the skinned mesh node MUST be ignored",
@@ -33,10 +34,11 @@ from ..errors import InputError
 from ..model.look import Look, LookPiece
 from ..model.rig import Rig
 from .atomic import atomic_write
-from .glb import FLOAT, UINT, Accessors, BufferBuilder, image_mime, pack_glb, pack_gltf, read_beside
+from .glb import (ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, UINT, Accessors, BufferBuilder, image_mime, pack_glb,
+                  pack_gltf, read_beside)
 from .gltf_document import triangles
-from .gltf_write import (ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, GENERATOR, check_writable, influence_slots,
-                         joint_component_type, skeleton_skin)
+from .gltf_shapes import add_morph_targets
+from .gltf_write import GENERATOR, check_writable, influence_slots, joint_component_type, skeleton_skin
 
 log = logging.getLogger("asetransfer")
 
@@ -180,7 +182,7 @@ def _skin_meshes(doc: dict, bb: BufferBuilder, acc: Accessors, pieces: list, rig
             nodes[node]["mesh"] = len(meshes) - 1
         claimed.add(mi)
         mesh = meshes[nodes[node]["mesh"]]
-        kept = set()
+        kept, groups = set(), []
         for piece in (p for p in pieces if p.node == node):
             influences = _influence_attributes(bb, slots, piece.vertices, joint_type)
             for k in piece.primitives:
@@ -189,9 +191,11 @@ def _skin_meshes(doc: dict, bb: BufferBuilder, acc: Accessors, pieces: list, rig
                 attrs = {a: v for a, v in prim["attributes"].items() if not a.startswith(("JOINTS_", "WEIGHTS_"))}
                 prim["attributes"] = {**attrs, **influences}
                 kept.add(k)
+            groups.append((piece.vertices, [mesh["primitives"][k] for k in piece.primitives]))
         lost += [f"mesh {mi} primitive {k} (mode {prim.get('mode', 4)}: not triangles, cannot be skinned)"
                  for k, prim in enumerate(mesh["primitives"]) if k not in kept]
         mesh["primitives"] = [prim for k, prim in enumerate(mesh["primitives"]) if k in kept]
+        add_morph_targets(bb, mesh, groups, rig.shapes, with_normals=True)  # after the target's own, turned above
     return lost
 
 

@@ -7,7 +7,8 @@ transforms is kept; a mirrored joint is refused.  When every weighted joint's re
 matrix times its inverse bind matrix is one matrix other than the identity (quantised
 positions, an armature scaled over centimetre positions), the rig is read in the frame a
 viewer shows (:func:`display_transform`).  Rigid meshes parented under a joint are bound to
-it with weight 1; weights are normalised (with a warning, :func:`~.assembly.normalise_weights`).
+it with weight 1; weights are normalised (with a warning, :func:`~.assembly.normalise_weights`);
+morph targets are the rig's blend shapes (:mod:`.gltf_shapes`).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ..model.transforms import decompose_trs, quat_to_matrix
 from .assembly import merge_pieces, normalise_weights, stack_influences, unique_joint_names
 from .glb import is_index
 from .gltf_document import GltfDocument, GltfPiece
+from .gltf_shapes import read_morph_targets
 
 log = logging.getLogger("asetransfer")
 
@@ -64,7 +66,7 @@ def rig_from_document(d: GltfDocument, pieces: list) -> Rig:
     idx, w = stack_influences(rows)
     skin = normalise_weights(d.path, mesh, idx, w, len(joint_nodes))
     try:
-        return Rig(mesh, skeleton, skin)
+        return Rig(mesh, skeleton, skin, read_morph_targets(mesh.look, mesh.n_vertices))
     except ValueError as e:
         d.fail(str(e))
 

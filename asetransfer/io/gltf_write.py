@@ -3,7 +3,7 @@
 Layout: one node per joint (node ``j`` is joint ``j``, TRS of the rest pose), one
 mesh node per mesh part bound to a single skin whose ``inverseBindMatrices`` are
 the inverse bind-pose world matrices.  ``POSITION`` is the bind-pose mesh in the
-input vertex order.  A joint whose rest rotation is not its orientation (Maya's
+input vertex order; the rig's blend shapes are its morph targets (:mod:`.gltf_shapes`).  A joint whose rest rotation is not its orientation (Maya's
 jointOrient vs rotate, spec §3.2) keeps its orientation in the node's extras so a
 round trip preserves the distinction.  Output bytes depend only on the input.
 """
@@ -19,11 +19,11 @@ from ..model.rig import Rig
 from ..model.skin import SkinWeights
 from ..model.transforms import matrix_to_quat
 from .atomic import atomic_write
-from .glb import FLOAT, UBYTE, UINT, USHORT, BufferBuilder, pack_glb, pack_gltf
+from .glb import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, UBYTE, UINT, USHORT, BufferBuilder, pack_glb, pack_gltf
 from .gltf_animation import animation_to_gltf
+from .gltf_shapes import add_morph_targets
 from .gltf_skin import EXTRAS_KEY
 
-ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
 #: the asset's ``generator``
 GENERATOR = f"asetransfer {__version__}"
 
@@ -65,6 +65,8 @@ def rig_to_document(rig: Rig, max_influences: int | None = 8, extras: dict | Non
     for part, pname in enumerate(rig.mesh.parts):
         m = _part_mesh(bb, rig.mesh, part, joints=joints, weights=weights, joint_type=joint_type)
         if m is not None:
+            add_morph_targets(bb, m, [(np.flatnonzero(rig.mesh.vertex_part == part), m["primitives"])], rig.shapes,
+                              with_normals=rig.mesh.normals is not None)
             meshes.append(m)
             mesh_nodes.append({"name": pname, "mesh": len(meshes) - 1, "skin": 0})
     animations = [animation_to_gltf(bb, sk, animation)] if animation is not None else []

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model.look import Look, LookPiece
-from .glb import FLOAT, UBYTE, UINT, BufferBuilder
-from .gltf_write import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, GENERATOR
+from .glb import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, UBYTE, UINT, BufferBuilder
+from .gltf_write import GENERATOR
 
 
 @dataclass

@@ -7,7 +7,10 @@ Layout of a written file (``docs/formats.md``)::
                          names, kept verbatim), bindTransforms (world), restTransforms (local)
         <part>           one Mesh per mesh part: points (bind pose), triangles,
                          primvars:skel:jointIndices / jointWeights (vertex, elementSize K),
-                         primvars:skel:geomBindTransform = identity, SkelBindingAPI
+                         primvars:skel:geomBindTransform = identity, SkelBindingAPI,
+                         skel:blendShapes (the rig's blend shape names) -> skel:blendShapeTargets
+            <shape>      one BlendShape per blend shape: offsets and pointIndices of the
+                         part's vertices it moves, normalOffsets when it has them
 
 Stage metadata ``metersPerUnit`` and ``upAxis`` say the units and up axis of the rig's
 coordinates (which are the input's own: nothing is converted).  USD matrices are
@@ -27,6 +30,7 @@ from ..config import influence_limit
 from ..errors import InputError
 from ..model.mesh import Mesh
 from ..model.rig import Rig
+from ..model.shapes import MorphTarget
 from ..model.skeleton import Skeleton
 from ..model.skin import SkinWeights
 from ..model.transforms import apply, global_from_local
@@ -149,7 +153,32 @@ def rig_to_stage(rig: Rig, *, max_influences: int | None = 8, metres_per_unit: f
                             indices=idx[ids], weights=w[ids])
         if name != part:
             prim.SetDisplayName(part)  # the rig's own part name, which a prim name cannot hold
+        _define_blend_shapes(stage, prim, ids, rig.shapes)
     return stage
+
+
+def _define_blend_shapes(stage, mesh_prim, ids: np.ndarray, shapes) -> None:
+    """Every blend shape as a UsdSkelBlendShape below ``mesh_prim`` (whose vertices are the
+    rig's ``ids``): the offsets of the vertices it moves there and their ``pointIndices``,
+    ``normalOffsets`` when it has them; the mesh's ``skel:blendShapes`` are the shapes' own
+    names (weights 0 unless a SkelAnimation drives them: the mesh as given)."""
+    if not shapes:
+        return
+    _, sdf, _, _, usd_skel, vt = _pxr(None)
+    paths = []
+    for shape, name in zip(shapes, _unique([usd_identifier(s.name) for s in shapes])):
+        found = np.searchsorted(ids, shape.vertices)
+        inside = found < len(ids)
+        here = np.flatnonzero(inside & (ids[np.minimum(found, len(ids) - 1)] == shape.vertices))
+        blend = usd_skel.BlendShape.Define(stage, mesh_prim.GetPath().AppendChild(name))
+        blend.CreateOffsetsAttr(vt.Vec3fArray.FromNumpy(shape.positions[here].astype(np.float32)))
+        blend.CreatePointIndicesAttr(vt.IntArray.FromNumpy(found[here].astype(np.int32)))
+        if shape.normals is not None:
+            blend.CreateNormalOffsetsAttr(vt.Vec3fArray.FromNumpy(shape.normals[here].astype(np.float32)))
+        paths.append(blend.GetPath())
+    binding = usd_skel.BindingAPI(mesh_prim)
+    binding.CreateBlendShapesAttr(vt.TokenArray([s.name for s in shapes]))
+    binding.CreateBlendShapeTargetsRel().SetTargets(paths)
 
 
 def _define_mesh(stage, prim_path: str, *, points, triangles, indices, weights):
@@ -293,7 +322,7 @@ def _usd_rig(path, skel, meshes) -> Rig:
     if not (len(names) == len(joints) == len(bind) == len(rest)) or not joints:
         raise InputError(path, f"skeleton {skel.GetPath()} has {len(joints)} joints, {len(names)} names, "
                                f"{len(bind)} bind and {len(rest)} rest transforms")
-    pieces, rows = [], []
+    pieces, rows, shapes = [], [], []
     for prim in meshes:
         binding = usd_skel.BindingAPI(prim)
         ji, jw = binding.GetJointIndicesPrimvar(), binding.GetJointWeightsPrimvar()
@@ -302,17 +331,19 @@ def _usd_rig(path, skel, meshes) -> Rig:
         pts, tris, world = _mesh_arrays(path, prim)
         k = ji.GetElementSize()
         geom_bind = binding.GetGeomBindTransformAttr().Get()  # the mesh in skeleton space (UsdSkel)
-        pieces.append(MeshPiece(_part_name(prim), apply(world if geom_bind is None else np.array(geom_bind).T, pts),
-                                tris))
+        placement = world if geom_bind is None else np.array(geom_bind).T
+        pieces.append(MeshPiece(_part_name(prim), apply(placement, pts), tris))
         rows.append((np.asarray(ji.Get(), dtype=np.int64).reshape(-1, k),
                      np.asarray(jw.Get(), dtype=np.float64).reshape(-1, k)))
+        shapes.append(_blend_shapes_of(path, prim, placement, len(pts)))
     if not pieces:
         raise InputError(path, "has a skeleton but no mesh bound to it")
     mesh = merge_pieces(path, pieces)
     idx, w = _influences_on_joints(path, *stack_influences(rows), len(names))
     try:
         skeleton = Skeleton.from_world(names, parents, global_from_local(rest, parents), bind)
-        return Rig(mesh, skeleton, SkinWeights.from_influences(idx, w, len(names)))
+        return Rig(mesh, skeleton, SkinWeights.from_influences(idx, w, len(names)),
+                   _joined_shapes(shapes, [len(p.positions) for p in pieces]))
     except ValueError as e:
         raise InputError(path, str(e)) from None
 
@@ -329,6 +360,46 @@ def _influences_on_joints(path, indices: np.ndarray, weights: np.ndarray, n_join
         raise InputError(path, f"vertex {v} has a skin weight on joint index {indices[v, k]}, outside the "
                                f"skeleton's {n_joints} joints")
     return indices, weights
+
+
+def _blend_shapes_of(path, prim, placement: np.ndarray, n_points: int) -> dict:
+    """A mesh prim's UsdSkelBlendShapes (``skel:blendShapes`` and their targets): name ->
+    (point indices, (k, 3) offsets, (k, 3) normal offsets or None), turned by ``placement``'s
+    linear part (the mesh's bind transform, as its points)."""
+    _, _, _, _, usd_skel, _ = _pxr(path)
+    binding = usd_skel.BindingAPI(prim)
+    names = [str(n) for n in (binding.GetBlendShapesAttr().Get() or [])]
+    targets = binding.GetBlendShapeTargetsRel().GetTargets() if names else []
+    linear, out = placement[:3, :3], {}
+    for name, target in zip(names, targets):
+        blend = usd_skel.BlendShape(prim.GetStage().GetPrimAtPath(target))
+        offsets = np.asarray(blend.GetOffsetsAttr().Get() or [], dtype=np.float64).reshape(-1, 3)
+        given = blend.GetPointIndicesAttr().Get()
+        points = np.arange(len(offsets)) if given is None or not len(given) else np.asarray(given, dtype=np.int64)
+        normals = blend.GetNormalOffsetsAttr().Get()
+        if len(points) != len(offsets) or (len(points) and (points.min() < 0 or points.max() >= n_points)):
+            raise InputError(path, f"blend shape {target} does not have one offset per point of {prim.GetPath()}")
+        normals = None if normals is None or not len(normals) else \
+            np.asarray(normals, dtype=np.float64).reshape(-1, 3) @ np.linalg.inv(linear)
+        out[name] = (points, offsets @ linear.T, normals)
+    return out
+
+
+def _joined_shapes(per_piece: list, sizes: list) -> tuple:
+    """MorphTargets of the merged mesh from each piece's :func:`_blend_shapes_of` (pieces of
+    ``sizes`` vertices, in merge order); a name on several pieces is one shape."""
+    starts = np.cumsum([0] + sizes[:-1])
+    names = list(dict.fromkeys(name for shapes in per_piece for name in shapes))
+    out = []
+    for name in names:
+        found = [(start + s[name][0], s[name][1], s[name][2]) for s, start in zip(per_piece, starts) if name in s]
+        vertices = np.concatenate([v for v, _, _ in found])
+        normals = None if all(n is None for _, _, n in found) else \
+            np.concatenate([np.zeros_like(p) if n is None else n for _, p, n in found])
+        order = np.argsort(vertices, kind="stable")
+        out.append(MorphTarget(name, vertices[order], np.concatenate([p for _, p, _ in found])[order],
+                               None if normals is None else normals[order]))
+    return tuple(out)
 
 
 def usd_frame(path) -> dict:

@@ -60,3 +60,27 @@ class Look:
     buffers: list
     pieces: list
     lost: tuple = ()
+
+    def morph_target_names(self) -> list:
+        """The names of the morph targets of the meshes the pieces use (:func:`target_names`),
+        each once, in document order."""
+        meshes = self.document.get("meshes", [])
+        names = [name for m in sorted({p.mesh for p in self.pieces}) for name in target_names(meshes[m])]
+        return list(dict.fromkeys(names))
+
+
+def target_names(mesh: dict) -> list:
+    """The names of a glTF mesh's morph targets: its ``extras.targetNames`` (the convention of
+    Blender and three.js), else its first primitive's (some exporters put them there);
+    ``target_k`` for a target either leaves unnamed."""
+    prims = mesh.get("primitives") or [{}]
+    count = len(prims[0].get("targets") or []) if isinstance(prims[0], dict) else 0
+    for holder in (mesh, prims[0]):
+        extras = holder.get("extras") if isinstance(holder, dict) else None
+        given = extras.get("targetNames") if isinstance(extras, dict) else None
+        if isinstance(given, list) and given:
+            break
+    else:
+        given = []
+    return [str(given[k]) if k < len(given) and isinstance(given[k], str) and given[k] else f"target_{k}"
+            for k in range(count)]

@@ -3,7 +3,8 @@
 Each stage builds its own section (markers -> :class:`MarkerOrigin`, correspondence ->
 :class:`CorrespondenceStats`, pose matching -> :class:`PoseMatch`, skeleton ->
 :class:`SkeletonReport`, weights -> :class:`WeightsReport`, quality ->
-:class:`QualityVerdict`) and :func:`~asetransfer.stages.transfer.transfer` assembles them.
+:class:`QualityVerdict`, blend shapes -> :class:`BlendshapesReport`) and
+:func:`~asetransfer.stages.transfer.transfer` assembles them.
 Every section's ``to_json()`` is plain JSON data (the keys of docs/report.md) and its
 ``from_json()`` reads that back; the report file (``--report``, a batch's
 ``NAME.report.json``) is ``TransferReport.to_json()``, marked with :data:`REPORT_SCHEMA`.
@@ -302,6 +303,38 @@ class QualityVerdict(Section):
 
 
 @dataclass
+class ShapeRecord(Section):
+    """One blend shape carried to the target (``blendshapes.carried``)."""
+
+    name: str
+    target_vertices: int                        # target vertices it moves
+    max_displacement_pct_height: float          # its largest vertex offset, % of the target's height
+    confidence: float | None                    # share of where it moves that the map holds closely (None: still)
+    map_distance_pct_height: float | None       # mean distance target -> registered source there, % height
+
+
+@dataclass
+class BlendshapesReport(Section):
+    """The source's blend shapes carried onto the target (``blendshapes``; present only when
+    the source has morph targets)."""
+
+    mode: str                                   # "auto": carried, "off": not (--blendshapes)
+    source_shapes: int                          # morph targets of the source
+    carried: list = field(default_factory=list)     # ShapeRecord per shape written on the target
+    dropped: list = field(default_factory=list)     # names the target has its own morph target of (kept)
+    refined_vertices: int = 0                   # source vertices whose map was made finer
+    time: float = 0.0                           # seconds
+
+    @classmethod
+    def from_json(cls, data) -> "BlendshapesReport":
+        report = super().from_json(data)
+        if not isinstance(report.carried, list):
+            raise ReportSchemaError("BlendshapesReport: carried must be a list")
+        report.carried = [ShapeRecord.from_json(r) for r in report.carried]
+        return report
+
+
+@dataclass
 class InputsRecord(Section):
     """What a batch job's output depends on (``inputs``): SHA-256 digests (hex) of its files
     and options, the outputs asked for and the version; a job whose record matches is skipped."""
@@ -331,16 +364,21 @@ class TransferReport(Section):
     weights: WeightsReport
     timings: TransferTimings
     quality: QualityVerdict
+    blendshapes: BlendshapesReport | None = None    # the source's morph targets carried (None: it has none)
     warnings: list = field(default_factory=list)    # the run's warning lines (the job's)
     inputs: InputsRecord | None = None              # a batch job's record, else None
     output_sha256: str | None = None                # of the rig file written, else None
 
     _sections: ClassVar[dict] = {"marker_origin": MarkerOrigin, "correspondence": CorrespondenceStats,
                                  "pose_match": PoseMatch, "skeleton": SkeletonReport, "weights": WeightsReport,
-                                 "timings": TransferTimings, "quality": QualityVerdict, "inputs": InputsRecord}
+                                 "timings": TransferTimings, "quality": QualityVerdict, "inputs": InputsRecord,
+                                 "blendshapes": BlendshapesReport}
 
     def to_json(self) -> dict:
-        return {"schema": REPORT_SCHEMA, **super().to_json()}
+        data = super().to_json()
+        if self.blendshapes is None:  # a source without morph targets: the report as it always was
+            del data["blendshapes"]
+        return {"schema": REPORT_SCHEMA, **data}
 
     @classmethod
     def from_json(cls, data) -> "TransferReport":

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .mesh import Mesh
+from .shapes import check_shapes
 from .skeleton import Skeleton
 from .skin import SkinWeights, linear_blend_skinning
 
@@ -19,13 +20,17 @@ class Rig:
     mesh : the mesh in the bind pose (glTF ``POSITION``: the mesh as modelled).
     skeleton : joints with bind pose (world) and rest pose (local).
     skin : one row of weights per mesh vertex.
+    shapes : the mesh's blend shapes (:class:`~.shapes.MorphTarget`, names distinct), applied
+        before skinning; empty when it has none.
     """
 
     mesh: Mesh
     skeleton: Skeleton
     skin: SkinWeights
+    shapes: tuple = ()
 
     def __post_init__(self):
+        self.shapes = tuple(self.shapes)
         self.validate()
 
     def validate(self) -> None:
@@ -37,6 +42,7 @@ class Rig:
         if self.skin.n_joints != self.skeleton.n_joints:
             raise ValueError(f"skin refers to {self.skin.n_joints} joints, skeleton has {self.skeleton.n_joints}")
         self.skin.validate()
+        check_shapes(self.shapes, self.mesh.n_vertices)
 
     def posed_vertices(self, world: np.ndarray | None = None) -> np.ndarray:
         """Mesh vertices skinned to joint world matrices ``world`` (default: rest pose)."""

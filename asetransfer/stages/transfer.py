@@ -15,8 +15,10 @@ from .pose import in_source_frame, landmark_pose, limb_angles, match_pose
 from .quality import assess
 from ..model.markers import Markers
 from ..model.mesh import Mesh
-from ..model.report import MarkerOrigin, PoseMatch, Stopwatch, TransferReport, TransferTimings, WeightsReport
+from ..model.report import (BlendshapesReport, MarkerOrigin, PoseMatch, Stopwatch, TransferReport, TransferTimings,
+                            WeightsReport)
 from ..model.rig import Rig
+from .shapes import carry_shapes
 from .skeleton import transfer_skeleton
 from .weights import transfer_weights, transfer_weights_robust
 
@@ -177,9 +179,25 @@ def _transfer_weights(source: Rig, target: Mesh, corr: Correspondence, config: C
     return skin, report
 
 
+#: what ``transfer(blendshapes=...)`` accepts: carry the source's morph targets, or not
+BLENDSHAPE_MODES = ("auto", "off")
+
+
+def _blend_shapes(source: Rig, target: Mesh, corr: Correspondence, config: Config, mode: str) -> tuple:
+    """The source's blend shapes carried onto the target (:func:`~.shapes.carry_shapes`) and
+    the report's section; none and no section for a source without them."""
+    if not source.shapes:
+        return (), None
+    if mode == "off":
+        return (), BlendshapesReport(mode="off", source_shapes=len(source.shapes))
+    own = target.look.morph_target_names() if target.look is not None else ()
+    return carry_shapes(source.shapes, source.mesh.vertices, source.mesh.faces, target.vertices, target.faces, corr,
+                        reject_angle=config.correspondence.reject_angle, own_names=own, base_normals=target.normals)
+
+
 def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: Config | None = None,
-             progress=None) -> Result:
-    """Rig ``target`` with ``source``'s skeleton and skin weights.
+             progress=None, blendshapes: str = "auto") -> Result:
+    """Rig ``target`` with ``source``'s skeleton, skin weights and blend shapes.
 
     Parameters
     ----------
@@ -189,13 +207,18 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
         :class:`~asetransfer.config.MarkersConfig`) to find them automatically.
     config : parameters (:class:`~asetransfer.config.Config` defaults).
     progress : optional callable ``progress(stage_name)`` called as stages start.
+    blendshapes : ``"auto"``: the source's morph targets are carried onto the target
+        (``result.rig.shapes``, :mod:`~.shapes`); ``"off"``: not.
 
     Returns
     -------
     :class:`Result`; ``result.rig`` is the target mesh skinned to the transferred skeleton,
-    ``result.report`` its :class:`~asetransfer.model.report.TransferReport`.
+    with the carried blend shapes, ``result.report`` its
+    :class:`~asetransfer.model.report.TransferReport`.
     """
     cfg = config or Config()
+    if blendshapes not in BLENDSHAPE_MODES:
+        raise ValueError(f"blendshapes must be one of {', '.join(BLENDSHAPE_MODES)}, not {blendshapes!r}")
     say = progress or (lambda stage: None)
     watch = Stopwatch()
     say("markers")
@@ -211,7 +234,10 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
                                                          sk_report, say, start)
     say("weights")
     skin, weights_report = _transfer_weights(source, target, corr, cfg)
-    rig = Rig(target, skeleton, skin)
+    if source.shapes:
+        say("blend shapes")
+    shapes, shapes_report = _blend_shapes(source, target, corr, cfg, blendshapes)
+    rig = Rig(target, skeleton, skin, shapes)
     rig.validate()
     timings = TransferTimings(markers=origin.time or 0.0, correspondence=corr.stats.timings.total,
                               skeleton=sk_report.timings.total, weights=weights_report.time, total=watch.elapsed())
@@ -221,5 +247,6 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     report = TransferReport(
         source_vertices=int(len(source.mesh.vertices)), target_vertices=int(len(target.vertices)),
         joints=int(skeleton.n_joints), markers=len(markers), marker_origin=origin, correspondence=corr.stats,
-        pose_match=pose_report, skeleton=sk_report, weights=weights_report, timings=timings, quality=quality)
+        pose_match=pose_report, skeleton=sk_report, weights=weights_report, timings=timings, quality=quality,
+        blendshapes=shapes_report)
     return Result(rig, corr, report, markers)
