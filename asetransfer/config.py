@@ -475,6 +475,42 @@ class QualityConfig:
 
 
 @dataclass(frozen=True)
+class ShapesConfig:
+    """Blend shapes (beyond the spec: the source's morph targets carried onto the target through
+    the map made finer where they move; stages/shapes.py, stages/correspondence/refine.py).
+    Measured on the 16 MakeHuman expressions x 5 dev cases (mean relative error, docs/benchmarks.md)."""
+
+    # "auto": carry the source's morph targets; "off": not
+    mode: str = "auto"
+    # [vertex rings] around the shapes' vertices refined with them (3: 0.118, 6: 0.114, 10: 0.114)
+    margin_rings: int = 6
+    # [heights] smoothing lengths of the refined fit's levels (1, 0.5, 0.25 %H: 0.114; unrefined 0.163)
+    smoothing_lengths: tuple = (0.01, 0.005, 0.0025)
+    # closest-point iterations per level at most (4: 0.122, 8: 0.117, 10: 0.115; ~30 ms each on a face)
+    iterations: int = 8
+    # [height] a level stops when the mean vertex move falls under this
+    tolerance: float = 1e-5
+    # [height] a target vertex mapped onto a piece riding along (an eyeball) is mapped onto the
+    # fitted skin when that is within twice as far plus this (an eyelid's fold, ~3 mm)
+    rider_slack: float = 0.002
+    # [height] a target vertex is confidently mapped within this of the registered source (an
+    # eyelid's fold is ~0.2 %H) ...
+    close_distance: float = 0.002
+    # [deg] ... and with normals this close
+    close_angle: float = 45.0
+    # [0-1] shapes mapped with less confidence where they move are named in a warning
+    warn_confidence: float = 0.5
+
+    def __post_init__(self):
+        if self.mode not in ("auto", "off"):
+            raise ValueError(f"blend shapes must be auto or off (got {self.mode!r})")
+        if not (self.margin_rings >= 0 and self.iterations >= 1 and self.tolerance > 0 and self.rider_slack >= 0
+                and self.close_distance > 0 and 0 < self.close_angle <= 180 and 0 <= self.warn_confidence <= 1
+                and all(length > 0 for length in self.smoothing_lengths)):
+            raise ValueError("blend-shape parameters must be positive (angles in (0, 180], confidence in [0, 1])")
+
+
+@dataclass(frozen=True)
 class Config:
     """Parameters of the whole transfer, one section per stage that reads them."""
 
@@ -484,6 +520,7 @@ class Config:
     markers: MarkersConfig = field(default_factory=MarkersConfig)
     quality: QualityConfig = field(default_factory=QualityConfig)
     pose: PoseConfig = field(default_factory=PoseConfig)
+    shapes: ShapesConfig = field(default_factory=ShapesConfig)
 
     def replace(self, **changes) -> "Config":
         return replace(self, **changes)

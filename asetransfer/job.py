@@ -38,13 +38,11 @@ class JobOptions:
         to the target as ``OUT.calibration.json``; None: none.
     tpose : also write the target in a canonical T-pose (``OUT.tpose.bvh``, ``OUT.tpose.glb``)
         and its calibration.
-    blendshapes : ``"auto"``: carry the source's morph targets onto the target; ``"off"``: not.
     """
 
     config: Config = field(default_factory=Config)
     calibration: str | None = None
     tpose: bool = False
-    blendshapes: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -249,7 +247,7 @@ def transfer_files(source, target, output, markers=None, *, options: JobOptions 
     check_symmetry_plane(config, target_mesh, target)
     handoff = _prepare_handoff(options, source)
     with collected_warnings() as warnings, named_errors(source_path, target, markers):
-        result = transfer(source.rig, target_mesh, hand, config, progress=progress, blendshapes=options.blendshapes)
+        result = transfer(source.rig, target_mesh, hand, config, progress=progress)
     written = replace(result.report, warnings=list(warnings), inputs=record)
     with transaction():
         with collected_warnings() as writer_warnings:  # what the output format cannot carry

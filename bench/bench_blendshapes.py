@@ -87,7 +87,7 @@ def stage_cpu(source, target, result) -> float:
     start = time.process_time()
     carry_shapes(source.shapes, source.mesh.vertices, source.mesh.faces, target.vertices, target.faces,
                  result.correspondence, reject_angle=at.Config().correspondence.reject_angle,
-                 base_normals=target.normals)
+                 config=at.Config().shapes, base_normals=target.normals)
     return time.process_time() - start
 
 

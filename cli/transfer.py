@@ -6,8 +6,8 @@ import math
 import sys
 import time
 
-from asetransfer.config import (MAX_INFLUENCES, Config, CorrespondenceConfig, MarkersConfig, SkeletonConfig,
-                                WeightsConfig)
+from asetransfer.config import (MAX_INFLUENCES, Config, CorrespondenceConfig, MarkersConfig, ShapesConfig,
+                                SkeletonConfig, WeightsConfig)
 
 
 def _plane(text):
@@ -92,7 +92,7 @@ def add_options(p):
     p.add_argument("--calibration", metavar="CAL.json",
                    help="the source's calibration (asetransfer calibrate-source); also write "
                         "OUT.calibration.json, the same calibration carried to the target")
-    p.add_argument("--blendshapes", choices=("auto", "off"), default="auto",
+    p.add_argument("--blendshapes", choices=("auto", "off"), default=ShapesConfig().mode,
                    help="auto: carry the source's morph targets (blend shapes) onto the target under the same "
                         "names, after the target's own (a name the target has keeps the target's); off: do not "
                         "(default %(default)s)")
@@ -106,7 +106,7 @@ def options_of(args):
     """The :class:`~asetransfer.job.JobOptions` of the options added by :func:`add_options`."""
     from asetransfer.job import JobOptions
 
-    return JobOptions(config_of(args), calibration=args.calibration, tpose=args.tpose, blendshapes=args.blendshapes)
+    return JobOptions(config_of(args), calibration=args.calibration, tpose=args.tpose)
 
 
 def config_of(args) -> Config:
@@ -116,7 +116,7 @@ def config_of(args) -> Config:
                                  spine=args.spine, mirror=args.mirror,
                                  symmetry_plane=args.symmetry_plane, pose_normalize=args.pose_normalize),
                   WeightsConfig(method=args.weights, max_influences=args.max_influences),
-                  MarkersConfig(automatic=args.auto_markers))
+                  MarkersConfig(automatic=args.auto_markers), shapes=ShapesConfig(mode=args.blendshapes))
 
 
 def _count_arg(maximum: int, minimum: int = 0):

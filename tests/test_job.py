@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from asetransfer.config import Config, MarkersConfig, SkeletonConfig, WeightsConfig
+from asetransfer.config import Config, MarkersConfig, ShapesConfig, SkeletonConfig, WeightsConfig
 from asetransfer.errors import InputError
 from asetransfer.job import JobOptions, transfer_files
 from asetransfer_cli.main import build_parser, main
@@ -34,7 +34,7 @@ RUNS = [
      lambda cal: JobOptions(Config(skeleton=SkeletonConfig(em_rays=16, em_ray_share=0.25, symmetry_plane=(1, 0, 0, 0),
                                                            pose_normalize=True),
                                    weights=WeightsConfig(method="interp", max_influences=6),
-                                   markers=MarkersConfig(automatic="on")), calibration=cal, blendshapes="off")),
+                                   markers=MarkersConfig(automatic="on"), shapes=ShapesConfig(mode="off")), calibration=cal)),
 ]
 
 

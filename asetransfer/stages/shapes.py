@@ -30,6 +30,7 @@ import numpy as np
 from ..geometry.alignment import umeyama
 from ..geometry.rotations import swing
 from ..geometry.topology import vertex_areas, vertex_normals
+from ..config import ShapesConfig
 from ..model.report import BlendshapesReport, ShapeRecord, Stopwatch
 from ..model.shapes import MorphTarget, sparse_target
 from ..model.surface import interpolate
@@ -37,17 +38,9 @@ from .correspondence.refine import grown, refine_region
 
 log = logging.getLogger("asetransfer")
 
-#: vertex rings around the shapes' vertices refined with them (3: 0.118, 6: 0.114, 10: 0.114)
-MARGIN_RINGS = 6
-#: a target vertex is confidently mapped within this distance of the registered source
-#: [fraction of the body height: an eyelid's fold is ~0.2 %H] and with normals this close [deg]
-CLOSE_DISTANCE, CLOSE_ANGLE = 0.002, 45.0
-#: shapes mapped with less confidence are named in a warning
-WARN_CONFIDENCE = 0.5
-
-
 def carry_shapes(shapes, source_vertices: np.ndarray, source_faces: np.ndarray, target_vertices: np.ndarray,
-                 target_faces: np.ndarray, corr, *, reject_angle: float, own_names=(), base_normals=None):
+                 target_faces: np.ndarray, corr, *, reject_angle: float, config: ShapesConfig, own_names=(),
+                 base_normals=None):
     """The target's blend shapes, carried from the source's (module docstring).
 
     Parameters
@@ -57,6 +50,7 @@ def carry_shapes(shapes, source_vertices: np.ndarray, source_faces: np.ndarray, 
     target_vertices : (n_t, 3), target_faces : (F_t, 3) the target.
     corr : the :class:`~asetransfer.model.correspondence.Correspondence` between them.
     reject_angle : degrees (``CorrespondenceConfig.reject_angle``) for the refined fit.
+    config : :class:`~asetransfer.config.ShapesConfig` (the refined region, fit and confidence).
     own_names : names of the target's own morph targets: they are kept, and a source shape
         of the same name is not carried (reported in ``dropped``, with a warning).
     base_normals : (n_t, 3) the target's normals (the file's), or None: its geometric normals.
@@ -74,13 +68,14 @@ def carry_shapes(shapes, source_vertices: np.ndarray, source_faces: np.ndarray, 
                     ", ".join(repr(n) for n in dropped))
     shapes = [s for s in shapes if s.name not in set(dropped)]
     height = float(corr.body_extent(target_vertices).max())
-    region = _region(shapes, len(source_vertices), source_faces)
+    region = _region(shapes, len(source_vertices), source_faces, config.margin_rings)
     registered, mapped = refine_region(
         source_vertices, source_faces, corr.registered_source, target_vertices, target_faces,
-        corr.target_to_source, region, height=height, reject_angle=reject_angle,
+        corr.target_to_source, region, height=height, reject_angle=reject_angle, config=config,
         source_solved=corr.source_solved, target_solved=corr.target_solved)
     receives = _receiving(mapped, source_faces, corr.source_solved, corr.target_solved)
-    confident = _confidently_mapped(registered, source_faces, target_vertices, target_faces, mapped, height)
+    confident = _confidently_mapped(registered, source_faces, target_vertices, target_faces, mapped,
+                                    config.close_distance * height, config.close_angle)
     areas = vertex_areas(target_vertices, target_faces)
     carried, records = [], []
     for shape in shapes:
@@ -91,21 +86,21 @@ def carry_shapes(shapes, source_vertices: np.ndarray, source_faces: np.ndarray, 
         target = _sparse(shape.name, len(target_vertices), touched, offsets, normals)
         carried.append(target)
         records.append(_record(target, areas, confident[0], confident[1], height))
-    uncertain = [r.name for r in records if r.target_vertices and r.confidence < WARN_CONFIDENCE]
+    uncertain = [r.name for r in records if r.target_vertices and r.confidence < config.warn_confidence]
     if uncertain:
         log.warning("blend shape(s) %s: the map is uncertain where they move (confidence under %.1f); check them",
-                    ", ".join(repr(n) for n in uncertain), WARN_CONFIDENCE)
+                    ", ".join(repr(n) for n in uncertain), config.warn_confidence)
     report = BlendshapesReport(mode="auto", source_shapes=given, carried=records, dropped=dropped,
                                refined_vertices=int(region.sum()), time=watch.elapsed())
     return tuple(carried), report
 
 
-def _region(shapes, n_vertices: int, faces: np.ndarray) -> np.ndarray:
-    """(n_s,) bool: the source vertices any of ``shapes`` moves, and ``MARGIN_RINGS`` rings around them."""
+def _region(shapes, n_vertices: int, faces: np.ndarray, rings: int) -> np.ndarray:
+    """(n_s,) bool: the source vertices any of ``shapes`` moves, and ``rings`` rings around them."""
     moving = np.zeros(n_vertices, bool)
     for shape in shapes:
         moving[shape.vertices[np.any(shape.positions != 0, axis=1)]] = True
-    return grown(moving, faces, MARGIN_RINGS)
+    return grown(moving, faces, rings)
 
 
 def _region_similarity(shape: MorphTarget, source_vertices: np.ndarray, registered: np.ndarray, corr):
@@ -172,15 +167,16 @@ def _sparse(name: str, n: int, touched: np.ndarray, offsets: np.ndarray, normals
     return sparse_target(name, positions, normals)
 
 
-def _confidently_mapped(registered, source_faces, target_vertices, target_faces, mapped, height) -> tuple:
+def _confidently_mapped(registered, source_faces, target_vertices, target_faces, mapped, close: float,
+                        angle: float) -> tuple:
     """(n_t,) distance from each target vertex to its point on the registered source, and
-    (n_t,) True where that is within ``CLOSE_DISTANCE`` heights and the normals within ``CLOSE_ANGLE``."""
+    (n_t,) True where that is within ``close`` (target units) and the normals within ``angle`` degrees."""
     on_source = interpolate(registered, source_faces, mapped.face, mapped.bary)
     distance = np.linalg.norm(on_source - target_vertices, axis=1)
     source_normals = interpolate(vertex_normals(registered, source_faces), source_faces, mapped.face, mapped.bary)
     cosine = np.einsum("ij,ij->i", source_normals, vertex_normals(target_vertices, target_faces))
     cosine /= np.maximum(np.linalg.norm(source_normals, axis=1), 1e-30)
-    return distance, (distance <= CLOSE_DISTANCE * height) & (cosine >= np.cos(np.radians(CLOSE_ANGLE)))
+    return distance, (distance <= close) & (cosine >= np.cos(np.radians(angle)))
 
 
 def _record(shape: MorphTarget, areas: np.ndarray, distance: np.ndarray, confident: np.ndarray,

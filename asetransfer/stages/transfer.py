@@ -179,24 +179,23 @@ def _transfer_weights(source: Rig, target: Mesh, corr: Correspondence, config: C
     return skin, report
 
 
-#: what ``transfer(blendshapes=...)`` accepts: carry the source's morph targets, or not
-BLENDSHAPE_MODES = ("auto", "off")
 
 
-def _blend_shapes(source: Rig, target: Mesh, corr: Correspondence, config: Config, mode: str) -> tuple:
+def _blend_shapes(source: Rig, target: Mesh, corr: Correspondence, config: Config) -> tuple:
     """The source's blend shapes carried onto the target (:func:`~.shapes.carry_shapes`) and
     the report's section; none and no section for a source without them."""
     if not source.shapes:
         return (), None
-    if mode == "off":
+    if config.shapes.mode == "off":
         return (), BlendshapesReport(mode="off", source_shapes=len(source.shapes))
     own = target.look.morph_target_names() if target.look is not None else ()
     return carry_shapes(source.shapes, source.mesh.vertices, source.mesh.faces, target.vertices, target.faces, corr,
-                        reject_angle=config.correspondence.reject_angle, own_names=own, base_normals=target.normals)
+                        reject_angle=config.correspondence.reject_angle, config=config.shapes, own_names=own,
+                        base_normals=target.normals)
 
 
 def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: Config | None = None,
-             progress=None, blendshapes: str = "auto") -> Result:
+             progress=None) -> Result:
     """Rig ``target`` with ``source``'s skeleton, skin weights and blend shapes.
 
     Parameters
@@ -207,8 +206,6 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
         :class:`~asetransfer.config.MarkersConfig`) to find them automatically.
     config : parameters (:class:`~asetransfer.config.Config` defaults).
     progress : optional callable ``progress(stage_name)`` called as stages start.
-    blendshapes : ``"auto"``: the source's morph targets are carried onto the target
-        (``result.rig.shapes``, :mod:`~.shapes`); ``"off"``: not.
 
     Returns
     -------
@@ -217,8 +214,6 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     :class:`~asetransfer.model.report.TransferReport`.
     """
     cfg = config or Config()
-    if blendshapes not in BLENDSHAPE_MODES:
-        raise ValueError(f"blendshapes must be one of {', '.join(BLENDSHAPE_MODES)}, not {blendshapes!r}")
     say = progress or (lambda stage: None)
     watch = Stopwatch()
     say("markers")
@@ -236,7 +231,7 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     skin, weights_report = _transfer_weights(source, target, corr, cfg)
     if source.shapes:
         say("blend shapes")
-    shapes, shapes_report = _blend_shapes(source, target, corr, cfg, blendshapes)
+    shapes, shapes_report = _blend_shapes(source, target, corr, cfg)
     rig = Rig(target, skeleton, skin, shapes)
     rig.validate()
     timings = TransferTimings(markers=origin.time or 0.0, correspondence=corr.stats.timings.total,

@@ -22,26 +22,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ...config import ShapesConfig
 from ...geometry.laplacian import bilaplacian, mixed_voronoi_areas
 from ...geometry.linsolve import Factorization
 from ...geometry.surface import SurfaceIndex
 from ...geometry.topology import face_normals, vertex_normals, weld
 from ...model.surface import SurfacePoints, interpolate
-
-#: smoothing lengths of the levels [fractions of the body height]: 1, 0.5, 0.25 %H gave
-#: mean relative error 0.114 over the 16 dev expressions x 5 cases (0.163 unrefined;
-#: 0.6-0.2 %H: 0.123, 0.4-0.1 %H: 0.126, two levels 1-0.35 %H: 0.118)
-SMOOTHING_LENGTHS = (0.01, 0.005, 0.0025)
-#: closest-point iterations per level at most (4: 0.122, 8: 0.117, 10: 0.115; each ~30 ms
-#: on a 4.6k-vertex face, most of it the closest-point query)
-ITERATIONS = 8
-#: a level stops when the mean vertex move falls under this [fraction of the body height]
-TOLERANCE = 1e-5
-#: a target vertex mapped onto a piece riding along (an eyeball) is mapped onto the fitted
-#: skin when that is within twice as far plus this [fraction of the body height: an eyelid's
-#: fold, ~3 mm]
-RIDER_SLACK = 0.002
-
 
 def grown(mask: np.ndarray, faces: np.ndarray, rings: int) -> np.ndarray:
     """(n,) bool: ``mask`` and every vertex within ``rings`` edges of it (through ``faces``)."""
@@ -54,8 +40,8 @@ def grown(mask: np.ndarray, faces: np.ndarray, rings: int) -> np.ndarray:
 
 def refine_region(source_vertices: np.ndarray, source_faces: np.ndarray, registered: np.ndarray,
                   target_vertices: np.ndarray, target_faces: np.ndarray, target_to_source: SurfacePoints,
-                  region: np.ndarray, *, height: float, reject_angle: float, source_solved=None,
-                  target_solved=None) -> tuple:
+                  region: np.ndarray, *, height: float, reject_angle: float, config: ShapesConfig,
+                  source_solved=None, target_solved=None) -> tuple:
     """Register the source's ``region`` closer to the target, and map the target there again.
 
     Parameters
@@ -68,6 +54,7 @@ def refine_region(source_vertices: np.ndarray, source_faces: np.ndarray, registe
     region : (n_s,) bool, the source vertices to fit again (others stay where they are).
     height : the body's height (the smoothing lengths are fractions of it).
     reject_angle : degrees; a closest-point pair whose normals differ more is not used.
+    config : the fit's levels, iterations, tolerance and rider slack (:class:`~asetransfer.config.ShapesConfig`).
     source_solved, target_solved : (n,) bool, the vertices the whole-body fit solved (None:
         all); pieces that ride along (eyes, props) are neither moved nor fitted onto.
 
@@ -86,19 +73,19 @@ def refine_region(source_vertices: np.ndarray, source_faces: np.ndarray, registe
     surface = _target_surface(target_vertices, target_faces, mapped_near, target_solved)
     if not free.any() or surface is None:
         return registered, target_to_source
-    refined = _fit(positions, faces[near_region], free, surface, height, reject_angle)[welded_of]
+    refined = _fit(positions, faces[near_region], free, surface, height, reject_angle, config)[welded_of]
     solved_faces = (np.ones(len(source_faces), bool) if source_solved is None
                     else source_solved[source_faces].all(axis=1))
     return refined, _remapped(refined, source_faces, registered, target_vertices, target_to_source,
-                              near_region & solved_faces, solved_faces, target_solved, height)
+                              near_region & solved_faces, solved_faces, target_solved, height * config.rider_slack)
 
 
 def _remapped(refined, source_faces, registered, target_vertices, target_to_source: SurfacePoints, usable,
-              solved_faces, target_solved, height) -> SurfacePoints:
+              solved_faces, target_solved, slack: float) -> SurfacePoints:
     """The target's map onto the ``refined`` source: its solved vertices mapped onto the
     ``usable`` (F_s,) bool triangles (the region's fitted ones) or onto a piece riding along
     (an eyeball between the lids) are mapped onto the closest usable triangle; one from a
-    riding piece only when that is within twice its distance plus ``RIDER_SLACK`` heights
+    riding piece only when that is within twice its distance plus ``slack`` (target units)
     (skin follows skin; an eyeball far from the region keeps its point).  The others keep theirs."""
     mapped = SurfacePoints(target_to_source.face.copy(), target_to_source.bary.copy())
     on_rider = ~solved_faces[mapped.face]
@@ -109,7 +96,7 @@ def _remapped(refined, source_faces, registered, target_vertices, target_to_sour
     face, bary, distance, _ = SurfaceIndex(refined, source_faces[local]).closest(target_vertices[again])
     was = interpolate(registered, source_faces, target_to_source.face[again], target_to_source.bary[again])
     before = np.linalg.norm(was - target_vertices[again], axis=1)
-    take = ~on_rider[again] | (distance <= 2 * before + RIDER_SLACK * height)
+    take = ~on_rider[again] | (distance <= 2 * before + slack)
     mapped.face[again[take]], mapped.bary[again[take]] = local[face[take]], bary[take]
     return mapped
 
@@ -125,7 +112,7 @@ def _target_surface(vertices: np.ndarray, faces: np.ndarray, near: np.ndarray, s
 
 
 def _fit(positions: np.ndarray, faces: np.ndarray, free: np.ndarray, surface: SurfaceIndex, height: float,
-         reject_angle: float) -> np.ndarray:
+         reject_angle: float, config: ShapesConfig) -> np.ndarray:
     """The levels of the module docstring's fit: (n, 3) ``positions`` with the ``free`` (n,)
     vertices fitted onto ``surface``, ``faces`` the triangles around them."""
     used = np.unique(faces)
@@ -139,12 +126,12 @@ def _fit(positions: np.ndarray, faces: np.ndarray, free: np.ndarray, surface: Su
     target_normals = face_normals(surface.vertices, surface.faces)
     cos_max = np.cos(np.radians(reject_angle))
     x = start.copy()
-    for length in SMOOTHING_LENGTHS:
+    for length in config.smoothing_lengths:
         system = ((length * height) ** 4 * detail + sp.diags(area)).tocsr()
         factor = Factorization(system[unknown][:, unknown], "blend-shape region fit")
         coupling = system[unknown][:, held] @ x[held]
         pull = (system @ start - area[:, None] * start)[unknown] - coupling  # l^4 D x0, the held vertices moved over
-        for _ in range(ITERATIONS):
+        for _ in range(config.iterations):
             face, _, _, closest = surface.closest(x[unknown], bary=False)
             agree = np.einsum("ij,ij->i", vertex_normals(x, f)[unknown], target_normals[face]) >= cos_max
             goal = np.where(agree[:, None], closest, x[unknown])
@@ -153,7 +140,7 @@ def _fit(positions: np.ndarray, faces: np.ndarray, free: np.ndarray, surface: Su
             moved = factor.solve(rhs)
             step = float(np.mean(np.linalg.norm(moved - x[unknown], axis=1)))
             x[unknown] = moved
-            if step < TOLERANCE * height:
+            if step < config.tolerance * height:
                 break
     out = positions.copy()
     out[used] = x
