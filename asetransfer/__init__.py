@@ -8,7 +8,7 @@ The library is layered; each layer imports only the ones below it
     stages       correspondence -> joints -> skeleton -> weights; transfer()  (spec Ch. 2-3)
     humanoid     left/right naming, skeleton map, body points, T-pose
     geometry     alignment, Laplacians, sparse solves, closest points, symmetry planes
-    model        Mesh, Skeleton, SkinWeights, Rig, Animation, Markers, ... (types, no I/O)
+    model        Mesh, Skeleton, SkinWeights, Rig, Animation, Markers, TransferReport, ... (types, no I/O)
     errors, config, _version
 
 ``io`` reads and writes every file format and imports only ``model`` and
@@ -32,7 +32,7 @@ _EXPORTS = {
     "load_markers": "io", "load_mesh": "io", "load_rig": "io", "save_rig": "io",
     "read_bvh": "io.bvh", "write_bvh": "io.bvh",
     "read_calibration": "io.calibration", "write_calibration": "io.calibration",
-    "Result": "stages.transfer", "transfer": "stages.transfer",
+    "Result": "stages.transfer", "transfer": "stages.transfer", "TransferReport": "model.report",
     "propose_calibration": "handoff.calibration", "transfer_calibration": "handoff.calibration",
     "retarget": "handoff.retarget", "retarget_bvh": "handoff.retarget",
     "transfer_many": "batch",

@@ -32,14 +32,14 @@ import hashlib
 import json
 import os
 import sys
-import time
 from dataclasses import dataclass, field
 
 from ._version import __version__
 from .errors import InputError
 from .job import JobOptions, SourceFile, file_digest, load_source
+from .model.report import InputsRecord, Stopwatch, TransferReport
 
-#: the report's quality figures copied into a batch summary (from ``report["correspondence"]``)
+#: the report's quality figures copied into a batch summary (of its ``correspondence``)
 QUALITY_FIGURES = ("marker_residual_mean", "marker_residual_max", "fit_distance_mean", "fit_distance_p95",
                    "reverse_fit_distance_mean")
 MARKERS_SUFFIX = ".markers.json"
@@ -139,12 +139,12 @@ def options_digest(options: JobOptions) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def inputs_record(source_digest: str, job: Job, options: JobOptions) -> dict:
+def inputs_record(source_digest: str, job: Job, options: JobOptions) -> InputsRecord:
     """What a job's output depends on: content hashes of its inputs, the options, the
     outputs asked for, the version."""
-    return {"asetransfer": __version__, "source": source_digest, "target": file_digest(job.target),
-            "markers": file_digest(job.markers) if job.markers else None, "options": options_digest(options),
-            "outputs": [os.path.basename(p) for p in (job.output, job.preview) if p]}
+    return InputsRecord(asetransfer=__version__, source=source_digest, target=file_digest(job.target),
+                        markers=file_digest(job.markers) if job.markers else None, options=options_digest(options),
+                        outputs=[os.path.basename(p) for p in (job.output, job.preview) if p])
 
 
 def run_job(source_path: str, source_digest: str, job: Job, options: JobOptions, resume: bool = True) -> TargetResult:
@@ -154,7 +154,7 @@ def run_job(source_path: str, source_digest: str, job: Job, options: JobOptions,
     one-line ``error``.  Only an interruption (KeyboardInterrupt) propagates; the
     outputs are written as one transaction, so it leaves no partial file.
     """
-    t0 = time.perf_counter()
+    watch = Stopwatch()
     result = TargetResult(job.target, job.stem, "failed", output=job.output, report=job.report)
     try:
         source = load_source(source_path, source_digest)
@@ -171,24 +171,25 @@ def run_job(source_path: str, source_digest: str, job: Job, options: JobOptions,
         result.error = " ".join(f"internal error: {type(e).__name__}: {e}".split())
     if result.status == "failed":
         result.output = result.report = ""  # nothing was written for it
-    result.seconds = time.perf_counter() - t0
+    result.seconds = watch.elapsed()
     result.peak_rss_mb = peak_rss_mb()
     return result
 
 
-def finished_report(job: Job, record: dict) -> dict | None:
+def finished_report(job: Job, record: InputsRecord) -> TransferReport | None:
     """The report of a finished job whose inputs were ``record`` and whose output is
-    intact (its recorded hash), else None."""
+    intact (its recorded hash), else None.  A report that cannot be read back, or of
+    another schema (an older version's), is not finished: the job is redone."""
     if not (os.path.isfile(job.output) and os.path.isfile(job.report)):
         return None
     try:
         with open(job.report, encoding="utf-8") as f:
-            report = json.load(f)
-    except (OSError, ValueError):
+            report = TransferReport.from_json(json.load(f))
+    except (OSError, ValueError):  # ReportSchemaError is a ValueError
         return None
-    if not isinstance(report, dict) or report.get("inputs") != record:
+    if report.inputs != record:
         return None
-    return report if report.get("output_sha256") == file_digest(job.output) else None
+    return report if report.output_sha256 == file_digest(job.output) else None
 
 
 def result_on_disk(source: SourceFile, job: Job, options: JobOptions) -> TargetResult | None:
@@ -204,7 +205,7 @@ def result_on_disk(source: SourceFile, job: Job, options: JobOptions) -> TargetR
                         quality=quality_figures(report))
 
 
-def _transfer_and_write(source: SourceFile, job: Job, options: JobOptions, record: dict) -> dict:
+def _transfer_and_write(source: SourceFile, job: Job, options: JobOptions, record: InputsRecord) -> TransferReport:
     """The transfer of one target, written as ``job.output``, its report and the rest."""
     from .job import transfer_files
 
@@ -214,12 +215,11 @@ def _transfer_and_write(source: SourceFile, job: Job, options: JobOptions, recor
                           preview=job.preview, record=record).report
 
 
-def quality_figures(report: dict) -> dict:
+def quality_figures(report: TransferReport) -> dict:
     """The figures of a transfer report that a batch summary lists."""
-    corr = report.get("correspondence", {})
-    out = {k: corr.get(k) for k in QUALITY_FIGURES}
-    out["transfer_seconds"] = report.get("timings", {}).get("total")
-    out["fallback_joints"] = len(report.get("skeleton", {}).get("fallback_joints", []))
+    out = {k: getattr(report.correspondence, k) for k in QUALITY_FIGURES}
+    out["transfer_seconds"] = report.timings.total
+    out["fallback_joints"] = len(report.skeleton.fallback_joints)
     return out
 
 

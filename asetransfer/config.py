@@ -30,6 +30,16 @@ def check_max_influences(count: int) -> int:
     return count
 
 
+def influence_limit(count: int | None, source_max: int) -> int:
+    """The joints per vertex a rig keeps: ``count`` when one is given (checked by
+    :func:`check_max_influences`), else the source's: its own maximum ``source_max``, and 4
+    when it uses at most 4 (one glTF JOINTS_0/WEIGHTS_0 set holds 4, and engines such as
+    three.js read only that set), never more than :data:`MAX_INFLUENCES`."""
+    if count is not None:
+        return check_max_influences(count)
+    return min(max(int(source_max), 4), MAX_INFLUENCES)
+
+
 @dataclass(frozen=True)
 class CorrespondenceConfig:
     """Dense correspondence (spec Appendix I, Eq. A I-1 and A I-2)."""
@@ -276,8 +286,9 @@ class WeightsConfig:
     # pieces (a sword in the hand took the thigh's weights with interp, 97.5 % forearm with robust),
     # interp for one piece (the same dev errors, 0.3 s less at 13k vertices)
     method: str = "auto"
-    # [joints per vertex] 1 to MAX_INFLUENCES; 4 for engines that read one JOINTS_0/WEIGHTS_0 set
-    max_influences: int = 8
+    # [joints per vertex] 1 to MAX_INFLUENCES; None: follow the source (influence_limit: its own
+    # maximum, 4 when it uses at most 4, so one JOINTS_0/WEIGHTS_0 set for engines that read only it)
+    max_influences: int | None = None
     # [weight] weights below this are dropped, then rows renormalised
     prune: float = 1e-3
     # [body diagonal] robust: a vertex keeps its interpolated weights when its source point is nearer
@@ -294,7 +305,8 @@ class WeightsConfig:
     def __post_init__(self):
         if self.method not in ("auto", "interp", "robust"):
             raise ValueError("weights method must be 'auto', 'interp' or 'robust'")
-        check_max_influences(self.max_influences)
+        if self.max_influences is not None:
+            check_max_influences(self.max_influences)
         if not (self.robust_distance > 0 and 0 < self.robust_angle <= 180 and self.smooth_iterations >= 0):
             raise ValueError("robust weights need distance > 0, 0 < angle <= 180 and smoothing steps >= 0")
         if self.contact_neighbours < 1:
@@ -304,7 +316,7 @@ class WeightsConfig:
 @dataclass(frozen=True)
 class MarkersConfig:
     """Automatic markers: landmarks found by the same geometric rules on both characters
-    (our addition, beyond the spec's hand-placed markers; stages/markers.py, humanoid/landmarks)."""
+    (our addition, beyond the spec's hand-placed markers; stages/markers.py, humanoid/landmarks/)."""
 
     # "auto": find markers when none are given and complete a hand marker file of fewer than
     # complete_below; "on": always add automatic markers to hand ones; "off": hand markers only
@@ -330,6 +342,10 @@ class MarkersConfig:
     # this fraction of the other's: its legs part at a skirt's hem (0.97-1.07 on the dev cases,
     # 0.72-0.78 cartoon and stocky bodies, 0.51 a skirt to the knees)
     crotch_height_ratio: float = 0.6
+    # [height] a source landmark farther than this from the one its rig gives (skeleton map and
+    # weights: humanoid/landmarks/rig.py) is taken from the rig: the geometric rules misread it
+    # (the dev sources and fixtures agree within 2.7)
+    rig_tolerance: float = 0.05
 
     def __post_init__(self):
         if self.automatic not in ("auto", "on", "off"):
@@ -345,6 +361,8 @@ class MarkersConfig:
             raise ValueError("warn_confidence must be in [0, 1]")
         if not 0 <= self.crotch_height_ratio <= 1:
             raise ValueError("crotch_height_ratio must be in [0, 1]")
+        if not self.rig_tolerance > 0:
+            raise ValueError("rig_tolerance must be positive")
 
 
 @dataclass(frozen=True)
@@ -377,6 +395,12 @@ class QualityConfig:
     mapped_check: float = 0.9
     # [fraction of area] ... and below this "poor"
     mapped_poor: float = 0.7
+    # [% height] the mean distance between the fitted source and the target (the larger of both
+    # ways) for "check": at most 0.79 on the dev cases and fixtures, 0.95 on production humans rigged
+    # within 2 %H; 1.15-2.6 where the body joints land 5-9 %H off (a cartoon's big head)
+    fit_check_pct: float = 1.0
+    # [% height] ... and for "poor"
+    fit_poor_pct: float = 2.5
     # [fraction of joints] joints inside the source's body (winding number >= 0.5) that end outside
     # the target's: any is "check", this share "poor"
     outside_poor_fraction: float = 0.1
@@ -391,13 +415,27 @@ class QualityConfig:
     # [height] a given symmetry plane farther than this from the target's centre does not cut the
     # body: refused
     plane_offset_refuse: float = 0.25
+    # [factor] a bone whose length over the body height differs from the source's by more than this
+    # either way is out of proportion (a neck collapsed in a big head, a leg stretched to the ears;
+    # stylised production targets rigged by hand markers stay within it): "check"
+    proportion_factor: float = 2.5
+    # [height] shorter source bones are not judged (finger segments, helper joints: relative noise)
+    proportion_min_length: float = 0.02
+    # [fraction of bones] this share of the judged bones out of proportion is "poor"
+    proportion_poor_fraction: float = 0.1
+    # [height] a foot is the target's surface below its ankle joint within this along the toe's
+    # direction; toes pointing to its shorter side (the heel) turn the verdict "poor"
+    foot_reach: float = 0.15
 
     def __post_init__(self):
         if not (1.0 <= self.marker_spread_warn <= self.marker_spread_refuse
-                and 0 < self.residual_check_pct <= self.residual_poor_pct
+                and 0 < self.residual_check_pct <= self.residual_poor_pct and 0 < self.fit_check_pct <= self.fit_poor_pct
                 and 0 <= self.mapped_poor <= self.mapped_check <= 1 and self.mapped_distance_pct > 0
                 and 0 < self.outside_poor_fraction <= 1 and self.outside_tolerance_pct >= 0 and self.plane_offset_refuse > 0 and self.few_markers >= 3):
             raise ValueError("quality thresholds must be ordered (warn <= refuse, check <= poor) and positive")
+        if not (self.proportion_factor > 1 and self.proportion_min_length >= 0
+                and 0 < self.proportion_poor_fraction <= 1 and self.foot_reach > 0):
+            raise ValueError("proportion_factor must be > 1, proportion_poor_fraction in (0, 1] and foot_reach > 0")
         if self.inside_exact_faces < 0 or self.inside_cells < 1:
             raise ValueError("inside_exact_faces must be >= 0 and inside_cells >= 1")
 

@@ -18,11 +18,12 @@ import hashlib
 import json
 import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .config import Config
 from .errors import InputError
 from .model.mesh import Mesh
+from .model.report import InputsRecord, MarkerOrigin, TransferReport
 from .model.rig import Rig
 
 log = logging.getLogger("asetransfer")
@@ -200,15 +201,16 @@ def rig_frame(target_path, rig: Rig) -> dict:
 @dataclass(eq=False)
 class FilesResult:
     """What :func:`transfer_files` did: the transfer's :class:`~asetransfer.stages.transfer.Result`,
-    its report as written, and the paths of every file written."""
+    its report as written (with the run's warnings, the inputs record and the rig's digest),
+    and the paths of every file written."""
 
     result: object
-    report: dict
+    report: TransferReport
     outputs: OutputPaths
 
 
 def transfer_files(source, target, output, markers=None, *, options: JobOptions | None = None, report=None,
-                   preview=None, record: dict | None = None, progress=None) -> FilesResult:
+                   preview=None, record: InputsRecord | None = None, progress=None) -> FilesResult:
     """Rig the target file with the source file and write the rigged target.
 
     Parameters
@@ -219,7 +221,7 @@ def transfer_files(source, target, output, markers=None, *, options: JobOptions 
     markers : path of a marker file, or None (automatic markers, humanoids).
     options : :class:`JobOptions` (the transfer's Config and the hand-off).
     report, preview : paths of the JSON report and the PNG preview to write, or None.
-    record : what the output depends on (a batch's content hashes), stored in the report.
+    record : what the output depends on (a batch's content hashes), stored in the report's ``inputs``.
     progress : optional callable ``progress(stage_name)``.
 
     Every output is checked before any work (extension, directory, never an input) and all
@@ -242,15 +244,15 @@ def transfer_files(source, target, output, markers=None, *, options: JobOptions 
     handoff = _prepare_handoff(options, source)
     with collected_warnings() as warnings, named_errors(source_path, target, markers):
         result = transfer(source.rig, target_mesh, hand, config, progress=progress)
-    written = dict(result.report, warnings=list(warnings))
-    if record is not None:
-        written["inputs"] = record
+    written = replace(result.report, warnings=list(warnings), inputs=record)
     with transaction():
-        _write_rig(outputs.rig, result.rig, target, config, inputs)
-        written["output_sha256"] = _written_digest(outputs.rig)
+        with collected_warnings() as writer_warnings:  # what the output format cannot carry
+            _write_rig(outputs.rig, result.rig, target, config, inputs)
+        written.warnings += writer_warnings
+        written.output_sha256 = _written_digest(outputs.rig)
         _write_handoff(outputs, handoff, options, source, result, inputs + (outputs.rig,))
         if outputs.report:
-            _write_json(outputs.report, written, inputs + (outputs.rig,))
+            _write_json(outputs.report, written.to_json(), inputs + (outputs.rig,))
         if outputs.preview:
             _write_preview(outputs.preview, source, target_mesh, result, config, f"{source_path}  ->  {target}",
                            inputs + (outputs.rig,))
@@ -288,7 +290,7 @@ def _write_rig(path, rig: Rig, target_path, config: Config, inputs) -> None:
     from .io import USD_EXTENSIONS, save_rig
 
     usd = os.path.splitext(path)[1].lower() in USD_EXTENSIONS
-    save_rig(path, rig, max_influences=config.weights.max_influences, inputs=inputs,
+    save_rig(path, rig, max_influences=config.weights.max_influences, inputs=inputs, look=rig.mesh.look,
              **(rig_frame(target_path, rig) if usd else {}))
 
 
@@ -365,35 +367,31 @@ def _write_handoff(outputs: OutputPaths, handoff: _Handoff, options: JobOptions,
     write_calibration(outputs.calibration, calibration, inputs)
 
 
-def body_frame(mesh: Mesh, markers_report: dict, side: str, config: Config) -> dict:
+def body_frame(mesh: Mesh, origin: MarkerOrigin, side: str, config: Config) -> dict:
     """A character's body frame (unit ``up``, ``forward``, ``left``): the one its automatic
     markers were found in, else its landmarks' now, else a guess from its up axis and box."""
-    import numpy as np
-
     from .humanoid.body import guess_up_axis
     from .io.preview import mesh_frame_fallback
     from .stages.markers import MarkerError, landmarks_of
 
-    frame = markers_report.get("frames", {}).get(side)
-    if frame is not None:
-        up, forward = np.array(frame["up"]), np.array(frame["forward"])
-        return {"up": up, "forward": forward, "left": np.cross(up, forward)}
-    try:
-        found = landmarks_of(mesh, side, config).frame
-        return {"up": found.up, "forward": found.forward, "left": found.left}
-    except MarkerError:
-        return mesh_frame_fallback(mesh, guess_up_axis(mesh)[0])
+    frame = origin.frames.get(side)
+    if frame is None:
+        try:
+            frame = landmarks_of(mesh, side, config).frame
+        except MarkerError:
+            return mesh_frame_fallback(mesh, guess_up_axis(mesh)[0])
+    return {"up": frame.up, "forward": frame.forward, "left": frame.left}
 
 
-def preview_characters(source: Rig, target: Mesh, markers, markers_report: dict, config: Config,
+def preview_characters(source: Rig, target: Mesh, markers, origin: MarkerOrigin, config: Config,
                        target_rig: Rig | None = None) -> list:
     """What the preview draws (:func:`~asetransfer.io.preview.render_preview`): both characters
     in their body frames with the markers (coloured by confidence), the source's skeleton and,
     given ``target_rig``, the transferred one."""
-    confidence = [markers_report.get("confidence", {}).get(n, 1.0) for n in markers.names]
+    confidence = [origin.confidence.get(n, 1.0) for n in markers.names]
     shown = []
     for side, mesh, points in (("source", source.mesh, markers.source), ("target", target, markers.target)):
-        shown.append({"label": side, "mesh": mesh, "frame": body_frame(mesh, markers_report, side, config),
+        shown.append({"label": side, "mesh": mesh, "frame": body_frame(mesh, origin, side, config),
                       "markers": points.positions(mesh.vertices, mesh.faces), "names": list(markers.names),
                       "confidence": confidence})
     shown[0].update(joints=source.skeleton.bind_world[:, :3, 3], parents=source.skeleton.parents)
@@ -405,6 +403,5 @@ def preview_characters(source: Rig, target: Mesh, markers, markers_report: dict,
 def _write_preview(path, source: SourceFile, target: Mesh, result, config: Config, title: str, inputs) -> None:
     from .io.preview import write_preview
 
-    shown = preview_characters(source.rig, target, result.markers, result.report["marker_origin"], config,
-                               result.rig)
+    shown = preview_characters(source.rig, target, result.markers, result.report.marker_origin, config, result.rig)
     write_preview(path, shown, title=title, inputs=inputs)

@@ -75,7 +75,7 @@ def row(source_name: str, target_name: str, out: Path) -> dict:
             "body_copy": float(copy[~hand].mean()), "fingers": float(ours[hand].mean()),
             "fingers_copy": float(copy[hand].mean()), "weights": float(weight_error.mean()),
             "worst": {names[j]: round(float(ours[j]), 2) for j in worst},
-            "quality": result.report["quality"]["verdict"], "passes": result.report["pose_match"]["passes"],
+            "quality": result.report.quality.verdict, "passes": result.report.pose_match.passes,
             "seconds": seconds}
 
 

@@ -84,15 +84,15 @@ def main():
             c = correspond(src, tgt, mk, cfg)
             wall = time.perf_counter() - t0
             row = {"case": case, "markers": kind, "n_src": len(src.vertices), "n_tgt": len(tgt.vertices),
-                   "time": wall, "stages": c.stats["timings"], "iterations": c.stats["iterations"]}
+                   "time": wall, "stages": c.stats.timings.to_json(), "iterations": c.stats.iterations}
             if same:
                 hs, ht = height(src.vertices), height(tgt.vertices)
                 row["s2t"] = map_error(c.source_to_target.positions(tgt.vertices, tgt.faces), tgt.vertices, ht)
                 row["t2s"] = map_error(c.target_to_source.positions(src.vertices, src.faces), src.vertices, hs)
             fmt = lambda r, k: f"{r[k][0]:9.3f} {r[k][1]:8.3f}" if k in r else f"{'-':>9} {'-':>8}"
-            stages = " ".join(f"{k}={v:.2f}" for k, v in c.stats["timings"].items() if k != "total")
+            stages = " ".join(f"{k}={v:.2f}" for k, v in row["stages"].items() if k != "total")
             print(f"{case:24} {kind:7} {len(src.vertices):>5}>{len(tgt.vertices):<5} {fmt(row, 's2t')} "
-                  f"{fmt(row, 't2s')} {wall:7.2f}  {stages} it={c.stats['iterations']}", flush=True)
+                  f"{fmt(row, 't2s')} {wall:7.2f}  {stages} it={c.stats.iterations}", flush=True)
             if args.nricp and same:
                 f, b, el = run_nricp(src, tgt, mk)
                 from asetransfer.model.surface import interpolate

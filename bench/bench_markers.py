@@ -178,12 +178,12 @@ def main():
         moved = Mesh(s * target.vertices @ rot.T + t, target.faces)
         back = at.transfer(source, moved, None).rig.skeleton.bind_world[:, :3, 3]
         back = ((back - t) @ rot) / s
-        height = float(np.ptp(target.vertices @ auto.report["marker_origin"]["frames"]["target"]["up"]))
+        height = float(np.ptp(target.vertices @ auto.report.marker_origin.frames["target"].up))
         moved_err = float(np.linalg.norm(back - auto.rig.skeleton.bind_world[:, :3, 3], axis=1).max()) / height * 100
         for kind in ("hand", "auto"):
             r, sc = res[kind]
-            row = {"case": case, "markers": kind, "n": r.report["markers"], **sc,
-                   "marker_time": r.report["timings"]["markers"], "total_time": r.report["timings"]["total"]}
+            row = {"case": case, "markers": kind, "n": r.report.markers, **sc,
+                   "marker_time": r.report.timings.markers, "total_time": r.report.timings.total}
             line = (f"{case:22} {kind:7} {row['n']:3d} {sc['body']:6.2f} {sc['fingers']:6.2f} {sc['max']:6.2f} "
                     f"{sc['orient']:6.2f} {sc['weights']:6.3f} {sc['local']:6.2f}")
             if kind == "auto":
@@ -192,7 +192,7 @@ def main():
                 row["moved_pct"] = moved_err
                 line += (f"   {row['ratios'][0]:4.2f}/{row['ratios'][1]:4.2f}/{row['ratios'][2]:4.2f}"
                          f"      {moved_err:6.3f}   {row['marker_time']:.2f}"
-                         f"      {row['total_time'] - res['hand'][0].report['timings']['total']:5.2f}")
+                         f"      {row['total_time'] - res['hand'][0].report.timings.total:5.2f}")
             rows.append(row)
             print(line, flush=True)
     if args.json:

@@ -201,8 +201,8 @@ def main():
         s = summarise(score(str(DEV / args.case), str(glb)))
         joints[n] = joint_positions(glb, metres_per_unit)
         rows.append({"size": n, "vertices": n_vertices, "wall_s": wall, "peak_mb": peak,
-                     "timings": report["timings"], "correspondence": report["correspondence"]["timings"],
-                     "solver": report["correspondence"]["solver"], **s})
+                     "timings": report.timings.to_json(), "correspondence": report.correspondence.timings.to_json(),
+                     "solver": report.correspondence.solver, **s})
     for row in rows:
         t, c = row["timings"], row["correspondence"]
         vs = joints_difference_mm(joints[row["size"]], joints[BASE_SIZE])

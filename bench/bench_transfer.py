@@ -23,18 +23,20 @@ from pathlib import Path
 
 from devdata import DEV, EVAL, ROOT, SHARED, cases as dev_cases, target_path  # noqa: E402
 
+from asetransfer.model.report import TransferReport  # noqa: E402
+
 DEFAULT_VARIANTS = ["em=", "pa=--joints pa"]
 
 
 def run_transfer(case_dir: Path, markers: str, flags: list, out: Path):
-    """Run the CLI once on a dev case; returns (wall seconds, peak RSS MB, report dict)."""
+    """Run the CLI once on a dev case; returns (wall seconds, peak RSS MB, :class:`TransferReport`)."""
     return run_cli(case_dir / "source.glb", target_path(case_dir.name), case_dir / f"markers_{markers}.json",
                    flags, out)
 
 
 def run_cli(source: Path, target: Path, markers: Path | None, flags: list, out: Path):
     """Run ``asetransfer transfer`` once in a child process (``markers`` None: automatic
-    markers); returns (wall seconds, peak RSS MB, report)."""
+    markers); returns (wall seconds, peak RSS MB, :class:`TransferReport`)."""
     report = out.with_suffix(".report.json")
     given = [] if markers is None else ["--markers", str(markers)]
     cmd = [sys.executable, "-c", _RUN_AND_REPORT_PEAK, "transfer", str(source), str(target),
@@ -47,7 +49,7 @@ def run_cli(source: Path, target: Path, markers: Path | None, flags: list, out: 
     if proc.returncode != 0:
         raise SystemExit(f"{target}: transfer failed ({proc.returncode}): {err.strip()}")
     peak = float(err.strip().splitlines()[-1].split()[-1]) / 1024.0
-    return wall, peak, json.loads(report.read_text())
+    return wall, peak, TransferReport.from_json(json.loads(report.read_text()))
 
 
 # Children may cache their bytecode, as an installed package has it: a shell with
@@ -114,9 +116,10 @@ def main():
                 out = out_dir / f"{case}.glb"
                 wall, rss, report = run_transfer(DEV / case, markers, shlex.split(flags), out)
                 s = summarise(score(str(DEV / case), str(out)))
-                t = report["timings"]
+                t = report.timings
                 row = {"variant": name, "flags": flags, "markers": markers, "case": case, "wall_s": wall,
-                       "peak_mb": rss, "timings": t, "skeleton_timings": report["skeleton"]["timings"], **s}
+                       "peak_mb": rss, "timings": t.to_json(), "skeleton_timings": report.skeleton.timings.to_json(),
+                       **s}
                 rows.append(row)
                 fmt = lambda v, f: "–" if v is None else format(v, f)  # noqa: E731
                 print(f"{name:10} {markers:7} {case:22} {s['joint_mean_mm']:8.1f} {s['joint_max_mm']:6.1f} "
@@ -124,7 +127,7 @@ def main():
                       f"{s['orient_deg']:6.2f} {s['weight_err']:6.3f} "
                       f"{s['local_mean']:5.2f}/{s['local_p95']:5.2f} {s['world_mean']:5.2f}/{s['world_p95']:5.2f} "
                       f"{fmt(s['sym_mm'], '5.2f')} {fmt(s['spine_mm'], '5.2f')} {wall:6.2f} {rss:5.0f}  "
-                      f"{t['correspondence']:.2f}/{t['skeleton']:.3f}/{t['weights']:.3f}", flush=True)
+                      f"{t.correspondence:.2f}/{t.skeleton:.3f}/{t.weights:.3f}", flush=True)
     if args.baseline:
         print_baseline(cases, Path(args.out) / "baseline", score)
     if args.json:

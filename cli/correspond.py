@@ -67,10 +67,10 @@ def run(args) -> int:
             write_ply(paths[name], verts, faces, inputs + (args.output,))
     s = corr.stats
     if args.json:
-        print(json.dumps(s, indent=1))
+        print(json.dumps(s.to_json(), indent=1))
     elif not getattr(args, "quiet", False):
         print(f"{args.output}: {len(source.vertices)} source -> {len(target.vertices)} target vertices in "
-              f"{s['timings']['total']:.2f} s; fit distance mean {s['fit_distance_mean']:.4g}, "
-              f"marker residual mean {s['marker_residual_mean']:.4g} (worst {s['marker_residual_worst']}, "
-              f"{s['marker_residual_max']:.4g}) target units")
+              f"{s.timings.total:.2f} s; fit distance mean {s.fit_distance_mean:.4g}, "
+              f"marker residual mean {s.marker_residual_mean:.4g} (worst {s.marker_residual_worst}, "
+              f"{s.marker_residual_max:.4g}) target units")
     return 0

@@ -41,17 +41,17 @@ def run(args) -> int:
     hand = read_hand_markers(args.markers, source, target, config)
     with named_errors(args.source, args.target, args.markers):
         markers, origin = automatic_markers(source, target, config, hand=hand)
-    extras = {n: {"automatic": n in origin["confidence"], **({"confidence": origin["confidence"][n]}
-                                                            if n in origin["confidence"] else {})}
+    extras = {n: {"automatic": n in origin.confidence, **({"confidence": origin.confidence[n]}
+                                                          if n in origin.confidence else {})}
               for n in markers.names}
     with transaction():
         write_markers(args.output, markers, source.mesh, target, extras, inputs=inputs)
         if args.preview:
             _preview(args, source, target, markers, origin, config, inputs)
     if not getattr(args, "quiet", False):
-        low = origin["low_confidence"]
-        print(f"{args.output}: {len(markers)} markers ({len(origin['automatic'])} automatic, "
-              f"{len(origin['hand'])} hand)" + (f"; low confidence: {', '.join(low)}" if low else ""))
+        low = origin.low_confidence
+        print(f"{args.output}: {len(markers)} markers ({len(origin.automatic)} automatic, "
+              f"{len(origin.hand)} hand)" + (f"; low confidence: {', '.join(low)}" if low else ""))
     return 0
 
 

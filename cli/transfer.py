@@ -77,8 +77,8 @@ def add_options(p):
     p.add_argument("--no-pose-normalize", dest="pose_normalize", action="store_false",
                    help="rest pose = bind pose, the target as modelled" + ("" if sk.pose_normalize else " (default)"))
     p.add_argument("--max-influences", type=_count_arg(MAX_INFLUENCES, minimum=1), default=wc.max_influences, metavar="N",
-                   help=f"joints per vertex, 1 to {MAX_INFLUENCES} (default %(default)s; up to 4 is one glTF JOINTS_0/WEIGHTS_0 "
-                        "set, more a second)")
+                   help=f"joints per vertex, 1 to {MAX_INFLUENCES} (default: the source's own maximum, 4 when it uses "
+                        "at most 4; up to 4 is one glTF JOINTS_0/WEIGHTS_0 set, more a second)")
     p.add_argument("--weights", choices=("auto", "interp", "robust"), default=wc.method,
                    help="interp: source weights interpolated at each vertex's source point; "
                         "robust: keep them only where the match is close and the normals agree, "
@@ -156,6 +156,6 @@ def run(args) -> int:
                           progress=_Progress(getattr(args, "quiet", False)))
     if not getattr(args, "quiet", False):
         r = done.report
-        print(f"{args.output}: {r['joints']} joints, {r['target_vertices']} vertices, "
-              f"{r['weights']['max_influences']} max influences, {r['timings']['total']:.2f} s")
+        print(f"{args.output}: {r.joints} joints, {r.target_vertices} vertices, "
+              f"{r.weights.max_influences} max influences, {r.timings.total:.2f} s")
     return 0

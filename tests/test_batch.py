@@ -80,6 +80,7 @@ def test_batch_rigs_every_target_and_summarises(reference, tmp_path):
         assert row["status"] == "ok" and row["error"] == ""
         assert 0 <= row["marker_residual_mean"] <= row["marker_residual_max"] and row["fit_distance_p95"] > 0
         report = json.loads((out / f"{row['stem']}.report.json").read_text())
+        assert report["schema"] == "asetransfer.report/1"
         assert report["inputs"]["target"] == batch.file_digest(row["target"])
         assert report["output_sha256"] == batch.file_digest(out / f"{row['stem']}.glb")
     with open(out / "summary.csv", newline="") as f:
@@ -106,9 +107,13 @@ def test_a_rerun_skips_what_is_done_and_redoes_what_changed(reference, tmp_path)
     shutil.copytree(cast, moved)
     markers = moved / "tall.markers.json"
     markers.write_text(json.dumps(json.loads(markers.read_text()), indent=3))
+    # a report of another schema (an older version's) vouches for nothing: that target is redone
+    older = again / "heavy.report.json"
+    older.write_text(json.dumps({k: v for k, v in json.loads(older.read_text()).items() if k != "schema"}))
     results = list(at.transfer_many(SOURCE, [moved / os.path.basename(t) for t in targets], again))
-    assert sorted((r.stem, r.status) for r in results) == [("cartoon", "skipped"), ("heavy", "skipped"),
+    assert sorted((r.stem, r.status) for r in results) == [("cartoon", "skipped"), ("heavy", "ok"),
                                                           ("tall", "ok")]
+    assert json.loads(older.read_text())["schema"] == "asetransfer.report/1"
     assert outputs(again) == outputs(out)  # fresh or resumed: the same bytes
 
 

@@ -240,7 +240,7 @@ def _identity_correspondence(mesh, alignment=None):
     face, corner = vertex_faces(mesh.n_vertices, mesh.faces)
     m = SurfacePoints(face, np.eye(3)[corner])
     al = alignment or Similarity(1.0, np.eye(3), np.zeros(3))
-    return Correspondence(m, m, al, mesh.vertices, mesh.vertices, mesh.vertices, {})
+    return Correspondence(m, m, al, mesh.vertices, mesh.vertices, mesh.vertices)
 
 
 def test_transfer_through_an_identity_correspondence_keeps_everything(fixture_source, calibration):

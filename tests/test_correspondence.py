@@ -186,7 +186,7 @@ def test_correspondence_is_invariant_to_units_and_axes(turn):
     pa = base.source_to_target.positions(tgt.vertices, tgt.faces)
     pb = other.source_to_target.positions(tgt.vertices, tgt.faces)  # same triangles, read on tgt
     assert np.linalg.norm(pa - pb, axis=1).max() < 1e-6
-    assert other.stats["alignment_scale"] > 50
+    assert other.stats.alignment_scale > 50
 
 
 def test_registration_recovers_a_nonrigid_deformation():
@@ -198,7 +198,7 @@ def test_registration_recovers_a_nonrigid_deformation():
     err = map_error(c, src, tgt)
     # measured 0.0063; similarity alignment + closest point alone gives 0.059
     assert err < 0.01, err
-    assert c.stats["fit_distance_p95"] < 0.005 * np.linalg.norm(np.ptp(tgt.vertices, axis=0))
+    assert c.stats.fit_distance_p95 < 0.005 * np.linalg.norm(np.ptp(tgt.vertices, axis=0))
 
 
 def test_a_stiffness_schedule_keeps_a_body_marked_only_at_its_ends_from_sliding():
@@ -215,7 +215,7 @@ def test_a_stiffness_schedule_keeps_a_body_marked_only_at_its_ends_from_sliding(
     levels = correspond(src, tgt, m, CorrespondenceConfig(register_stiffness=(100.0, 10.0, 1.0)))
     # measured 0.0122 and 0.0026 of the diagonal
     assert map_error(levels, src, tgt) < 0.5 * map_error(one, src, tgt)
-    assert levels.stats["iterations"][1] <= CorrespondenceConfig().max_iterations
+    assert levels.stats.iterations[1] <= CorrespondenceConfig().max_iterations
     # one level at mu1 is the registration as it was
     same = correspond(src, tgt, m, CorrespondenceConfig(register_stiffness=(1.0,)))
     assert np.array_equal(same.registered_source, one.registered_source)
@@ -251,17 +251,17 @@ def test_unmarked_pieces_are_glued_or_ride_along_without_nans(src_x, tgt_x, glue
     ids = spread(src.vertices, 12)
     markers = vertex_markers(ids, ids, src2, tgt2)
     if glued:  # nearly all of the ball is farther than layer_distance from the body
-        assert correspond(src2, tgt2, markers).stats["unmarked_source_vertices"] == len(eye.vertices)
+        assert correspond(src2, tgt2, markers).stats.unmarked_source_vertices == len(eye.vertices)
     c = correspond(src2, tgt2, markers, CorrespondenceConfig(layer_hanging=2.0))
     for sp_ in (c.source_to_target, c.target_to_source):
         assert np.isfinite(sp_.bary).all()
-    assert c.stats["unmarked_source_vertices"] == (0 if glued else len(eye.vertices))
+    assert c.stats.unmarked_source_vertices == (0 if glued else len(eye.vertices))
     # the source eye lands on the target eye, the target eye maps to the source eye
     assert (c.source_to_target.face[len(src.vertices):] >= len(tgt.faces)).all()
     assert (c.target_to_source.face[n:] >= len(src.faces)).all()
     # glued or not, a piece without markers does not make a body in pieces: the glue comes
     # and goes with its distance, the registration's schedule must not
-    assert c.stats["stiffness_levels"] == [1.0]
+    assert c.stats.stiffness_levels == [1.0]
 
 
 def test_markers_on_several_pieces_register_in_stiffness_levels():
@@ -277,8 +277,8 @@ def test_markers_on_several_pieces_register_in_stiffness_levels():
     one = correspond(src2, tgt2, vertex_markers(ids, ids, src2, tgt2))
     eyes = vertex_markers(ids + [len(src.vertices)], ids + [len(tgt.vertices)], src2, tgt2)
     two = correspond(src2, tgt2, eyes)
-    assert one.stats["stiffness_levels"] == [1.0]
-    assert two.stats["stiffness_levels"] == list(CorrespondenceConfig().glued_stiffness)
+    assert one.stats.stiffness_levels == [1.0]
+    assert two.stats.stiffness_levels == list(CorrespondenceConfig().glued_stiffness)
 
 
 def test_correspondence_is_deterministic():
@@ -315,7 +315,7 @@ def test_large_target_fitted_on_a_proxy_keeps_the_map():
     cfg = CorrespondenceConfig(proxy_vertices=650, proxy_above=1000)
     c = correspond(src, tgt, vertex_markers(ids_s, ids_t, src, tgt), cfg)
     full = correspond(src, tgt, vertex_markers(ids_s, ids_t, src, tgt))
-    assert 500 < c.stats["proxy_vertices"] <= 700 and full.stats["proxy_vertices"] == 0
+    assert 500 < c.stats.proxy_vertices <= 700 and full.stats.proxy_vertices == 0
     # the true target point of source vertex i is target vertex i (shared first vertices)
     diag = np.linalg.norm(np.ptp(tgt.vertices, axis=0))
     for corr in (c, full):
@@ -324,7 +324,7 @@ def test_large_target_fitted_on_a_proxy_keeps_the_map():
     assert c.faired_target.shape == tgt.vertices.shape and np.isfinite(c.faired_target).all()
     again = correspond(src, tgt, vertex_markers(ids_s, ids_t, src, tgt), cfg)  # deterministic proxy
     assert np.array_equal(again.target_to_source.bary, c.target_to_source.bary)
-    assert c.stats["fit_distance_p95"] < 0.005 * diag
+    assert c.stats.fit_distance_p95 < 0.005 * diag
 
 
 def test_fairing_and_stage_one_on_proxies_keep_the_map():
@@ -337,8 +337,8 @@ def test_fairing_and_stage_one_on_proxies_keep_the_map():
     on = correspond(src, tgt, vertex_markers(ids, ids, src, tgt),
                     CorrespondenceConfig(fair_proxy_vertices=600, fair_proxy_above=1000))
     off = correspond(src, tgt, vertex_markers(ids, ids, src, tgt), CorrespondenceConfig(fair_proxy_vertices=0))
-    assert all(400 < n <= 700 for n in on.stats["fairing_proxy_vertices"])
-    assert off.stats["fairing_proxy_vertices"] == [0, 0]
+    assert all(400 < n <= 700 for n in on.stats.fairing_proxy_vertices)
+    assert off.stats.fairing_proxy_vertices == [0, 0]
     diag = np.linalg.norm(np.ptp(tgt.vertices, axis=0))
     p_on, p_off = (c.source_to_target.positions(tgt.vertices, tgt.faces) for c in (on, off))
     assert np.linalg.norm(p_on - tgt.vertices, axis=1).mean() < 0.01 * diag  # same vertex order
@@ -351,7 +351,7 @@ def test_fairing_and_stage_one_on_proxies_keep_the_map():
     # the vertices follow the proxy's displacement, which is zero, not its surface
     self_map = correspond(src, src, vertex_markers(ids, ids, src, src),
                           CorrespondenceConfig(fair_proxy_vertices=600, fair_proxy_above=1000))
-    assert self_map.stats["fairing_proxy_vertices"][0] > 0
+    assert self_map.stats.fairing_proxy_vertices[0] > 0
     np.testing.assert_allclose(self_map.registered_source, src.vertices, atol=1e-9 * diag)
 
 
@@ -374,7 +374,7 @@ def test_a_singular_proxy_falls_back_to_the_meshes_themselves(monkeypatch):
         return fair(source, target, cfg)
     monkeypatch.setattr(pipeline_module, "fair", fair_failing_on_proxies)
     c = correspond(src, tgt, vertex_markers(ids, ids, src, tgt), on)
-    assert c.stats["fairing_proxy_vertices"] == [0, 0]
+    assert c.stats.fairing_proxy_vertices == [0, 0]
     np.testing.assert_array_equal(c.source_to_target.face, off.source_to_target.face)
     np.testing.assert_allclose(c.source_to_target.bary, off.source_to_target.bary, atol=1e-12)
 

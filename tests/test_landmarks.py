@@ -18,6 +18,7 @@ from scipy.spatial.transform import Rotation
 
 import asetransfer as at
 from asetransfer.config import Config, MarkersConfig
+from asetransfer.geometry.pieces import LayerRule
 from asetransfer.humanoid.landmarks import NotHumanoidError, find_landmarks
 from asetransfer.humanoid.skeleton_map import propose_skeleton_map
 from asetransfer.model.markers import Markers
@@ -28,7 +29,7 @@ from asetransfer_cli.main import main
 from conftest import DEV, FIXTURES, dev_target, needs_dev
 
 KW = dict(bridge_gap=0.02, extremity_radius=0.15, symmetry_iterations=30,
-          layers=dict(gap=0.01, distance=0.03, angle=45.0, fraction=0.5))
+          layers=LayerRule(gap=0.01, distance=0.03, angle=45.0, fraction=0.5))
 TARGETS = ("target_heavy.ply", "target_tall.obj", "target_cartoon.off")
 EXPECTED = {"head_top", "nose_tip", "head_back", "crotch"} | {
     f"{n}.{s}" for n in ("hand_tip", "thumb_tip", "index_tip", "middle_tip", "ring_tip", "pinky_tip", "toe_tip",
@@ -254,9 +255,9 @@ def test_automatic_markers_between_vertices_only_with_a_coarse_character(source,
         return {n: bool(np.isclose(markers.target.bary[i].max(), 1.0) and np.isclose(markers.source.bary[i].max(), 1.0))
                 for i, n in enumerate(markers.names)}
     dense, report = automatic_markers(source, heavy, Config())
-    assert all(on_vertices(dense).values()) and report["between_vertices"] is False
+    assert all(on_vertices(dense).values()) and report.between_vertices is False
     coarse, report = automatic_markers(source, _coarse(heavy), Config())
-    assert report["between_vertices"] is True
+    assert report.between_vertices is True
     fingertips = {n for n in coarse.names if n.split("_tip")[0] in ("thumb", "index", "middle", "ring", "pinky")}
     assert fingertips and {n for n, v in on_vertices(coarse).items() if not v} == set(BETWEEN) | fingertips
 
@@ -360,7 +361,7 @@ def test_each_fingertip_is_named_for_its_finger(source, degrees):
 def test_the_corners_of_one_blunt_fingertip_are_one_tip():
     # six tips: four fingertips 0.085 H or more apart and a thumb with two corners 0.031
     # apart (graph paths on a coarse mesh); tips farthest from the middle first
-    from asetransfer.humanoid.landmarks import _merged_corners
+    from asetransfer.humanoid.landmarks.hands import _merged_corners
     tips = np.array([[0.0, 0, 0], [0.09, 0, 0], [0.18, 0, 0], [0.27, 0, 0], [0.1, -0.1, 0], [0.12, -0.125, 0]])
     d = np.linalg.norm(tips[:, None] - tips[None], axis=2)
     assert _merged_corners(list(range(6)), d) == [0, 1, 2, 3, 4]
@@ -410,7 +411,7 @@ def test_legs_fused_to_the_knees_give_no_crotch_marker_and_the_hips_stay_up(sour
     assert ("crotch" in landmarks.vertex) == (kind == "skirt")  # a skirt's hem is a fork of the legs
     result = at.transfer(source, mesh, None)
     assert message in caplog.text and "crotch" not in result.markers.names
-    assert result.report["marker_origin"]["thighs_joined"] == (["target"] if kind == "thighs" else [])
+    assert result.report.marker_origin.thighs_joined == (["target"] if kind == "thighs" else [])
     placed = dict(zip(result.rig.skeleton.names, result.rig.skeleton.bind_world[:, :3, 3]))
     height = _height(mesh)
     for name, bound in (("hips", 0.02), ("spine.001", 0.02), ("thigh.L", 0.03), ("thigh.R", 0.03)):
@@ -438,7 +439,7 @@ def test_a_crotch_far_lower_than_the_sources_is_no_marker_only_beyond_the_ratio(
     # a marker; asked for 0.8, it is dropped
     cartoon = at.load_mesh(FIXTURES / "target_cartoon.off")
     markers, report = automatic_markers(source, cartoon, Config())
-    heights = report["crotch_heights"]
+    heights = report.crotch_heights
     assert "crotch" in markers.names and 0.65 < heights[1] / heights[0] < 0.8
     markers, _ = automatic_markers(source, cartoon, Config(markers=MarkersConfig(crotch_height_ratio=0.8)))
     assert "crotch" not in markers.names
@@ -489,17 +490,17 @@ def _hand_tree():
 def test_fingers_are_named_from_the_thumbs_side_of_the_hand():
     # the thumb's tip is nearer the short pinky's than the index's: the shortest chain of
     # fingertips from the thumb named them in reverse
-    from asetransfer.humanoid.landmarks import _fingertips
+    from asetransfer.humanoid.landmarks.hands import fingertips
     surface, tips = _hand_tree()
     v = surface.vertices
     assert np.linalg.norm(v[tips["thumb"]] - v[tips["pinky"]]) < np.linalg.norm(v[tips["thumb"]] - v[tips["index"]])
-    named = _fingertips(surface, tips["middle"], 2.5)
+    named = fingertips(surface, tips["middle"], 2.5)
     assert named == {"thumb_tip": tips["thumb"], "index_tip": tips["index"], "middle_tip": tips["middle"],
                      "ring_tip": tips["ring"], "pinky_tip": tips["pinky"]}
 
 
 def test_a_bump_is_left_out_but_not_a_sixth_finger():
-    from asetransfer.humanoid.landmarks import _isolation, _without_bumps
+    from asetransfer.humanoid.landmarks.hands import _isolation, _without_bumps
     # distances along a line of five vertices from vertices 1 and 3; vertex 4 is the farthest
     far = np.array([0.0, 0.3, 0.1, 0.2, 0.5])
     paths = np.abs(np.array([[1.0], [3.0]]) - np.arange(5)[None, :])
@@ -532,7 +533,7 @@ def test_a_limb_with_many_tips_is_one_limb_and_the_others_are_still_found():
     ends = [chain(0, 10, 0.1) for _ in range(4)]
     hand = chain(0, 12, 0.1)
     prongs = [chain(hand, 2, 0.05) for _ in range(9)]
-    from asetransfer.humanoid.landmarks import CANDIDATE_TIPS, _tips
+    from asetransfer.humanoid.landmarks.layout import CANDIDATE_TIPS, _tips
     assert len(prongs) > CANDIDATE_TIPS
     tips = _tips(_TreeSurface(edges, size=2.0), radius=0.025)  # extremities 0.05 apart, limbs 0.6
     assert len(tips) == 5
@@ -641,7 +642,7 @@ def test_hand_markers_win_and_the_rest_is_completed(source, heavy):
     assert both.names[:2] == ("middle_tip.L", "my_crotch")
     assert "crotch" not in both.names and both.names.count("middle_tip.L") == 1
     assert set(both.names) == set(lm.vertex) - {"crotch", "hand_tip.L", "hand_tip.R"} | {"my_crotch"}
-    assert report["hand"] == ["middle_tip.L", "my_crotch"] and "middle_tip.L" not in report["automatic"]
+    assert report.hand == ["middle_tip.L", "my_crotch"] and "middle_tip.L" not in report.automatic
 
 
 def test_transfer_without_markers_rigs_the_fixture_like_hand_markers(source, heavy):
@@ -657,7 +658,7 @@ def test_transfer_without_markers_rigs_the_fixture_like_hand_markers(source, hea
 
     hand = at.load_markers(FIXTURES / "markers_heavy.json", source.mesh, heavy)
     auto = at.transfer(source, heavy, None)
-    assert auto.report["marker_origin"]["automatic"] and not auto.report["marker_origin"]["hand"]
+    assert auto.report.marker_origin.automatic and not auto.report.marker_origin.hand
     # measured: hand 0.8 %H, automatic 1.0 %H mean joint error on this fixture
     assert error(auto) < 1.5 * error(at.transfer(source, heavy, hand)) + 0.3
 
@@ -681,7 +682,7 @@ def test_markers_command_writes_a_marker_file_transfer_reads(tmp_path, source, h
     # body joints 0.63 -> 0.74 %H, weights 0.080 -> 0.088)
     assert back.automatic == set(back.names)
     fed_back, found = at.transfer(source, heavy, back), at.transfer(source, heavy)
-    assert fed_back.report["marker_origin"]["automatic"] == list(back.names)
+    assert fed_back.report.marker_origin.automatic == list(back.names)
     moved = np.linalg.norm(fed_back.rig.skeleton.bind_world[:, :3, 3] - found.rig.skeleton.bind_world[:, :3, 3], axis=1)
     assert moved.max() < 1e-3 * _height(heavy)
     as_hand = at.transfer(source, heavy, Markers(back.names, back.source, back.target))

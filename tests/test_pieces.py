@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import trimesh
 
-from asetransfer.geometry.pieces import layer_faces
+from asetransfer.geometry.pieces import LayerRule, layer_faces
 from asetransfer.geometry.topology import vertex_components
 
 RULE = {"gap": 0.01, "distance": 0.03, "angle": 45.0, "fraction": 0.5, "hanging": 0.25}
@@ -29,7 +29,7 @@ def _join(parts):
 
 
 def _layer_by_piece(v, f, **rule):
-    layer = layer_faces(v, f, **{**RULE, **rule})
+    layer = layer_faces(v, f, LayerRule(**{**RULE, **rule}))
     piece = vertex_components(len(v), f)[f[:, 0]]
     return [bool(layer[piece == p].all()) for p in range(piece.max() + 1)]
 

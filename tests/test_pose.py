@@ -59,10 +59,10 @@ def test_a_posed_target_gets_the_posed_skeleton_back(source, markers, pose):
     off = at.transfer(source, target, markers, Config(pose=PoseConfig(match_angle=180.0)))
     on = at.transfer(source, target, markers)
     error = lambda r: np.linalg.norm(r.rig.skeleton.bind_world[:, :3, 3] - truth, axis=1)  # noqa: E731
-    assert off.report["pose_match"]["passes"] == 0 and error(off).max() > 0.008  # measured: 16 mm, 9 mm
-    assert on.report["pose_match"]["passes"] >= 1
+    assert off.report.pose_match.passes == 0 and error(off).max() > 0.008  # measured: 16 mm, 9 mm
+    assert on.report.pose_match.passes >= 1
     assert error(on).max() < 0.001  # measured: 0.6 mm, 0.4 mm
-    first = on.report["pose_match"]["limb_angles_deg"][0]
+    first = on.report.pose_match.limb_angles_deg[0]
     assert abs(first["shoulder_l"] - abs(pose["shoulder"][1])) < 8.0  # the pose was read from the first pass
 
 
@@ -78,8 +78,8 @@ def test_the_report_and_the_rig_keep_the_source_rest_orientations(source, marker
 def test_same_pose_targets_are_not_matched(source):
     target = at.load_mesh(FIXTURES / "target_tall.obj")
     markers = at.load_markers(FIXTURES / "markers_tall.json", source.mesh, target)
-    report = at.transfer(source, target, markers).report["pose_match"]
-    assert report["passes"] == 0 and max(report["limb_angles_deg"][0].values()) < 12.0
+    report = at.transfer(source, target, markers).report.pose_match
+    assert report.passes == 0 and max(report.limb_angles_deg[0].values()) < 12.0
 
 
 def test_match_pose_turns_each_limb_bone_onto_the_wanted_direction(source):
@@ -106,13 +106,13 @@ def test_passes_register_in_stiffness_levels_only_with_automatic_markers(source,
     monkeypatch.setattr(transfer_module, "correspond", recording)
     target, _ = _posed(source, {"shoulder": ([0, 0, 1], -40.0)})
     hand = at.transfer(source, target, markers)
-    assert hand.report["pose_match"]["passes"] >= 1 and seen == [()] * len(seen)
+    assert hand.report.pose_match.passes >= 1 and seen == [()] * len(seen)
     seen.clear()
     auto = at.transfer(source, target, None)
     # the first pass already registers a posed source (the landmarks' pose)
-    assert auto.report["marker_origin"]["automatic"] and "landmark_pose_deg" in auto.report["pose_match"]
+    assert auto.report.marker_origin.automatic and auto.report.pose_match.landmark_pose_deg is not None
     levels = CorrespondenceConfig().automatic_stiffness
-    assert len(levels) > 1 and seen == [levels] * (1 + auto.report["pose_match"]["passes"])
+    assert len(levels) > 1 and seen == [levels] * (1 + auto.report.pose_match.passes)
 
 
 def test_automatic_markers_register_first_from_the_landmarks_pose(source):
@@ -122,19 +122,19 @@ def test_automatic_markers_register_first_from_the_landmarks_pose(source):
     # pass is needed (before: 3 passes from the source as modelled, joints within 0.6 mm)
     target, truth = _posed(source, {"shoulder": ([0, 0, 1], -40.0)})
     markers, report = automatic_markers(source, target, Config())
-    names = report["automatic"]
+    names = report.automatic
     index = [markers.names.index(n) for n in names]
     on_source = markers.source.positions(source.mesh.vertices, source.mesh.faces)[index]
     on_target = markers.target.positions(target.vertices, target.faces)[index]
     guess = landmark_pose(source.skeleton, dict(zip(names, on_source)), dict(zip(names, on_target)))
     assert max(limb_angles(source.skeleton, guess, truth).values()) < 1.0
     result = at.transfer(source, target, None)
-    pose = result.report["pose_match"]
-    assert abs(pose["landmark_pose_deg"]["shoulder_l"] - 40.0) < 1.0 and pose["passes"] == 0
+    pose = result.report.pose_match
+    assert abs(pose.landmark_pose_deg["shoulder_l"] - 40.0) < 1.0 and pose.passes == 0
     assert np.linalg.norm(result.rig.skeleton.bind_world[:, :3, 3] - truth, axis=1).max() < 0.001  # measured 0.3 mm
     # a target standing like the source is registered as modelled
-    same = at.transfer(source, at.load_mesh(FIXTURES / "target_tall.obj"), None).report["pose_match"]
-    assert "landmark_pose_deg" not in same and same["passes"] == 0
+    same = at.transfer(source, at.load_mesh(FIXTURES / "target_tall.obj"), None).report.pose_match
+    assert same.landmark_pose_deg is None and same.passes == 0
 
 
 def test_no_landmark_pose_when_the_source_names_left_and_right_the_other_way(source, caplog):
@@ -147,5 +147,5 @@ def test_no_landmark_pose_when_the_source_names_left_and_right_the_other_way(sou
     target, _ = _posed(source, {"shoulder": ([0, 0, 1], -40.0)})
     with caplog.at_level("WARNING", logger="asetransfer"):
         report = at.transfer(mislabelled, target, None).report
-    assert report["marker_origin"]["source_frame_agreement"] < 0.5
-    assert "landmark_pose_deg" not in report["pose_match"] and "disagree" in caplog.text
+    assert report.marker_origin.source_frame_agreement < 0.5
+    assert report.pose_match.landmark_pose_deg is None and "disagree" in caplog.text

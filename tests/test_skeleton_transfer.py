@@ -37,7 +37,7 @@ def vertex_map(mesh: Mesh) -> SurfacePoints:
 
 def same_topology_corr(src: Mesh, alignment=IDENTITY) -> Correspondence:
     m = vertex_map(src)
-    return Correspondence(m, m, alignment, src.vertices, src.vertices, src.vertices, {})
+    return Correspondence(m, m, alignment, src.vertices, src.vertices, src.vertices)
 
 
 @pytest.mark.parametrize("method", ["em", "pa"])
@@ -47,7 +47,7 @@ def test_identity_transfer_reproduces_the_source(method):
     np.testing.assert_allclose(sk.bind_world, rig.skeleton.bind_world, atol=1e-9)
     np.testing.assert_allclose(sk.rest_world(), rig.skeleton.rest_world(), atol=1e-9)
     np.testing.assert_allclose(sk.orient, rig.skeleton.orient, atol=0)
-    assert report["fallback_joints"] == ["tip"]  # the end joint has no weighted vertices
+    assert report.fallback_joints == ["tip"]  # the end joint has no weighted vertices
 
 
 @pytest.mark.parametrize("method", ["em", "pa"])
@@ -72,7 +72,7 @@ def test_bent_target_is_pose_normalised_back_to_the_source_pose():
     # bind pose: the tip follows the bent tube (PA of the upper half is the bend)
     # (not exact: the mid joint's cloud includes the blend region; unbent it would be ~1.0 off)
     np.testing.assert_allclose(sk.bind_world[2, :3, 3], posed_world[2, :3, 3], atol=0.05)
-    assert report["delta_rotation_deg"]["max"] > 30
+    assert report.delta_rotation_deg.max > 30
     # rest pose (pose-normalised): the bone from mid to tip points as in the source
     rest = sk.rest_world()[:, :3, 3]
     src = rig.skeleton.rest_world()[:, :3, 3]
@@ -372,7 +372,7 @@ def test_joints_sharing_a_position_in_the_source_share_it_in_the_target():
     kept, report = transfer_skeleton(src, target, corr, SkeletonConfig())
     p = kept.bind_world[:, :3, 3]
     np.testing.assert_allclose(p[3], p[1], atol=1e-12)
-    assert report["coincident_groups"] == 1
+    assert report.coincident_groups == 1
     axis = kept.bind_world[0, :3, :3] @ (sk.bind_world[0, :3, :3].T @ (world[1, :3, 3] - world[0, :3, 3]))
     cos = axis @ (p[1] - p[0]) / np.linalg.norm(axis) / np.linalg.norm(p[1] - p[0])
     assert cos > np.cos(np.radians(1e-4))
@@ -404,20 +404,20 @@ def test_an_asymmetric_shoulder_keeps_its_joints_where_the_surface_puts_them(fix
     markers = Markers(m.names, m.source, m.source)  # same triangles: the same surface points
     auto = at.transfer(fixture_source, target, markers)
     free = at.transfer(fixture_source, target, markers, Config(skeleton=SkeletonConfig(mirror="off")))
-    rep = auto.report["skeleton"]
-    assert rep["mirrored"] and "clavicle.L" in rep["pairs_not_mirrored"]
+    rep = auto.report.skeleton
+    assert rep.mirrored and "clavicle.L" in rep.pairs_not_mirrored
     a, b = auto.rig.skeleton.bind_world[:, :3, 3], free.rig.skeleton.bind_world[:, :3, 3]
     assert np.linalg.norm(a[arm] - b[arm], axis=1).max() < 0.003
     # the legs are still mirror images
     legs = [fixture_source.skeleton.index(n) for n in ("thigh.L", "shin.L", "foot.L")]
-    assert not set(fixture_source.skeleton.names[j] for j in legs) & set(rep["pairs_not_mirrored"])
+    assert not set(fixture_source.skeleton.names[j] for j in legs) & set(rep.pairs_not_mirrored)
 
 
 def test_a_symmetric_body_keeps_exact_mirror_symmetry(fixture_source):
     target = at.load_mesh(FIXTURES / "target_tall.obj")
     markers = at.load_markers(FIXTURES / "markers_tall.json", fixture_source.mesh, target)
-    rep = at.transfer(fixture_source, target, markers).report["skeleton"]
-    assert rep["mirrored"] and rep["pairs_not_mirrored"] == [] and rep["asymmetry"] < 1e-9 * 200
+    rep = at.transfer(fixture_source, target, markers).report.skeleton
+    assert rep.mirrored and rep.pairs_not_mirrored == [] and rep.asymmetry < 1e-9 * 200
 
 
 def test_a_body_in_pieces_rigs_like_the_whole_body(fixture_source):
@@ -437,7 +437,7 @@ def test_a_body_in_pieces_rigs_like_the_whole_body(fixture_source):
     a = at.transfer(fixture_source, whole, Markers(cut.names, cut.source, SurfacePoints(face[cut.target.face],
                                                                                          cut.target.bary)))
     b = at.transfer(fixture_source, pieces, cut)
-    assert b.report["correspondence"]["unmarked_target_vertices"] == 0
+    assert b.report.correspondence.unmarked_target_vertices == 0
     names = fixture_source.skeleton.names
     body = [i for i, n in enumerate(names) if not any(k in n for k in ("thumb", "index", "middle", "ring", "pinky"))]
     d = np.linalg.norm(a.rig.skeleton.bind_world[body, :3, 3] - b.rig.skeleton.bind_world[body, :3, 3], axis=1)
@@ -553,7 +553,7 @@ def test_a_denser_copy_of_a_body_rigs_like_the_body(fixture_source):
     height = float(np.ptp(whole.vertices, axis=0).max())
     a, b = (at.transfer(fixture_source, m, at.load_markers(FIXTURES / "markers_heavy.json", fixture_source.mesh, m))
             for m in (whole, dense))
-    assert b.report["correspondence"]["fairing_proxy_vertices"][1] > 0
+    assert b.report.correspondence.fairing_proxy_vertices[1] > 0
     names = fixture_source.skeleton.names
     body = [i for i, n in enumerate(names) if not any(k in n for k in ("thumb", "index", "middle", "ring", "pinky"))]
     d = np.linalg.norm(a.rig.skeleton.bind_world[body, :3, 3] - b.rig.skeleton.bind_world[body, :3, 3], axis=1)

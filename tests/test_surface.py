@@ -1,7 +1,10 @@
-"""Surface geometry: exact winding numbers."""
+"""Surface geometry: exact winding numbers, rays cast at a mesh, a mesh cut by planes."""
 import numpy as np
+import pytest
 import trimesh
 
+from asetransfer.geometry.rays import cast_rays
+from asetransfer.geometry.slicing import clip_triangles, clipped_middle, section
 from asetransfer.geometry.surface import winding_numbers
 
 
@@ -24,3 +27,58 @@ def test_winding_numbers_match_libigl():
     v, f = np.asarray(box.vertices, float), np.asarray(box.faces, np.int64)
     points = rng.uniform(-1.2, 1.2, (50, 3))
     np.testing.assert_allclose(winding_numbers(points, v, f), igl.winding_number(v, f, points), atol=1e-9)
+
+
+def _sphere():
+    sphere = trimesh.creation.icosphere(subdivisions=2, radius=1.0)
+    return np.asarray(sphere.vertices, float), np.asarray(sphere.faces, np.int64)
+
+
+def test_libigl_and_the_exact_test_cross_a_sphere_alike():
+    v, f = _sphere()
+    rng = np.random.default_rng(5)
+    origins = rng.uniform(-0.4, 0.4, (20, 3))
+    directions = rng.normal(size=(20, 3))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    fast = cast_rays(v, f, origins, directions, first=True)
+    exact = cast_rays(v, f, origins, directions, first=True, exact=True)
+    assert fast.ray.tolist() == exact.ray.tolist() == list(range(20))  # from inside, every ray leaves
+    assert (fast.face == exact.face).all()
+    np.testing.assert_allclose(fast.point, exact.point, atol=1e-6)  # libigl's single precision
+    np.testing.assert_allclose(exact.point, origins + exact.t[:, None] * directions, atol=1e-12)
+    np.testing.assert_allclose(exact.bary @ np.ones(3), 1.0)
+    # the whole line: one crossing ahead and one behind each origin
+    line = cast_rays(v, f, origins, directions, first=False, behind=np.inf, exact=True)
+    assert np.bincount(line.ray).tolist() == [2] * 20
+    assert all(sorted(np.sign(line.t[line.ray == r])) == [-1, 1] for r in range(20))
+    started = cast_rays(v, f, origins, directions, first=False, behind=4.0)
+    np.testing.assert_allclose(started.t, [t for r in range(20) for t in sorted(line.t[line.ray == r])], atol=1e-5)
+
+
+def test_a_ray_pointing_away_misses_and_its_line_does_not():
+    v, f = _sphere()
+    origin, up = np.array([[0.1, 0.05, 3.0]]), np.array([[0.0, 0.0, 1.0]])  # off the pole's vertex
+    assert len(cast_rays(v, f, origin, up, first=True).face) == 0
+    assert len(cast_rays(v, f, origin, up, first=False, exact=True).face) == 0
+    line = cast_rays(v, f, origin, up, first=False, behind=np.inf, exact=True)
+    np.testing.assert_allclose(np.sort(line.t), [-4.0, -2.0], atol=0.02)  # the icosphere's faces lie inside it
+    # through a corner, every triangle around it is crossed (edges and corners count)
+    pole = cast_rays(v, f, np.array([[0.0, 0.0, 3.0]]), up, first=False, behind=np.inf, exact=True)
+    assert len(pole.face) > 2 and np.allclose(np.abs(pole.point[:, 2]), 1.0)
+    first = cast_rays(v, f, origin, up, first=True, behind=10.0)
+    assert first.t[0] == pytest.approx(-4.0, abs=0.02)
+
+
+def test_a_square_cut_by_planes():
+    v = np.array([[0.0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]])
+    f = np.array([[0, 1, 2], [0, 2, 3]])
+    x = np.array([1.0, 0, 0])
+    rows, pieces = clip_triangles(v, f, [(x, 0.6), (-x, -0.4)])  # 0.4 <= x <= 0.6
+    area = 0.5 * np.linalg.norm(np.cross(pieces[:, 1] - pieces[:, 0], pieces[:, 2] - pieces[:, 0]), axis=1)
+    assert set(rows.tolist()) == {0, 1} and area.sum() == pytest.approx(0.2)
+    assert pieces[..., 0].min() >= 0.4 - 1e-12 and pieces[..., 0].max() <= 0.6 + 1e-12
+    face, bary = clipped_middle(v, f, np.arange(2), [(x, 0.6), (-x, -0.4)])
+    np.testing.assert_allclose(bary @ v[f[face]], [0.5, 0.5, 0.0], atol=1e-12)
+    assert clipped_middle(v, f, np.arange(2), [(x, -1.0)]) is None  # nothing left
+    cut = section(v, f, 0, 0.25)  # two edges of each triangle cross x = 0.25 (the diagonal for both)
+    assert len(cut) == 4 and np.allclose(cut[:, 0], 0.25)

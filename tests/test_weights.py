@@ -91,13 +91,13 @@ def test_robust_mode_on_a_clean_target_agrees_with_interpolation(fixture_source)
     a = transfer(fixture_source, target, markers, Config(weights=WeightsConfig(method="interp")))
     b = transfer(fixture_source, target, markers, Config(weights=WeightsConfig(method="robust")))
     diff = 0.5 * np.abs(a.rig.skin.to_dense() - b.rig.skin.to_dense()).sum(axis=1)
-    stats = b.report["weights"]["robust"]
-    assert stats["accepted_fraction"] > 0.95
+    stats = b.report.weights.robust
+    assert stats.accepted_fraction > 0.95
     assert np.mean(diff) < 0.01
     np.testing.assert_allclose(a.rig.skeleton.bind_world, b.rig.skeleton.bind_world)  # weights only
     # the default ("auto") interpolates on a target in one piece
     c = transfer(fixture_source, target, markers)
-    assert c.report["weights"]["method"] == "interp" and c.report["weights"]["target_pieces"] == 1
+    assert c.report.weights.method == "interp" and c.report.weights.target_pieces == 1
     assert np.array_equal(c.rig.skin.weights, a.rig.skin.weights)
 
 

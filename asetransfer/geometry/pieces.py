@@ -9,12 +9,15 @@ and a prop held in a hand touch the body at a small part of themselves and *hang
 much of their area is far from it.  Outer cards touching only inner ones *rest on* those
 layers.  The correspondence carries layers along with the body instead of fitting them as
 skin, and the landmark search reads the body without them; both ask :func:`layer_pieces`
-(the parameters: ``CorrespondenceConfig.piece_gap``, ``layer_distance``, ``layer_angle``,
-``layer_fraction``, ``layer_hanging``).
+with one :class:`LayerRule` (``CorrespondenceConfig.piece_gap`` and ``layer_*``).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+from ..config import CorrespondenceConfig
 
 from .alignment import principal_box_sides
 from .geodesic import bridge_edges, unique_edges
@@ -26,6 +29,30 @@ from .topology import face_normals, used_vertices, vertex_areas, vertex_componen
 #: degrees of the tangent planes at both: 90 - ``layer_angle``'s default, the offset of a
 #: layer lying along the normal
 RIM_ANGLE = 45.0
+
+
+@dataclass(frozen=True)
+class LayerRule:
+    """Which pieces are layers (:func:`layer_pieces`): pieces within ``gap`` of each other are
+    neighbours; one lies over a larger neighbour when ``fraction`` of its area is within
+    ``distance`` of it, offset within ``angle`` degrees of its normal, and hangs off it when
+    ``hanging`` of its area is farther (above 1: never).  ``gap`` and ``distance`` are
+    fractions of the mesh's diagonal; ``fraction`` and ``hanging`` of a piece's area."""
+
+    gap: float
+    distance: float
+    angle: float
+    fraction: float
+    hanging: float = 1.0
+
+    @classmethod
+    def of(cls, config: CorrespondenceConfig) -> "LayerRule | None":
+        """The rule the correspondence carries layers by; None when layers are off
+        (``layer_distance`` 0: every piece near another is glued to it)."""
+        if config.layer_distance <= 0:
+            return None
+        return cls(config.piece_gap, config.layer_distance, config.layer_angle, config.layer_fraction,
+                   config.layer_hanging)
 
 
 def layer_pieces(v: np.ndarray, f: np.ndarray, pieces: np.ndarray, bridges: np.ndarray, *, distance: float,
@@ -53,22 +80,20 @@ def layer_pieces(v: np.ndarray, f: np.ndarray, pieces: np.ndarray, bridges: np.n
     return resting_on_layers(v, f, pieces, bridges, layer)
 
 
-def layer_faces(v: np.ndarray, f: np.ndarray, *, gap: float, distance: float, angle: float,
-                fraction: float, hanging: float = 1.0) -> np.ndarray:
-    """(F,) True on the triangles of layers (:func:`layer_pieces`), pieces coming within
-    ``gap`` of each other being neighbours; ``gap`` and ``distance`` are fractions of the
-    diagonal of the triangles' vertices' box (along their principal axes: the same
-    pieces however the mesh is turned)."""
+def layer_faces(v: np.ndarray, f: np.ndarray, rule: LayerRule) -> np.ndarray:
+    """(F,) True on the triangles of layers by ``rule`` (:func:`layer_pieces`), its lengths
+    taken on the diagonal of the triangles' vertices' box along their principal axes (the
+    same pieces however the mesh is turned)."""
     pieces = vertex_components(len(v), f)
     if pieces[f[:, 0]].max(initial=0) == 0:
         return np.zeros(len(f), bool)
     used = used_vertices(f)
     diagonal = float(np.linalg.norm(principal_box_sides(v[used])))
-    bridges = bridge_edges(v, unique_edges(f), gap * diagonal, connect_all=False)
+    bridges = bridge_edges(v, unique_edges(f), rule.gap * diagonal, connect_all=False)
     if not len(bridges):
         return np.zeros(len(f), bool)
-    layer = layer_pieces(v, f, pieces, bridges, distance=distance * diagonal, angle=angle, fraction=fraction,
-                         hanging=hanging)
+    layer = layer_pieces(v, f, pieces, bridges, distance=rule.distance * diagonal, angle=rule.angle,
+                         fraction=rule.fraction, hanging=rule.hanging)
     return layer[pieces[f[:, 0]]]
 
 

@@ -1,4 +1,6 @@
-"""Left/right structure of a character: joint pairs, spine chain, symmetry plane (spec §3.1.3-3.1.4)."""
+"""Symmetry planes (spec §3.1.4): reflecting points, the plane bisecting left/right pairs, and
+the plane a mesh matches its own reflection about (left/right joint pairs and the spine chain
+by name: :mod:`asetransfer.humanoid.naming`)."""
 from __future__ import annotations
 
 

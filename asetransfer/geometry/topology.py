@@ -52,6 +52,21 @@ def used_vertices(faces: np.ndarray) -> np.ndarray:
     return np.flatnonzero(used)
 
 
+def welded_surface(vertices: np.ndarray, faces: np.ndarray):
+    """The surface of a mesh welded across seams (:func:`weld`), without the vertices no triangle uses.
+
+    Returns
+    -------
+    welded_vertices : (n', 3); welded_faces : (F, 3) the same triangles, in the same order,
+    on them; original : (n',) the first input vertex of each welded vertex.
+    """
+    used = used_vertices(faces)
+    welded, welded_faces, index = weld(vertices[used], np.searchsorted(used, faces))
+    original = np.zeros(len(welded), dtype=np.int64)
+    original[index[::-1]] = used[::-1]
+    return welded, welded_faces, original
+
+
 def _unique_rows(keys: np.ndarray):
     """``np.unique(keys, axis=0, return_index=True, return_inverse=True)[1:]`` for (n, 3)
     integer rows, by a lexicographic sort (4x faster than the structured sort behind

@@ -3,7 +3,7 @@ ReConForM §3.1), made once on a source rig and carried to every target.
 
 A :class:`Calibration` holds
 
-* ``skeleton_map``: generic roles -> the rig's joints (:mod:`asetransfer.skeleton_map`);
+* ``skeleton_map``: generic roles -> the rig's joints (:mod:`asetransfer.humanoid.skeleton_map`);
 * ``surface_points``: Tonoli's Table 3.1 body-surface points, each a surface location
   (triangle + barycentric coordinates) attached to a joint;
 * ``meshes``: the crude torso and head meshes spanned by those points (Tonoli §3.2.1);

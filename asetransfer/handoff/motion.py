@@ -1,4 +1,4 @@
-"""BVH motion files: read, write, exact forward kinematics, and conversion to rig rotations.
+"""BVH motions as rig rotations and back (reading and writing BVH files: :mod:`asetransfer.io.bvh`).
 
 A BVH file is a joint hierarchy (``OFFSET``: the joint's position relative to its
 parent when every angle is zero, in the parent's frame, which at zero angles is
@@ -69,15 +69,33 @@ def bvh_to_animation(bvh: Bvh, skeleton: Skeleton, scale: float | None = None, p
     matched = np.array([index.get(bvh_name(n), -1) for n in skeleton.names])
     if (matched < 0).all():
         raise InputError(path, "no joint of the BVH has the name of a rig joint")
+    scale, mismatch = _rest_agreement(bvh, skeleton, matched, scale)
+    if mismatch > REST_MISMATCH_WARN_DEG:
+        log.warning("%s: the BVH zero pose differs from the rig's rest pose (bones up to %.1f deg apart); "
+                    "rotations are applied in the rig's rest frames anyway", path or "BVH", mismatch)
+    W = bvh.world()
+    rot = _rest_frame_rotations(W[:, :, :3, :3], skeleton, matched)
+    trans = np.tile(skeleton.translation, (bvh.n_frames, 1, 1))
+    for r in skeleton.roots():
+        if matched[r] >= 0:
+            trans[:, r] = W[:, matched[r], :3, 3] * scale
+    report = {"matched": int((matched >= 0).sum()), "joints": int(skeleton.n_joints), "scale": scale,
+              "missing": [skeleton.names[j] for j in np.flatnonzero(matched < 0)],
+              "rest_mismatch_deg": mismatch}
+    return Animation(rot, trans, bvh.frame_time), report
+
+
+def _rest_agreement(bvh: Bvh, skeleton: Skeleton, matched: np.ndarray, scale: float | None) -> tuple:
+    """``(scale, mismatch)`` over the bones whose both ends are matched: rig units per BVH unit
+    (given, or the ratio of bone lengths, snapped to 1 within ``SCALE_SNAP``) and the largest
+    angle in degrees between a BVH zero-pose bone and the rig's rest bone."""
     parents = skeleton.parents
-    rest_world = skeleton.rest_world()
-    P0 = rest_world[:, :3, 3]
-    B0 = bvh.rest_positions()
-    # bone direction and length agreement over bones whose both ends are matched
+    rest = skeleton.rest_world()[:, :3, 3]
+    zero = bvh.rest_positions()
     both = np.flatnonzero((parents >= 0) & (matched >= 0))
     both = both[matched[parents[both]] >= 0]
-    rig_bones = P0[both] - P0[parents[both]]
-    bvh_bones = B0[matched[both]] - B0[matched[parents[both]]]
+    rig_bones = rest[both] - rest[parents[both]]
+    bvh_bones = zero[matched[both]] - zero[matched[parents[both]]]
     lr, lb = np.linalg.norm(rig_bones, axis=1), np.linalg.norm(bvh_bones, axis=1)
     if scale is None:
         scale = float(lr.sum() / lb.sum()) if lb.sum() > 0 else 1.0
@@ -85,34 +103,26 @@ def bvh_to_animation(bvh: Bvh, skeleton: Skeleton, scale: float | None = None, p
             scale = 1.0
     ok = (lr > 1e-9 * max(lr.max(initial=0), 1e-300)) & (lb > 0)
     cos = np.einsum("ij,ij->i", rig_bones[ok], bvh_bones[ok]) / (lr[ok] * lb[ok])
-    mismatch = float(np.degrees(np.arccos(np.clip(cos, -1, 1))).max(initial=0.0))
-    if mismatch > REST_MISMATCH_WARN_DEG:
-        log.warning("%s: the BVH zero pose differs from the rig's rest pose (bones up to %.1f deg apart); "
-                    "rotations are applied in the rig's rest frames anyway", path or "BVH", mismatch)
+    return scale, float(np.degrees(np.arccos(np.clip(cos, -1, 1))).max(initial=0.0))
 
-    W = bvh.world()
-    G_bvh = W[:, :, :3, :3]  # BVH zero-pose frames are the identity: world rotation = change
-    nf, nj = bvh.n_frames, skeleton.n_joints
-    G = np.empty((nf, nj, 3, 3))
+
+def _rest_frame_rotations(bvh_world_rotations: np.ndarray, skeleton: Skeleton, matched: np.ndarray) -> np.ndarray:
+    """(F, J, 3, 3) local rotations of the rig's joints, ``R = W0^T G_parent^T G W0``, from the
+    BVH joints' (F, B, 3, 3) world rotations (BVH zero-pose frames are the identity, so a world
+    rotation is the change from rest); rig joints the BVH lacks follow their parent."""
+    parents = skeleton.parents
+    frames = bvh_world_rotations.shape[0]
+    G = np.empty((frames, skeleton.n_joints, 3, 3))
     for j in skeleton.order():
         if matched[j] >= 0:
-            G[:, j] = G_bvh[:, matched[j]]
+            G[:, j] = bvh_world_rotations[:, matched[j]]
         elif parents[j] >= 0:
             G[:, j] = G[:, parents[j]]
         else:
             G[:, j] = np.eye(3)
     R0 = _rest_rotations(skeleton)
     Gp = np.where((parents >= 0)[None, :, None, None], G[:, np.maximum(parents, 0)], np.eye(3))
-    rot = np.swapaxes(R0, 1, 2)[None] @ np.swapaxes(Gp, 2, 3) @ G @ R0[None]
-    rot = closest_rotation(rot)
-    trans = np.tile(skeleton.translation, (nf, 1, 1))
-    for r in skeleton.roots():
-        if matched[r] >= 0:
-            trans[:, r] = W[:, matched[r], :3, 3] * scale
-    report = {"matched": int((matched >= 0).sum()), "joints": int(nj), "scale": scale,
-              "missing": [skeleton.names[j] for j in np.flatnonzero(matched < 0)],
-              "rest_mismatch_deg": mismatch}
-    return Animation(rot, trans, bvh.frame_time), report
+    return closest_rotation(np.swapaxes(R0, 1, 2)[None] @ np.swapaxes(Gp, 2, 3) @ G @ R0[None])
 
 
 def bvh_name(name: str) -> str:

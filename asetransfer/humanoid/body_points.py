@@ -9,7 +9,7 @@ Two sets, each rule written once and mirrored for ``.L`` / ``.R``:
   cover of the body with the contact-prone hands and feet sampled more densely.
 
 A rule is a ray: an origin inside the body built from mapped joints
-(:mod:`asetransfer.skeleton_map`) and a direction in the body frame (up, forward,
+(:mod:`asetransfer.humanoid.skeleton_map`) and a direction in the body frame (up, forward,
 left) or relative to a bone.  The point is where the ray's line crosses the
 surface of the mesh's main part (the part with the most triangles) outwards,
 nearest to the origin -- or, for torso and face points, farthest along the ray
@@ -26,11 +26,11 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Callable
 
-import igl
 import numpy as np
 
 from ..model.mesh import Mesh
 from .body import body_axes
+from ..geometry.rays import cast_rays
 from ..geometry.surface import SurfaceIndex
 from ..model.surface import SurfacePoints
 from ..geometry.topology import face_normals, used_vertices
@@ -149,28 +149,26 @@ class Context:
     def cast(self, origin, direction, outer: bool = False):
         """Where the body's surface, crossed outwards along ``direction``, is nearest to ``origin``.
 
-        The whole line through ``origin`` is intersected with the surface; of the
-        crossings whose surface faces along ``direction`` (exits) the one nearest to
-        ``origin`` wins, ahead of or behind it -- so an origin that a thin or bent
-        body leaves just outside its surface still finds the intended point.  With
+        The whole line through ``origin`` is intersected with the surface (a ray started
+        ``reach`` behind it); of the crossings whose surface faces along ``direction`` (exits)
+        the one nearest to ``origin`` wins, ahead of or behind it -- so an origin that a thin
+        or bent body leaves just outside its surface still finds the intended point.  With
         ``outer`` the exit farthest along ``direction`` wins.
         Returns (face, bary, point) or None.
         """
         d = np.asarray(direction, float)
         d = d / np.linalg.norm(d)
         o = np.asarray(origin, float)
-        start = np.ascontiguousarray(o - self.reach * d)
-        hits = igl.ray_mesh_intersect(start, d, self.V, self.F) or []
+        hits = cast_rays(self.V, self.F, o[None], d[None], first=False, behind=self.reach)
         best = None
-        for face, t, u, v in hits:
-            if self.normals[face] @ d <= 0:
+        for k in range(len(hits.face)):
+            if self.normals[hits.face[k]] @ d <= 0:
                 continue
-            if best is None or (t > best[1] if outer else abs(t - self.reach) < abs(best[1] - self.reach)):
-                best = (face, t, u, v)
+            if best is None or (hits.t[k] > hits.t[best] if outer else abs(hits.t[k]) < abs(hits.t[best])):
+                best = k
         if best is None:
             return None
-        face, t, u, v = best
-        return int(face), np.array([1.0 - u - v, u, v]), start + t * d
+        return int(hits.face[best]), hits.bary[best], hits.point[best]
 
 
 def _surface_rules() -> list:

@@ -51,34 +51,44 @@ def _match(role, joints, bases, depth):
 
 
 def propose_skeleton_map(skeleton: Skeleton):
-    """Fill the roles from joint names and the hierarchy.
+    """Fill the roles from joint names and the hierarchy: the wrists and ankles by name on
+    each side, the hips and upper spine where their chains meet, the spine chain's joints
+    between them, then each limb's joints by name along the path to its end.
 
     Returns
     -------
     mapping : dict role -> joint name for every role found (in :data:`ROLES` order).
     missing : list of required roles that could not be found.
     """
-    names, parents, tree = skeleton.names, skeleton.parents, skeleton.hierarchy
-    depth = tree.depth()
+    names, tree = skeleton.names, skeleton.hierarchy
     split = [split_side(n) for n in names]
-    sides = [s for s, _ in split]
-    bases = [b for _, b in split]
-    pos = skeleton.rest_world()[:, :3, 3]
+    sides, bases = [s for s, _ in split], [b for _, b in split]
+    depth = tree.depth()
     found = {}
-
-    def side_joints(s):
-        return [j for j in range(len(names)) if sides[j] == s]
-
     for s in SIDES:
-        cand = side_joints(s)
+        on_side = [j for j in range(len(names)) if sides[j] == s]
         for role in ("wrist", "ankle"):
-            j = _match(role, cand, bases, depth)
+            j = _match(role, on_side, bases, depth)
             if j is not None:
                 found[f"{role}_{s}"] = j
     if "ankle_l" in found and "ankle_r" in found:
         found["hips"] = tree.common_ancestor(found["ankle_l"], found["ankle_r"])
     if "wrist_l" in found and "wrist_r" in found:
         found["upper_spine"] = tree.common_ancestor(found["wrist_l"], found["wrist_r"])
+    _spine_roles(skeleton, sides, bases, found)
+    for s in SIDES:
+        _arm_roles(tree, s, bases, depth, found)
+        _leg_roles(tree, s, bases, depth, skeleton.rest_world()[:, :3, 3], found)
+    mapping = {r: names[found[r]] for r in ROLES if r in found}
+    missing = [r for r in REQUIRED if r not in mapping]
+    return mapping, missing
+
+
+def _spine_roles(skeleton: Skeleton, sides, bases, found: dict) -> None:
+    """``head`` (the spine chain's end), ``spine`` (the middle of the chain between the hips
+    and the upper spine) and ``neck`` (the first joint above the upper spine, one named
+    neck first), added to ``found``."""
+    names, parents = skeleton.names, skeleton.parents
     chain = [int(j) for j in spine_chain(names, parents)]
     if not chain:  # Rigify names the head spine.006
         rigify = [j for j in range(len(names)) if sides[j] is None and bases[j] == "spine006"]
@@ -96,33 +106,41 @@ def propose_skeleton_map(skeleton: Skeleton):
             named = [j for j in above if _NECK.fullmatch(bases[j])]
             if named or above:
                 found["neck"] = (named or above)[0]
-    for s in SIDES:
-        if "upper_spine" in found and f"wrist_{s}" in found:
-            arm = tree.path(found["upper_spine"], found[f"wrist_{s}"]).tolist()[:-1]
-            for role in ("clavicle", "shoulder", "elbow"):
-                j = _match(role, [k for k in arm if k not in found.values()], bases, depth)
-                if j is not None:
-                    found[f"{role}_{s}"] = j
-                    arm = arm[arm.index(j) + 1:]  # the next role lies further down the arm
-            hand = tree.descendants(found[f"wrist_{s}"]).tolist()
-            for role in ("mid_hand", "thumb", "index", "pinky"):
-                j = _match(role, hand, bases, depth)
-                if j is not None:
-                    found[f"{role}_{s}"] = j
-        if "hips" in found and f"ankle_{s}" in found:
-            leg = tree.path(found["hips"], found[f"ankle_{s}"]).tolist()[:-1]
-            for role in ("upper_leg", "knee"):
-                j = _match(role, leg, bases, depth)
-                if j is not None:
-                    found[f"{role}_{s}"] = j
-                    leg = leg[leg.index(j) + 1:]
-            toes = tree.descendants(found[f"ankle_{s}"]).tolist()
-            hits = [j for j in toes if any(re.fullmatch(p, bases[j]) for p in _PATTERNS["toe"])]
-            if hits:
-                d = min(depth[j] for j in hits)
-                top = [j for j in hits if depth[j] == d]
-                centre = pos[top].mean(axis=0)  # several toes at one level: the middle one
-                found[f"toe_{s}"] = min(top, key=lambda j: (float(np.linalg.norm(pos[j] - centre)), j))
-    mapping = {r: names[found[r]] for r in ROLES if r in found}
-    missing = [r for r in REQUIRED if r not in mapping]
-    return mapping, missing
+
+
+def _arm_roles(tree, side: str, bases, depth, found: dict) -> None:
+    """Clavicle, shoulder and elbow down the path from the upper spine to the wrist (each
+    below the last found), and the hand's roles among the wrist's descendants."""
+    if "upper_spine" not in found or f"wrist_{side}" not in found:
+        return
+    arm = tree.path(found["upper_spine"], found[f"wrist_{side}"]).tolist()[:-1]
+    for role in ("clavicle", "shoulder", "elbow"):
+        j = _match(role, [k for k in arm if k not in found.values()], bases, depth)
+        if j is not None:
+            found[f"{role}_{side}"] = j
+            arm = arm[arm.index(j) + 1:]  # the next role lies further down the arm
+    hand = tree.descendants(found[f"wrist_{side}"]).tolist()
+    for role in ("mid_hand", "thumb", "index", "pinky"):
+        j = _match(role, hand, bases, depth)
+        if j is not None:
+            found[f"{role}_{side}"] = j
+
+
+def _leg_roles(tree, side: str, bases, depth, positions: np.ndarray, found: dict) -> None:
+    """Upper leg and knee down the path from the hips to the ankle, and the toe: the
+    shallowest toe-named descendant of the ankle (the middle one of several at one level)."""
+    if "hips" not in found or f"ankle_{side}" not in found:
+        return
+    leg = tree.path(found["hips"], found[f"ankle_{side}"]).tolist()[:-1]
+    for role in ("upper_leg", "knee"):
+        j = _match(role, leg, bases, depth)
+        if j is not None:
+            found[f"{role}_{side}"] = j
+            leg = leg[leg.index(j) + 1:]
+    toes = tree.descendants(found[f"ankle_{side}"]).tolist()
+    hits = [j for j in toes if any(re.fullmatch(p, bases[j]) for p in _PATTERNS["toe"])]
+    if hits:
+        d = min(depth[j] for j in hits)
+        top = [j for j in hits if depth[j] == d]
+        centre = positions[top].mean(axis=0)  # several toes at one level: the middle one
+        found[f"toe_{side}"] = min(top, key=lambda j: (float(np.linalg.norm(positions[j] - centre)), j))

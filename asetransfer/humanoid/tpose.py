@@ -1,7 +1,7 @@
 """Canonical T-pose of a humanoid rig: arms horizontal, palms down, legs straight, feet forward.
 
 The pose is built on the rig's rest pose by forward kinematics, one mapped joint
-at a time from the body outwards (:mod:`asetransfer.skeleton_map` roles), each
+at a time from the body outwards (:mod:`asetransfer.humanoid.skeleton_map` roles), each
 joint turned by the smallest world rotation that brings its bone onto the wanted
 direction (a swing, so the bone's twist is kept):
 
@@ -90,7 +90,7 @@ class _Poser:
 def tpose(skeleton: Skeleton, mapping: dict) -> tuple:
     """The T-pose of ``skeleton`` as one :class:`Animation` frame, and its checks.
 
-    ``mapping``: role -> joint name (:func:`~asetransfer.skeleton_map.propose_skeleton_map`).
+    ``mapping``: role -> joint name (:func:`~asetransfer.humanoid.skeleton_map.propose_skeleton_map`).
 
     Returns
     -------

@@ -4,6 +4,7 @@ marker files.  The readers and writers are chosen by file extension, each in one
 A table's entry is a function, or ``"module:function"`` (a module of this package) for the
 formats whose modules (FBX, USD and usd-core) are loaded only when such a file is read or written.
 """
+import logging
 import os
 
 from ..errors import InputError
@@ -11,6 +12,8 @@ from .gltf_read import read_gltf, read_gltf_mesh, read_gltf_rig
 from .gltf_write import write_rig
 from .markers import load_markers
 from .meshfile import read_obj, read_off, read_ply_mesh, read_stl
+
+log = logging.getLogger("asetransfer")
 
 #: extensions of the USD writer and reader (usd-core, the optional ``usd`` extra)
 USD_EXTENSIONS = (".usda", ".usdc", ".usdz")
@@ -25,6 +28,9 @@ CHARACTER_READERS = {".glb": read_gltf, ".gltf": read_gltf, ".fbx": "fbx:read_fb
                      **{ext: "usd:read_usd" for ext in USD_EXTENSIONS}}
 #: extension -> writer of a rig, called as ``writer(path, rig, max_influences=, inputs=, **options)``
 RIG_WRITERS = {".glb": write_rig, ".gltf": write_rig, **{ext: "usd:write_usd" for ext in USD_EXTENSIONS}}
+#: extension -> writer of a rig over its target's look (:class:`~asetransfer.model.look.Look`),
+#: called as ``writer(look, rig, path, max_influences=, inputs=)``
+LOOK_WRITERS = {".glb": "gltf_over:write_rig_over", ".gltf": "gltf_over:write_rig_over"}
 #: extension -> reader of the units and up axis a file declares
 FRAME_READERS = {".fbx": "fbx_scene:fbx_frame", **{ext: "usd:usd_frame" for ext in USD_EXTENSIONS}}
 
@@ -84,19 +90,31 @@ def file_frame(path):
     return _entry(FRAME_READERS, ext)(path) if ext in FRAME_READERS else None
 
 
-def save_rig(path, rig, max_influences: int = 8, inputs=(), **options) -> None:
+def save_rig(path, rig, max_influences: int | None = 8, inputs=(), look=None, **options) -> None:
     """Write ``rig`` atomically in the format its extension names (:data:`RIG_WRITERS`; an
     extension not in :data:`RIG_OUTPUT_EXTENSIONS` is written as .glb).
 
-    ``max_influences``: 4 or 8 joints per vertex; ``inputs``: paths never overwritten;
+    ``max_influences``: 1 to 8 joints per vertex (None: as many as the skin has, at most 8);
+    ``inputs``: paths never overwritten;
+    ``look``: the target's look (``rig.mesh.look``) to carry: a format of :data:`LOOK_WRITERS`
+    writes the rig over it, the others write the rig alone and name what they drop in one warning;
     ``options``: the writer's own, for .glb/.gltf (:func:`write_rig`) ``animation``,
     ``extras``, for .usda/.usdc/.usdz (:func:`~.usd.write_usd`) ``metres_per_unit``, ``up_axis``.
     """
     ext = _extension(path)
-    writer = _entry(RIG_WRITERS, ext if ext in RIG_WRITERS else ".glb")
-    return writer(path, rig, max_influences=max_influences, inputs=inputs, **options)
+    ext = ext if ext in RIG_WRITERS else ".glb"
+    if look is not None and ext in LOOK_WRITERS:
+        return _entry(LOOK_WRITERS, ext)(look, rig, path, max_influences=max_influences, inputs=inputs, **options)
+    if look is not None:
+        from .gltf_over import look_contents
+
+        dropped = look_contents(look)
+        if dropped:
+            log.warning("%s: not carried to %s (it holds the rig's positions, triangles and skin only): %s",
+                        look.path, os.path.basename(os.fspath(path)), "; ".join(dropped))
+    return _entry(RIG_WRITERS, ext)(path, rig, max_influences=max_influences, inputs=inputs, **options)
 
 
-__all__ = ["CHARACTER_READERS", "FRAME_READERS", "MESH_EXTENSIONS", "MESH_READERS", "RIG_OUTPUT_EXTENSIONS",
+__all__ = ["CHARACTER_READERS", "FRAME_READERS", "LOOK_WRITERS", "MESH_EXTENSIONS", "MESH_READERS", "RIG_OUTPUT_EXTENSIONS",
            "RIG_READERS", "RIG_WRITERS", "USD_EXTENSIONS", "file_frame", "load_character", "load_markers",
            "load_mesh", "load_rig", "read_gltf", "read_gltf_mesh", "read_gltf_rig", "save_rig", "write_rig"]

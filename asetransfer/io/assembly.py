@@ -79,6 +79,17 @@ def checked_mesh(path, vertices, faces, **parts) -> Mesh:
     return mesh
 
 
+def mesh_of_arrays(path, vertices, faces, **kw) -> Mesh:
+    """:func:`checked_mesh` of a file's vertex and face arrays, an empty one refused."""
+    vertices = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    faces = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    if len(vertices) == 0:
+        raise InputError(path, "mesh has no vertices")
+    if len(faces) == 0:
+        raise InputError(path, "mesh has no faces (a point cloud cannot be rigged)")
+    return checked_mesh(path, vertices, faces, **kw)
+
+
 def merge_pieces(path, pieces: list) -> Mesh:
     """One mesh from the :class:`MeshPiece` list ``pieces``, each piece a part.
 

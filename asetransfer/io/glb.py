@@ -39,6 +39,18 @@ MAX_ZERO_ELEMENTS = 1 << 22
 ZERO_ELEMENTS_PER_BYTE = 4
 
 
+#: image signatures (first bytes) -> MIME type, for the images glTF holds
+IMAGE_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"),
+                    (b"\xabKTX 20\xbb", "image/ktx2"))
+
+
+def image_mime(data: bytes) -> str | None:
+    """The MIME type of an image from its bytes' signature (PNG, JPEG, KTX2, WebP), else None."""
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return next((mime for signature, mime in IMAGE_SIGNATURES if data.startswith(signature)), None)
+
+
 def is_index(value) -> bool:
     """A JSON integer (``true``/``false`` are not indices)."""
     return isinstance(value, int) and not isinstance(value, bool)
@@ -121,7 +133,7 @@ def read_document(path):
             except (IndexError, ValueError):
                 raise InputError(path, f"buffer {i} has a malformed data URI") from None
         else:
-            blob = _external_buffer(path, i, uri)
+            blob = read_beside(path, uri, f"buffer {i} file {uri!r}", "keep the .bin next to the .gltf")
         length = buf.get("byteLength")
         if not is_index(length) or length < 0:
             raise InputError(path, f"buffer {i} has no valid byteLength")
@@ -131,20 +143,21 @@ def read_document(path):
     return doc, buffers
 
 
-def _external_buffer(path, i: int, uri: str) -> bytes:
-    """The bytes of buffer ``i``'s file ``uri``, which must lie in the .gltf's folder (or below it).
+def read_beside(path, uri: str, what: str, advice: str, kind: str = "glTF file") -> bytes:
+    """The bytes of the file ``uri`` that the file ``path`` refers to (a .gltf's buffer or
+    image, an OBJ's material library or texture), which must lie in ``path``'s folder (or below it).
 
     A URI reaching elsewhere (``../../etc/...``, an absolute path, a URL) is refused: a
     model file must not make us read other files of the machine; devices and pipes are
-    refused by :func:`read_regular_file`.
+    refused by :func:`read_regular_file`.  ``what`` names the reference in errors, ``kind``
+    the referring file, ``advice`` says what to do about a reference outside its folder.
     """
     folder = os.path.abspath(os.path.dirname(os.fspath(path)))
     rel = urllib.parse.unquote(uri)
     full = os.path.normpath(os.path.join(folder, rel))
     if ":" in uri.split("/", 1)[0] or os.path.isabs(rel) or os.path.commonpath([folder, full]) != folder:
-        raise InputError(path, f"buffer {i} file {uri!r} lies outside the folder of the glTF file; "
-                               "refusing to read it (keep the .bin next to the .gltf)")
-    return read_regular_file(full, (path, f"buffer {i} file {uri!r} cannot be read: "))
+        raise InputError(path, f"{what} lies outside the folder of the {kind}; refusing to read it ({advice})")
+    return read_regular_file(full, (path, f"{what} cannot be read: "))
 
 
 def _list(path, doc, key):
@@ -289,6 +302,13 @@ class BufferBuilder:
     def __init__(self):
         self.blob = bytearray()
         self.views, self.accessors = [], []
+
+    def add_bytes(self, data: bytes) -> int:
+        """Append ``data`` as a new bufferView (an image's bytes); returns its index."""
+        self.blob.extend(b"\x00" * (-len(self.blob) % 4))
+        self.views.append({"buffer": 0, "byteOffset": len(self.blob), "byteLength": len(data)})
+        self.blob.extend(data)
+        return len(self.views) - 1
 
     def add(self, arr: np.ndarray, ctype: int, atype: str, target: int | None = None,
             minmax: bool = False, normalized: bool = False) -> int:

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ..model.look import Look, LookPiece
 from ..model.mesh import COORDINATE_LIMIT
-from ..model.transforms import quat_to_matrix, topological_order
+from ..model.transforms import apply, quat_to_matrix, topological_order
 from .assembly import MeshPiece
 from .glb import UBYTE, USHORT, UINT, Accessors, is_index, read_document
 
@@ -31,6 +32,16 @@ class GltfPiece(MeshPiece):
     joint_node: int | None = None    # rigidly attached pieces: the joint node they follow
     influences: list = field(default_factory=list)  # [(joints (N,4) skin-local, weights (N,4))]
     world: np.ndarray | None = None  # node world matrix (static pieces)
+    node: int = -1                   # the node placing the piece, its mesh and primitives (the look)
+    mesh: int = -1
+    primitives: list = field(default_factory=list)
+    placement: np.ndarray = field(default_factory=lambda: np.eye(4))  # file -> current positions
+
+    def move(self, matrix: np.ndarray) -> None:
+        """Apply the (4, 4) affine ``matrix`` to the positions (normals dropped: the caller
+        moves them when it can), recorded in ``placement``."""
+        self.positions = apply(matrix, self.positions)
+        self.placement = matrix @ self.placement
 
 
 class GltfDocument:
@@ -150,6 +161,15 @@ class GltfDocument:
                 keep[i] = True
         return np.flatnonzero(keep)
 
+    def look(self, pieces: list) -> Look:
+        """The :class:`~asetransfer.model.look.Look` of the mesh merged from ``pieces`` (in
+        order, as :func:`~.assembly.merge_pieces` merges them): this document, and where each
+        piece's vertices went."""
+        offsets = np.cumsum([0] + [len(p.positions) for p in pieces])
+        return Look(str(self.path), self.doc, self.acc.buffers,
+                    [LookPiece(p.node, p.mesh, p.primitives, np.arange(o, o + len(p.positions)), p.placement)
+                     for p, o in zip(pieces, offsets)])
+
     def node_name(self, i):
         name = self.nodes[i].get("name")
         return name if isinstance(name, str) and name else f"node{i}"
@@ -174,6 +194,7 @@ class GltfDocument:
                 key = prim["attributes"]["POSITION"]
                 if key in shared:  # primitives sharing one vertex array: one block of vertices
                     shared[key].faces = np.concatenate([shared[key].faces, piece.faces])
+                    shared[key].primitives.append(k)
                     continue
                 shared[key] = piece
                 out.append(piece)
@@ -207,8 +228,6 @@ class GltfDocument:
         if mode not in (4, 5, 6):
             log.warning("%s: %s is not made of triangles (mode %s); skipped", self.path, what, mode)
             return None
-        if prim.get("targets"):
-            log.warning("%s: %s has morph targets; they are ignored", self.path, what)
         pos = self.acc.read(attrs["POSITION"], f"{what} POSITION")
         if pos.shape[1] != 3:
             self.fail(f"{what} POSITION is not VEC3")
@@ -216,7 +235,7 @@ class GltfDocument:
             self.fail(f"{what} has NaN or infinite vertex positions")
         faces = self._faces(what, prim, len(pos), mode)
         normals, uv = self._normals_and_uv(what, attrs, len(pos))
-        piece = GltfPiece(name, pos, faces, normals, uv, skin)
+        piece = GltfPiece(name, pos, faces, normals, uv, skin, node=int(ni), mesh=int(mi), primitives=[k])
         if skin is not None:
             piece.influences = self._influences(what, attrs, len(pos), skin)
         else:
@@ -236,7 +255,7 @@ class GltfDocument:
             idx = np.arange(n, dtype=np.int64)
         if len(idx) and idx.max() >= n:
             self.fail(f"{what} has a vertex index {int(idx.max())} out of range (it has {n} vertices)")
-        faces = _triangles(idx, mode)
+        faces = triangles(idx, mode)
         return faces[(faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & (faces[:, 0] != faces[:, 2])]
 
     def _normals_and_uv(self, what, attrs, n):
@@ -271,7 +290,7 @@ class GltfDocument:
         return out
 
 
-def _triangles(idx: np.ndarray, mode: int) -> np.ndarray:
+def triangles(idx: np.ndarray, mode: int) -> np.ndarray:
     """(T, 3) triangles of the (I,) vertex indices of a primitive of ``mode`` 4 (list: a
     trailing partial triangle dropped), 5 (strip) or 6 (fan)."""
     if mode == 4:

@@ -15,7 +15,6 @@ import numpy as np
 
 from ..model.mesh import Mesh
 from ..model.rig import Rig
-from ..model.transforms import apply
 from .assembly import merge_pieces
 from .gltf_document import GltfDocument
 from .gltf_skin import nearly_singular, rig_from_document
@@ -38,13 +37,15 @@ def mesh_from_document(d: GltfDocument, pieces: list) -> Mesh:
     if any(p.skin is not None for p in pieces):
         return rig_from_document(d, pieces).rest_mesh()
     for p in pieces:
-        p.positions = apply(p.world, p.positions)
+        p.move(p.world)
         if p.normals is not None and nearly_singular(p.world[None, :3, :3])[0]:
             p.normals = None  # a zero scale flattens the piece: its normals mean nothing
         elif p.normals is not None:
             nm = p.normals @ np.linalg.inv(p.world[:3, :3])
             p.normals = nm / np.maximum(np.linalg.norm(nm, axis=1, keepdims=True), 1e-30)
-    return merge_pieces(d.path, pieces)
+    mesh = merge_pieces(d.path, pieces)
+    mesh.look = d.look(pieces)
+    return mesh
 
 
 def read_gltf_rig(path) -> Rig:

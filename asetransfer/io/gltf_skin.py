@@ -17,7 +17,7 @@ import numpy as np
 
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
-from ..model.transforms import apply, decompose_trs, quat_to_matrix
+from ..model.transforms import decompose_trs, quat_to_matrix
 from .assembly import merge_pieces, normalise_weights, stack_influences, unique_joint_names
 from .glb import is_index
 from .gltf_document import GltfDocument, GltfPiece
@@ -60,6 +60,7 @@ def rig_from_document(d: GltfDocument, pieces: list) -> Rig:
             rows.append(row)
             kept.append(p)
     mesh = merge_pieces(d.path, kept)
+    mesh.look = d.look(kept)
     idx, w = stack_influences(rows)
     skin = normalise_weights(d.path, mesh, idx, w, len(joint_nodes))
     try:
@@ -223,7 +224,7 @@ def _to_display_frame(pieces: list, display: np.ndarray) -> None:
     """Move skinned pieces' positions and normals by the (4, 4) ``display`` matrix, in place."""
     inv_t = np.linalg.inv(display[:3, :3]).T
     for p in pieces:
-        p.positions = apply(display, p.positions)
+        p.move(display)
         if p.normals is not None:
             nm = p.normals @ inv_t.T
             p.normals = nm / np.maximum(np.linalg.norm(nm, axis=1, keepdims=True), 1e-30)
@@ -299,6 +300,6 @@ def _rigid_influences(d: GltfDocument, p: GltfPiece, jindex: dict, bind_world, r
     j = jindex[a]
     # world position at rest, then back into the bind pose of its joint
     to_bind = bind_world[j] @ np.linalg.inv(rest_world[j]) @ p.world
-    p.positions = apply(to_bind, p.positions)
+    p.move(to_bind)
     p.normals = None
     return np.full((len(p.positions), 1), j), np.ones((len(p.positions), 1))

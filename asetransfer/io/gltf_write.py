@@ -14,7 +14,7 @@ import os
 import numpy as np
 
 from .._version import __version__
-from ..config import check_max_influences
+from ..config import influence_limit
 from ..model.rig import Rig
 from ..model.skin import SkinWeights
 from ..model.transforms import matrix_to_quat
@@ -24,6 +24,8 @@ from .gltf_animation import animation_to_gltf
 from .gltf_skin import EXTRAS_KEY
 
 ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
+#: the asset's ``generator``
+GENERATOR = f"asetransfer {__version__}"
 
 
 def _float32_weights(w: np.ndarray) -> np.ndarray:
@@ -39,13 +41,13 @@ def _clean(x: float) -> float:
     return float(x) + 0.0  # -0.0 -> 0.0
 
 
-def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = None, animation=None):
+def rig_to_document(rig: Rig, max_influences: int | None = 8, extras: dict | None = None, animation=None):
     """The glTF JSON document and binary buffer of a rig.
 
     Parameters
     ----------
-    rig : the character; its skin is pruned to ``max_influences`` (1 to 8) per vertex
-        and renormalised.
+    rig : the character; its skin is pruned to ``max_influences`` (1 to 8; None: the
+        skin's own, at most 8) per vertex and renormalised.
     extras : JSON-serialisable data stored as the asset's extras.
     animation : optional :class:`~asetransfer.animation.Animation` of the rig's joints,
         written as the file's animation (see :mod:`.gltf_animation`).
@@ -54,14 +56,11 @@ def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = Non
     -------
     doc : dict, blob : bytes
     """
-    check_max_influences(max_influences)
     sk = rig.skeleton
-    joints, weights = _influence_slots(rig, max_influences)
-    joint_type = UBYTE if sk.n_joints <= 256 else USHORT
+    joints, weights = influence_slots(rig, max_influences)
+    joint_type = joint_component_type(sk)
     bb = BufferBuilder()
-    nodes = _joint_nodes(sk)
-    ibm = np.linalg.inv(sk.bind_world).astype(np.float32).transpose(0, 2, 1).reshape(-1, 16)
-    ibm_acc = bb.add(ibm, FLOAT, "MAT4")
+    nodes, skin_doc, roots = skeleton_skin(bb, sk)
     meshes, mesh_nodes = [], []
     for part, pname in enumerate(rig.mesh.parts):
         m = _part_mesh(bb, rig.mesh, part, joints=joints, weights=weights, joint_type=joint_type)
@@ -69,12 +68,8 @@ def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = Non
             meshes.append(m)
             mesh_nodes.append({"name": pname, "mesh": len(meshes) - 1, "skin": 0})
     animations = [animation_to_gltf(bb, sk, animation)] if animation is not None else []
-    roots = [int(r) for r in sk.roots()]
     nodes.extend(mesh_nodes)
-    skin_doc = {"name": "skin", "joints": list(range(sk.n_joints)), "inverseBindMatrices": ibm_acc}
-    if len(roots) == 1:
-        skin_doc["skeleton"] = roots[0]
-    asset = {"version": "2.0", "generator": f"asetransfer {__version__}"}
+    asset = {"version": "2.0", "generator": GENERATOR}
     if extras:
         asset["extras"] = extras
     doc = {
@@ -92,10 +87,12 @@ def rig_to_document(rig: Rig, max_influences: int = 8, extras: dict | None = Non
     return doc, bytes(bb.blob)
 
 
-def _influence_slots(rig: Rig, max_influences: int) -> tuple:
+def influence_slots(rig: Rig, max_influences: int | None) -> tuple:
     """(V, k) joint indices and float32 weights, k = 4 or 8 (one or two glTF sets): the skin
-    pruned to ``max_influences`` per vertex, unused slots padded with weight 0."""
+    pruned to ``max_influences`` per vertex (None: :func:`~asetransfer.config.influence_limit`
+    of the skin's own), unused slots padded with weight 0."""
     skin, n = rig.skin, rig.mesh.n_vertices
+    max_influences = influence_limit(max_influences, skin.indices.shape[1])
     if skin.indices.shape[1] > max_influences:
         skin = SkinWeights.from_influences(skin.indices, skin.weights, skin.n_joints, max_influences)
     k = 4 if skin.indices.shape[1] <= 4 else 8
@@ -106,16 +103,41 @@ def _influence_slots(rig: Rig, max_influences: int) -> tuple:
     return idx, _float32_weights(w)
 
 
-def _joint_nodes(sk) -> list:
-    """One glTF node per joint (node ``j`` is joint ``j``): children and rest-pose TRS, the
-    joint orientation in our extras when the rest rotation is not the orientation alone."""
+def joint_component_type(sk) -> int:
+    """The component type of ``JOINTS_n`` for skeleton ``sk``: unsigned bytes up to 256 joints."""
+    return UBYTE if sk.n_joints <= 256 else USHORT
+
+
+def skeleton_skin(bb: BufferBuilder, sk, first: int = 0) -> tuple:
+    """The joint nodes of skeleton ``sk`` (:func:`joint_nodes`), the skin binding them (its
+    inverse bind matrices added to ``bb``) and the skeleton's root nodes.
+
+    Returns
+    -------
+    nodes : list of node objects, node ``first + j`` is joint ``j``.
+    skin : the skin object (joints in skeleton order, ``skeleton`` = the root when there is one).
+    roots : node indices of the root joints.
+    """
+    nodes = joint_nodes(sk, first)
+    ibm = np.linalg.inv(sk.bind_world).astype(np.float32).transpose(0, 2, 1).reshape(-1, 16)
+    skin = {"name": "skin", "joints": list(range(first, first + sk.n_joints)),
+            "inverseBindMatrices": bb.add(ibm, FLOAT, "MAT4")}
+    roots = [first + int(r) for r in sk.roots()]
+    if len(roots) == 1:
+        skin["skeleton"] = roots[0]
+    return nodes, skin, roots
+
+
+def joint_nodes(sk, first: int = 0) -> list:
+    """One glTF node per joint (node ``first + j`` is joint ``j``): children and rest-pose TRS,
+    the joint orientation in our extras when the rest rotation is not the orientation alone."""
     nodes = []
     quat = matrix_to_quat(sk.rest_rotation_local())
     orient_q = matrix_to_quat(sk.orient)
     has_rot = np.abs(sk.rotation - np.eye(3)).max(axis=(1, 2)) > 1e-12
     for j, name in enumerate(sk.names):
         node = {"name": name}
-        children = [int(c) for c in sk.children(j)]
+        children = [first + int(c) for c in sk.children(j)]
         if children:
             node["children"] = children
         node["translation"] = [_clean(x) for x in sk.translation[j]]
@@ -192,7 +214,7 @@ def check_writable(rig: Rig) -> None:
             raise ValueError(f"{what} are too large for a glTF file (32-bit floats)")
 
 
-def write_rig(path, rig: Rig, max_influences: int = 8, extras: dict | None = None, inputs=(),
+def write_rig(path, rig: Rig, max_influences: int | None = 8, extras: dict | None = None, inputs=(),
               animation=None) -> None:
     """Write ``rig`` to ``path`` (.glb, or .gltf with the buffer embedded), atomically.
 

@@ -25,22 +25,25 @@ class _Malformed(ValueError):
     pass
 
 
-def read_ply(path, data: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """Vertices and fan-triangulated faces of a PLY file, in file order.
+def read_ply(path, data: bytes) -> tuple:
+    """Vertices and fan-triangulated faces of a PLY file, in file order, and the rest.
 
     Returns
     -------
     vertices : (n, 3) float64.
     faces : (m, 3) int64, polygon ``(v0, ..., vk)`` giving ``(v0, vi, vi+1)``;
         (0, 3) when the file has no face element (the caller reports it).
+    rest : dict: ``vertex`` (property name -> (n,) array, every vertex property),
+        ``face`` (names of the face properties besides the index list), ``elements``
+        (names of the other elements), ``comments`` (the header's comment lines).
 
     Raises
     ------
     InputError ("cannot parse PLY file (...)") for anything malformed or truncated.
     """
     try:
-        vertices, polygons, order = _read(data)
-        return vertices, _triangulate(polygons, order)
+        vertices, polygons, order, rest = _read(data)
+        return vertices, _triangulate(polygons, order), rest
     except (ValueError, IndexError) as e:  # _Malformed is a ValueError
         raise InputError(path, f"cannot parse PLY file ({e})") from None
 
@@ -66,9 +69,11 @@ def _header(data: bytes):
         raise _Malformed("no end_header line")
     newline = data.find(b"\n", end)
     body = len(data) if newline < 0 else newline + 1
-    fmt, elements = "", []
+    fmt, elements, comments = "", [], []
     for raw in data[:end].decode("ascii", "replace").splitlines()[1:]:
         words = raw.split()
+        if words and words[0] == "comment":
+            comments.append(raw.split(None, 1)[1].strip() if len(words) > 1 else "")
         if not words or words[0] in ("comment", "obj_info"):
             continue
         if words[0] == "format":
@@ -90,16 +95,17 @@ def _header(data: bytes):
             raise _Malformed(f"unexpected header line {raw.strip()!r}")
     if fmt == "":
         raise _Malformed("no format line")
-    return fmt, elements, body
+    return fmt, elements, body, comments
 
 
 def _read(data: bytes):
-    fmt, elements, offset = _header(data)
+    fmt, elements, offset, comments = _header(data)
     names = [e[0] for e in elements]
     if "vertex" not in names:
         raise _Malformed("no vertex element")
     reader = _AsciiReader(data[offset:]) if fmt is None else _BinaryReader(data, offset, fmt)
     vertices, polygons, order = None, [], []
+    rest = {"vertex": {}, "face": [], "elements": [], "comments": comments}
     for name, count, props in elements:
         table = reader.element(count, props)
         if name == "vertex":
@@ -107,13 +113,17 @@ def _read(data: bytes):
             if missing:
                 raise _Malformed(f"vertex element has no {'/'.join(missing)} property")
             vertices = np.stack([table[a] for a in "xyz"], axis=1).astype(np.float64)
+            rest["vertex"] = table
         elif name == "face":
             lists = [p[0] for p in props if p[2] is not None]
             key = next((k for k in ("vertex_indices", "vertex_index") if k in lists), lists[0] if lists else None)
             if key is None:
                 raise _Malformed("face element has no index list")
             polygons, order = table[key]
-    return vertices, polygons, order
+            rest["face"] = [p[0] for p in props if p[0] != key]
+        else:
+            rest["elements"].append(name)
+    return vertices, polygons, order, rest
 
 
 class _BinaryReader:

@@ -23,7 +23,7 @@ import tempfile
 
 import numpy as np
 
-from ..config import check_max_influences
+from ..config import influence_limit
 from ..errors import InputError
 from ..model.mesh import Mesh
 from ..model.rig import Rig
@@ -107,9 +107,11 @@ def _mesh_parts(mesh: Mesh) -> list:
     return out
 
 
-def _weights(rig: Rig, max_influences: int) -> tuple:
-    """(V, K) joint indices and float32 weights (rows sum to 1 in float32), at most ``max_influences``."""
+def _weights(rig: Rig, max_influences: int | None) -> tuple:
+    """(V, K) joint indices and float32 weights (rows sum to 1 in float32), at most ``max_influences``
+    (None: :func:`~asetransfer.config.influence_limit` of the skin's own)."""
     skin = rig.skin
+    max_influences = influence_limit(max_influences, skin.indices.shape[1])
     if skin.indices.shape[1] > max_influences:
         skin = SkinWeights.from_influences(skin.indices, skin.weights, skin.n_joints, max_influences)
     w32 = skin.weights.astype(np.float32)
@@ -117,7 +119,7 @@ def _weights(rig: Rig, max_influences: int) -> tuple:
     return skin.indices.astype(np.int32), w32
 
 
-def rig_to_stage(rig: Rig, *, max_influences: int = 8, metres_per_unit: float = 1.0, up_axis: str = "Y",
+def rig_to_stage(rig: Rig, *, max_influences: int | None = 8, metres_per_unit: float = 1.0, up_axis: str = "Y",
                  path=None):
     """An in-memory Usd.Stage holding ``rig`` (layout in the module docstring).
 
@@ -140,7 +142,7 @@ def rig_to_stage(rig: Rig, *, max_influences: int = 8, metres_per_unit: float = 
     skel.CreateBindTransformsAttr(_matrices(gf, vt, sk.bind_world))
     skel.CreateRestTransformsAttr(_matrices(gf, vt, sk.rest_local()))
     usd_skel.BindingAPI.Apply(root.GetPrim()).CreateSkeletonRel().SetTargets([sdf.Path(SKELETON)])
-    idx, w = _weights(rig, check_max_influences(max_influences))
+    idx, w = _weights(rig, max_influences)
     names = _unique([usd_identifier(n) for n, _, _ in _mesh_parts(rig.mesh)])
     for name, (part, ids, tris) in zip(names, _mesh_parts(rig.mesh)):
         prim = _define_mesh(stage, f"{ROOT}/{name}", points=rig.mesh.vertices[ids], triangles=tris,
@@ -171,7 +173,7 @@ def _define_mesh(stage, prim_path: str, *, points, triangles, indices, weights):
     return mesh.GetPrim()
 
 
-def write_usd(path, rig: Rig, max_influences: int = 8, inputs=(), *, metres_per_unit: float = 1.0,
+def write_usd(path, rig: Rig, max_influences: int | None = 8, inputs=(), *, metres_per_unit: float = 1.0,
               up_axis: str = "Y") -> None:
     """Write ``rig`` as .usda (text; same rig -> same bytes), .usdc (binary) or .usdz
     (a package holding one .usdc), atomically; ``inputs`` are never overwritten."""

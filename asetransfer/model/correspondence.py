@@ -4,10 +4,11 @@ Computed by :func:`asetransfer.stages.correspondence.correspond` (spec Ch. 2 and
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
+from .report import CorrespondenceStats
 from .surface import SurfacePoints
 
 
@@ -24,7 +25,8 @@ class Correspondence:
     faired_source, faired_target, registered_source : (n, 3) vertex positions in the
         target's frame, for inspection (``--debug-dir``); a large target's faired shape
         (carried from its proxy) is computed on first access.
-    stats : residuals, iteration counts and timings (JSON-ready).
+    stats : residuals, iteration counts and timings (:class:`~asetransfer.model.report.CorrespondenceStats`;
+        None for a correspondence made otherwise, as in a test).
     target_solved : (n_t,) bool, the target vertices in the pieces that were fitted (the
         body: not layers, not unmarked pieces, not stray vertices), or None (every vertex).
     source_solved : (n_s,) bool, the same for the source: False on the vertices that only
@@ -38,7 +40,7 @@ class Correspondence:
     faired_source: np.ndarray
     faired_target: np.ndarray
     registered_source: np.ndarray
-    stats: dict = field(default_factory=dict)
+    stats: CorrespondenceStats | None = None
     target_solved: np.ndarray | None = None
     source_solved: np.ndarray | None = None
 

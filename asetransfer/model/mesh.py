@@ -5,6 +5,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .look import Look
+
 #: largest coordinate magnitude accepted: the outputs are 32-bit floats (glTF), and squares of
 #: larger float64 values overflow in the geometry (distances, areas)
 COORDINATE_LIMIT = float(np.finfo(np.float32).max)
@@ -29,6 +31,8 @@ class Mesh:
     vertex_part : (N,) int32, index into ``parts`` of each vertex.
     normals : (N, 3) float64 or None, per-vertex normals from the file.
     uv : (N, 2) float64 or None, per-vertex texture coordinates from the file.
+    look : the file's materials, attributes, morph targets and scene (:class:`~.look.Look`),
+        or None; kept only while the vertices are the file's.
     """
 
     vertices: np.ndarray
@@ -37,6 +41,7 @@ class Mesh:
     vertex_part: np.ndarray | None = None
     normals: np.ndarray | None = None
     uv: np.ndarray | None = None
+    look: Look | None = None
 
     def __post_init__(self):
         self.vertices = np.ascontiguousarray(self.vertices, dtype=np.float64).reshape(-1, 3)
@@ -112,5 +117,5 @@ class Mesh:
         return np.flatnonzero(self.vertex_part[self.faces[:, 0]] == part)
 
     def with_vertices(self, vertices: np.ndarray) -> "Mesh":
-        """The same mesh (faces, parts, uv) with other vertex positions; normals dropped."""
+        """The same mesh (faces, parts, uv) with other vertex positions; normals and look dropped."""
         return Mesh(vertices, self.faces, self.parts, self.vertex_part, None, self.uv)

@@ -1,4 +1,5 @@
-"""Points on a triangle mesh surface: closest points, barycentric coordinates."""
+"""Points on a triangle mesh surface as a triangle and barycentric coordinates each, and
+values interpolated at them (finding closest points: :mod:`asetransfer.geometry.surface`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import igl
 import numpy as np
 import scipy.sparse as sp
 
 from ..geometry.alignment import umeyama
+from ..geometry.rays import cast_rays
 from ..model.hierarchy import Hierarchy
 from ..model.transforms import closest_rotation, rotation_svd, topological_order
 
@@ -107,16 +107,10 @@ def joint_rays(vertices: np.ndarray, faces: np.ndarray, joints: np.ndarray, n_ra
     -------
     joint (H,), face (H,), bary (H, 3) of the H rays that hit.
     """
-    V = np.ascontiguousarray(vertices, dtype=np.float64)
-    F = np.ascontiguousarray(faces, dtype=np.int64)
-    tree = igl.AABB()
-    tree.init(V, F)
-    origin = np.ascontiguousarray(np.repeat(np.asarray(joints, dtype=np.float64), n_rays, axis=0))
-    direction = np.ascontiguousarray(np.tile(fibonacci_sphere(n_rays), (len(joints), 1)))
-    face, _, uv = tree.intersect_ray_first(V, F, origin, direction)
-    hit = face >= 0
-    bary = np.column_stack([1.0 - uv[hit, 0] - uv[hit, 1], uv[hit, 0], uv[hit, 1]])
-    return np.repeat(np.arange(len(joints)), n_rays)[hit], face[hit].astype(np.int64), bary
+    origin = np.repeat(np.asarray(joints, dtype=np.float64), n_rays, axis=0)
+    direction = np.tile(fibonacci_sphere(n_rays), (len(joints), 1))
+    hits = cast_rays(vertices, faces, origin, direction, first=True)
+    return hits.ray // n_rays, hits.face, hits.bary
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,10 @@ import numpy as np
 
 from ..config import Config
 from ..geometry.decimate import proxy_mesh
+from ..geometry.pieces import LayerRule
+from ..geometry.solid import solid_surface
 from ..geometry.surface import vertex_points
-from ..geometry.topology import used_vertices
+from ..geometry.topology import used_vertices, vertex_components
 from ..humanoid.body import body_axes
 from ..humanoid.landmarks import (
     FINGERS,
@@ -28,9 +30,11 @@ from ..humanoid.landmarks import (
     between_vertices,
     find_landmarks,
 )
+from ..humanoid.landmarks.rig import checked_by, rig_landmarks
 from ..humanoid.skeleton_map import propose_skeleton_map
 from ..model.markers import Markers
 from ..model.mesh import Mesh
+from ..model.report import LandmarkFrame, MarkerOrigin
 from ..model.rig import Rig
 from ..model.surface import SurfacePoints
 
@@ -58,23 +62,23 @@ def forget_landmarks() -> None:
     _FOUND.clear()
 
 
-def landmarks_of(mesh: Mesh, side: str, config: Config) -> Landmarks:
+def landmarks_of(mesh: Mesh, side: str, config: Config, solid: bool = True) -> Landmarks:
     """The landmarks of one character; :class:`MarkerError` naming the side if it has no body layout.
 
     A character of more than twice ``MarkersConfig.search_vertices`` vertices is searched
     on a copy simplified to that many (the rules' geodesics cost time in proportion to the
-    vertices, not the shape) and the landmarks are moved to its own surface."""
+    vertices, not the shape) and the landmarks are moved to its own surface.  A character
+    in pieces whose surface has no body layout is read as the solid the pieces make
+    (``solid``; :func:`_on_solid`)."""
     cfg, cc = config.markers, config.correspondence
     # the landmarks are the body's: layers by the rule the correspondence carries them by
-    layers = None if cc.layer_distance <= 0 else {"gap": cc.piece_gap, "distance": cc.layer_distance,
-                                                  "angle": cc.layer_angle, "fraction": cc.layer_fraction,
-                                                  "hanging": cc.layer_hanging}
+    layers = LayerRule.of(cc)
     rules = dict(bridge_gap=cfg.bridge_gap, extremity_radius=cfg.extremity_radius,
                  symmetry_iterations=config.skeleton.symmetry_iterations, layers=layers)
     digest = hashlib.blake2b(digest_size=16)
     for array in (mesh.vertices, mesh.faces):  # C-contiguous (Mesh): hashed in place, not copied
         digest.update(array)
-    key = (digest.digest(), mesh.vertices.shape, mesh.faces.shape, cfg.search_vertices, repr(rules))
+    key = (digest.digest(), mesh.vertices.shape, mesh.faces.shape, cfg.search_vertices, repr(rules), solid)
     if key in _FOUND:
         return _FOUND[key]
     searched = mesh
@@ -83,12 +87,51 @@ def landmarks_of(mesh: Mesh, side: str, config: Config) -> Landmarks:
     try:
         found = find_landmarks(searched, **rules)
     except NotHumanoidError as e:
-        raise MarkerError(side, f"no humanoid layout found for automatic markers: {e}") from None
+        found = _on_solid(searched, rules) if solid else None  # pieces read as one body
+        if found is None:
+            raise MarkerError(side, f"no humanoid layout found for automatic markers: {e}") from None
+        searched = found[1]
+        found = found[0]
     found = found if searched is mesh else found.moved(searched, mesh)
     while len(_FOUND) >= _FOUND_KEPT:
         del _FOUND[next(iter(_FOUND))]  # the oldest
     _FOUND[key] = found
     return found
+
+
+def source_landmarks(source: Rig, config: Config) -> Landmarks:
+    """The source's landmarks: by the geometric rules, as the target's (both answer the same
+    rules), checked by its rig (:func:`~asetransfer.humanoid.landmarks.rig.rig_landmarks`).
+    A landmark farther than ``MarkersConfig.rig_tolerance`` from the one the source's
+    skeleton and weights give is taken from the rig; all are when the shape alone has no
+    body layout (a source in pieces).  Where the joint names say left and right the other
+    way round than the shape, the shape's landmarks stand (the names are only labels; the
+    disagreement is warned of), and so they do without a humanoid skeleton map."""
+    try:
+        from_rig = rig_landmarks(source)
+    except NotHumanoidError:
+        return landmarks_of(source.mesh, "source", config)
+    try:
+        geometric = landmarks_of(source.mesh, "source", config, solid=False)
+    except MarkerError:
+        log.info("the source's landmarks are read from its rig: its shape alone has no body layout")
+        return from_rig
+    if float(geometric.frame.left @ from_rig.frame.left) < 0.5:
+        return geometric  # the joint names say left and right the other way round: warned of below
+    return checked_by(geometric, from_rig, config.markers.rig_tolerance, source.mesh)
+
+
+def _on_solid(mesh: Mesh, rules: dict):
+    """``(landmarks, solid)``: the landmarks of the solid a character in several pieces makes
+    (:func:`~asetransfer.geometry.solid.solid_surface`: joint covers, plates, a mannequin cut
+    at its joints), or None for a one-piece mesh or a solid without a body layout."""
+    if vertex_components(mesh.n_vertices, mesh.faces)[mesh.faces[:, 0]].max(initial=0) == 0:
+        return None
+    solid = Mesh(*solid_surface(mesh.vertices, mesh.faces))
+    try:
+        return find_landmarks(solid, **rules), solid
+    except NotHumanoidError:
+        return None
 
 
 def frame_agreement(source: Rig, landmarks: Landmarks) -> float | None:
@@ -128,29 +171,25 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     Returns
     -------
     markers : :class:`Markers`, the hand markers first, then the automatic ones.
-    report : JSON-ready dict: ``automatic`` (names), ``hand`` (names), ``confidence``
-        (automatic name -> [0, 1]), ``low_confidence``, ``thighs_joined`` (the sides with no
-        crotch landmark), ``crotch_heights`` (source, target: the crotch's height over the
-        body's; the crotch is no marker when one is below ``crotch_height_ratio`` of the
-        other), ``frames`` and ``time``.
+    origin : :class:`~asetransfer.model.report.MarkerOrigin`: the automatic and hand names,
+        each automatic marker's confidence, those under ``warn_confidence``, the sides whose
+        thighs are joined (no crotch landmark), the crotch heights (source, target: the
+        crotch's height over the body's; the crotch is no marker when one is below
+        ``crotch_height_ratio`` of the other) and both body frames.
 
     Raises
     ------
     MarkerError when either character has no humanoid layout.
     """
     cfg = config.markers
-    src, tgt = landmarks_of(source.mesh, "source", config), landmarks_of(target, "target", config)
+    src, tgt = source_landmarks(source, config), landmarks_of(target, "target", config)
     names = _linked(src, tgt)
     heights = [_crotch_height(lm, mesh) for lm, mesh in ((src, source.mesh), (tgt, target))]
     far_apart = None not in heights and min(heights) < cfg.crotch_height_ratio * max(heights)
     if far_apart:
         names.remove("crotch")
-    confidence = {n: min(src.confidence[n], tgt.confidence[n]) for n in names}
     agreement = frame_agreement(source, src)
-    if agreement is not None and agreement < 0.5:
-        log.warning("the source's left/right joint names disagree with its shape (feet or face point the other "
-                    "way?): automatic markers may be mirrored; check them or give hand markers")
-        confidence = {n: min(c, 0.25) for n, c in confidence.items()}
+    confidence = _confidence(src, tgt, names, agreement)
     # a coarse character's crotch, heels, toe and fingertips, head and ears between its vertices,
     # and the other's by the same rule
     between = between_vertices(src, tgt)
@@ -164,24 +203,40 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
         log.warning("automatic markers with low confidence (check them): %s", ", ".join(low))
     joined = [side for side, lm in (("source", src), ("target", tgt)) if "crotch" not in lm.vertex]
     if not (hand is not None and "crotch" in hand.names):
-        # landmarks.find_landmarks leaves the crotch out where the legs part below it
-        if joined:
-            log.warning("no crotch marker: the %s's thighs are joined above where its legs part; check the "
-                        "hips or place a crotch marker by hand", " and ".join(joined))
-        elif far_apart:
-            log.warning("no crotch marker: the legs part at %.0f %% of the source's height and %.0f %% of the "
-                        "target's (a skirt or robe joined to the body, or far shorter legs?); check the hips or "
-                        "place a crotch marker by hand", 100 * heights[0], 100 * heights[1])
-    report = {
-        "automatic": names, "hand": list(hand.names) if hand is not None else [],
-        "confidence": {n: confidence[n] for n in names}, "low_confidence": low,
-        "source_frame_agreement": None if agreement is None else round(agreement, 4),
-        "thighs_joined": joined,
-        "crotch_heights": [None if x is None else round(x, 4) for x in heights],
-        "between_vertices": between,
-        "frames": {side: _frame_json(lm) for side, lm in (("source", src), ("target", tgt))},
-    }
-    return markers, report
+        _warn_no_crotch(joined, heights if far_apart else None)
+    origin = MarkerOrigin(
+        automatic=names, hand=list(hand.names) if hand is not None else [],
+        confidence={n: confidence[n] for n in names}, low_confidence=low,
+        source_frame_agreement=None if agreement is None else round(agreement, 4), thighs_joined=joined,
+        crotch_heights=[None if x is None else round(x, 4) for x in heights], between_vertices=between,
+        frames={side: LandmarkFrame(lm.frame.up, lm.frame.forward, lm.frame.height)
+                for side, lm in (("source", src), ("target", tgt))})
+    return markers, origin
+
+
+def _confidence(src: Landmarks, tgt: Landmarks, names: list, agreement: float | None) -> dict:
+    """Each linked landmark's confidence: the lower of the two characters'; at most 0.25 (with
+    a warning) when the source's left/right joint names disagree with its shape (``agreement``
+    under 0.5, :func:`frame_agreement`)."""
+    confidence = {n: min(src.confidence[n], tgt.confidence[n]) for n in names}
+    if agreement is not None and agreement < 0.5:
+        log.warning("the source's left/right joint names disagree with its shape (feet or face point the other "
+                    "way?): automatic markers may be mirrored; check them or give hand markers")
+        confidence = {n: min(c, 0.25) for n, c in confidence.items()}
+    return confidence
+
+
+def _warn_no_crotch(joined: list, heights: list | None) -> None:
+    """Warn that there is no crotch marker: the sides ``joined`` (thighs joined above where the
+    legs part; landmarks.find_landmarks leaves the crotch out there), or the crotch ``heights``
+    (source, target) too far apart (None: they are not)."""
+    if joined:
+        log.warning("no crotch marker: the %s's thighs are joined above where its legs part; check the "
+                    "hips or place a crotch marker by hand", " and ".join(joined))
+    elif heights is not None:
+        log.warning("no crotch marker: the legs part at %.0f %% of the source's height and %.0f %% of the "
+                    "target's (a skirt or robe joined to the body, or far shorter legs?); check the hips or "
+                    "place a crotch marker by hand", 100 * heights[0], 100 * heights[1])
 
 
 def _crotch_height(landmarks: Landmarks, mesh: Mesh) -> float | None:
@@ -227,8 +282,3 @@ def _joined(first: Markers, second: Markers) -> Markers:
     return Markers(tuple(first.names) + tuple(second.names), cat(first.source, second.source),
                    cat(first.target, second.target), first.automatic | second.automatic)
 
-
-def _frame_json(landmarks: Landmarks) -> dict:
-    f = landmarks.frame
-    return {"up": [round(float(x), 6) for x in f.up], "forward": [round(float(x), 6) for x in f.forward],
-            "height": round(float(f.height), 6)}

@@ -240,19 +240,8 @@ def orient_bones(bind_rot, src_rot, src_pos, pos, *, parents, aimed, planes, axi
     out[j] = swing(predicted[ok], actual[ok]) @ bind_rot[j]
     rolled = np.zeros(len(aimed), dtype=bool)
     axis = np.zeros((len(aimed), 3), dtype=bool) if axis is None else axis
-    src_bone = unit(src_pos[aimed[j]] - src_pos[j])
-    # each bone's turn about itself to each of its references: world axes, then its plane
-    turn = np.full((len(j), 4), np.nan)
-    for k in range(3 if axis.any() else 0):
-        m = axis[j, k]
-        turn[m, k] = _roll_angle(out[j[m]], src_rot[j[m]], bone_local[m], src_bone[m],
-                                 np.broadcast_to(src_axes[:, k], (m.sum(), 3)),
-                                 np.broadcast_to(tgt_axes[:, k], (m.sum(), 3)))
-    m = ~axis[j].any(axis=1) & (planes[j, 0] >= 0)
-    normal, sine = _plane_normals(pos, planes[j[m]])
-    turn[m, 3] = np.where(sine >= np.sin(np.radians(min_bend_deg)), _roll_angle(
-        out[j[m]], src_rot[j[m]], bone_local[m], src_bone[m], _plane_normals(src_pos, planes[j[m]])[0], normal),
-        np.nan)
+    turn = _roll_turns(out[j], j, bone_local, src_rot, src_pos, pos, aimed, planes, axis, src_axes, tgt_axes,
+                       min_bend_deg)
     has = ~np.isnan(turn).all(axis=1)
     angle = np.zeros(len(j))
     angle[has] = np.take_along_axis(turn[has], np.nanargmin(np.abs(turn[has]), axis=1)[:, None], axis=1)[:, 0]
@@ -264,6 +253,28 @@ def orient_bones(bind_rot, src_rot, src_pos, pos, *, parents, aimed, planes, axi
     p = parents[leaf]
     out[leaf] = out[p] @ np.swapaxes(src_rot[p], 1, 2) @ src_rot[leaf]
     return out, rolled
+
+
+def _roll_turns(rot, j, bone_local, src_rot, src_pos, pos, aimed, planes, axis, src_axes, tgt_axes,
+                min_bend_deg: float) -> np.ndarray:
+    """(K, 4) each aimed bone's turn (radians) about itself to each of its references: the
+    three world axes it follows in the source (columns 0-2), then its plane (column 3, where
+    the target's plane bends at least ``min_bend_deg``); NaN where it has no such reference.
+    ``rot``: (K, 3, 3) the bones' aimed rotations; ``j``: their joints; the other arguments
+    as :func:`orient_bones` takes them."""
+    src_bone = unit(src_pos[aimed[j]] - src_pos[j])
+    turn = np.full((len(j), 4), np.nan)
+    for k in range(3 if axis.any() else 0):
+        m = axis[j, k]
+        turn[m, k] = _roll_angle(rot[m], src_rot[j[m]], bone_local[m], src_bone[m],
+                                 np.broadcast_to(src_axes[:, k], (m.sum(), 3)),
+                                 np.broadcast_to(tgt_axes[:, k], (m.sum(), 3)))
+    m = ~axis[j].any(axis=1) & (planes[j, 0] >= 0)
+    normal, sine = _plane_normals(pos, planes[j[m]])
+    turn[m, 3] = np.where(sine >= np.sin(np.radians(min_bend_deg)), _roll_angle(
+        rot[m], src_rot[j[m]], bone_local[m], src_bone[m], _plane_normals(src_pos, planes[j[m]])[0], normal),
+        np.nan)
+    return turn
 
 
 def _roll_angle(rot, src_rot, bone_local, src_bone, src_ref, tgt_ref) -> np.ndarray:

@@ -22,7 +22,9 @@ import logging
 import numpy as np
 
 from ..config import QualityConfig
+from .plausibility import bones_out_of_proportion, feet_pointing_back
 from ..model.mesh import Mesh
+from ..model.report import QualityVerdict
 from ..model.rig import Rig
 from ..geometry.laplacian import boundary_vertices
 from ..geometry.surface import winding_numbers
@@ -172,8 +174,8 @@ def joints_outside_body(source: Rig, rig: Rig, tolerance: float, config: Quality
 
 
 def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_max: float, n_markers: int,
-           config: QualityConfig | None = None) -> dict:
-    """The ``quality`` entry of a transfer report (and a one-line warning unless the verdict is ok).
+           config: QualityConfig | None = None, fit_distance: float = 0.0) -> QualityVerdict:
+    """The ``quality`` section of a transfer report (and a one-line warning unless the verdict is ok).
 
     Parameters
     ----------
@@ -181,15 +183,23 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
     target_points : (N, 3) each target vertex's correspondence on the registered source.
     marker_residual_max : the fit's largest marker residual (target units).
     n_markers : how many markers linked the meshes.
+    fit_distance : the mean distance between the registered source and the target, the larger
+        of both ways (target units).
     """
     cfg = config or QualityConfig()
     h = max(height(rig.mesh), 1e-300)
-    residual = 100.0 * marker_residual_max / h
+    residual, apart = 100.0 * marker_residual_max / h, 100.0 * fit_distance / h
     mapped = mapped_area_fraction(rig.mesh, target_points, cfg.mapped_distance_pct / 100.0 * h)
     outside, n_inside = joints_outside_body(source, rig, cfg.outside_tolerance_pct / 100.0, cfg)
+    proportions = bones_out_of_proportion(source.skeleton, height(source.mesh), rig.skeleton, h,
+                                          factor=cfg.proportion_factor, min_length=cfg.proportion_min_length)
+    turned = feet_pointing_back(rig.skeleton, rig.mesh, reach=cfg.foot_reach)
     graded = [
         (_grade(residual, cfg.residual_check_pct, cfg.residual_poor_pct),
          f"largest marker residual {residual:.2f} % of the height"),
+        (_grade(apart, cfg.fit_check_pct, cfg.fit_poor_pct),
+         f"the fitted source lies {apart:.2f} % of the height from the target on average: it did not take "
+         "the target's shape (proportions the markers do not hold?)"),
         (_grade(-mapped, -cfg.mapped_check, -cfg.mapped_poor),
          f"{100 * (1 - mapped):.1f} % of the target's area is not reached by the fit"),
         (0 if not outside else 2 if len(outside) >= cfg.outside_poor_fraction * max(n_inside, 1) else 1,
@@ -198,13 +208,31 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
         (1 if n_markers < cfg.few_markers else 0,
          f"only {n_markers} markers: the alignment is barely constrained (at least {cfg.few_markers} advised)"),
     ]
+    graded += _shape_checks(source, rig, cfg, proportions, turned)
     level = max((g for g, _ in graded), default=0)
     reasons = [text for g, text in graded if g > 0]
-    quality = {"verdict": LEVELS[level], "reasons": reasons, "marker_residual_pct_height": residual,
-               "mapped_area_fraction": mapped, "joints_outside_body": outside}
+    quality = QualityVerdict(verdict=LEVELS[level], reasons=reasons, marker_residual_pct_height=residual,
+                             mapped_area_fraction=mapped, fit_distance_pct_height=apart,
+                             joints_outside_body=outside,
+                             bones_out_of_proportion=proportions, feet_pointing_back=turned)
     if level:
         log.warning("result quality '%s': %s; check the rig before use", LEVELS[level], "; ".join(reasons))
     return quality
+
+
+def _shape_checks(source: Rig, rig: Rig, cfg: QualityConfig, proportions: list, turned: list) -> list:
+    """``(grade, reason)`` of the checks against the source's proportions and the target's
+    shape (:mod:`~asetransfer.stages.plausibility`): toes pointing back are "poor" (the rig
+    is turned or mirrored in the body), bones out of proportion "check", "poor" from
+    ``proportion_poor_fraction`` of the judged bones."""
+    judged = max(int((source.skeleton.parents >= 0).sum()), 1)
+    return [
+        (0 if not turned else 2,
+         f"the toe joints point to the heels ({', '.join(turned)}): the rig is turned or mirrored in the body"),
+        (0 if not proportions else 2 if len(proportions) >= cfg.proportion_poor_fraction * judged else 1,
+         f"{len(proportions)} bone(s) more than {cfg.proportion_factor:g}x longer or shorter than the source's "
+         f"for the body's height ({', '.join(proportions[:5])}{', ...' if len(proportions) > 5 else ''})"),
+    ]
 
 
 def _grade(value: float, check: float, poor: float) -> int:

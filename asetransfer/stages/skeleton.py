@@ -7,7 +7,6 @@ marker similarity of the correspondence.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +18,7 @@ from .joints import (SurfaceRays, blend_weights, delta_rotations, fitted_weights
                      joint_positions_pa, procrustes_transforms, rigid_vertices)
 from .orientation import aimed_children, orient_bones, roll_axes, roll_planes
 from ..model.mesh import Mesh
+from ..model.report import DeltaRotation, SkeletonReport, SkeletonTimings, Stopwatch
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..geometry.rotations import nearest_axis_frame, swing
@@ -251,44 +251,54 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     skeleton : :class:`Skeleton` with ``bind_world`` = the joints inside the target as
         modelled and the rest pose = the bind pose rotated by the inverse Delta
         rotations (§3.3) when ``pose_normalize`` (else rest = bind).
-    report : dict (JSON-ready).
+    report : :class:`~asetransfer.model.report.SkeletonReport`.
     """
     cfg = cfg or SkeletonConfig()
-    t0 = time.perf_counter()
+    watch = Stopwatch()
     sk = source.skeleton
     al = corr.alignment
-    # the body's height: layers and props (a hair cap, a sword) do not scale the fits
+    report = SkeletonReport(joints=cfg.joints)
+    with watch.timed("positions"):
+        cloud, height, size = _skinned_cloud(source, target, corr, cfg)
+        unit = cfg.em_unit * height
+        pos, label = _joint_positions(cloud, source, cfg, unit, size, report)
+    with watch.timed("spine_mirror"):
+        pos = _spine_and_mirror(cloud, pos, label, sk=sk, target=target, cfg=cfg, unit=unit, height=height,
+                                report=report)
+    with watch.timed("orientation"):
+        rest = (rest_source or sk).bind_world
+        skeleton, C, rolled = _oriented_skeleton(
+            cloud, pos, sk, alignment_rotation=al.rotation, label=label if cfg.keep_coincident else None, cfg=cfg,
+            size=size, rest=(al.rotation @ closest_rotation(rest[:, :3, :3]), al.apply(rest[:, :3, 3])))
+        report.bones_rolled = [sk.names[j] for j in np.flatnonzero(rolled)]
+        delta = np.degrees(np.arccos(np.clip((np.trace(C, axis1=1, axis2=2) - 1) / 2, -1, 1)))
+        report.delta_rotation_deg = DeltaRotation(float(delta.mean()), float(delta.max()),
+                                                  sk.names[int(np.argmax(delta))])
+        report.pose_normalized = cfg.pose_normalize
+    report.timings = SkeletonTimings(**watch.laps, total=watch.elapsed())
+    return skeleton, report
+
+
+def _skinned_cloud(source: Rig, target: Mesh, corr: Correspondence, cfg: SkeletonConfig):
+    """The source as the joint fits see it (:class:`SkinnedCloud`), moved into the target's
+    frame by the marker similarity, with the body's height (layers and props, a hair cap or
+    a sword, do not scale the fits) and the skeleton's size along the source's axes (the
+    same however the target is turned).
+
+    Returns
+    -------
+    cloud : :class:`SkinnedCloud`; height : float; size : float, the longest side of the
+    box around the moved source joints.
+    """
+    al = corr.alignment
     height = float(corr.body_extent(target.vertices).max())
     moved = al.apply(source.mesh.vertices)
     weights = source.skin.to_sparse()
     cloud = SkinnedCloud(source=moved, target=corr.source_to_target.positions(target.vertices, target.faces),
-                         weights=weights.tocsc(), joints=al.apply(sk.bind_world[:, :3, 3]),
+                         weights=weights.tocsc(), joints=al.apply(source.skeleton.bind_world[:, :3, 3]),
                          fit=_fit_weights(moved, source.mesh.faces, weights, corr.source_solved, cfg, height))
-    unit = cfg.em_unit * height
-    # the skeleton's size along the source's axes: the same however the target is turned
     size = float(np.ptp(cloud.joints @ al.rotation, axis=0).max())
-    report = {"joints": cfg.joints}
-    timings = {}
-    pos, label = _joint_positions(cloud, source, cfg, unit, size, report)
-    timings["positions"] = time.perf_counter() - t0
-    t = time.perf_counter()
-    pos = _spine_and_mirror(cloud, pos, label, sk=sk, target=target, cfg=cfg, unit=unit, height=height,
-                            report=report)
-    timings["spine_mirror"] = time.perf_counter() - t
-    t = time.perf_counter()
-    rest = (rest_source or sk).bind_world
-    skeleton, C, rolled = _oriented_skeleton(
-        cloud, pos, sk, alignment_rotation=al.rotation, label=label if cfg.keep_coincident else None, cfg=cfg,
-        size=size, rest=(al.rotation @ closest_rotation(rest[:, :3, :3]), al.apply(rest[:, :3, 3])))
-    report["bones_rolled"] = [sk.names[j] for j in np.flatnonzero(rolled)]
-    delta = np.degrees(np.arccos(np.clip((np.trace(C, axis1=1, axis2=2) - 1) / 2, -1, 1)))
-    report["delta_rotation_deg"] = {"mean": float(delta.mean()), "max": float(delta.max()),
-                                    "max_joint": sk.names[int(np.argmax(delta))]}
-    report["pose_normalized"] = cfg.pose_normalize
-    timings["orientation"] = time.perf_counter() - t
-    timings["total"] = time.perf_counter() - t0
-    report["timings"] = timings
-    return skeleton, report
+    return cloud, height, size
 
 
 def _fit_weights(moved: np.ndarray, faces: np.ndarray, weights: sp.spmatrix, solved: np.ndarray | None,
@@ -322,14 +332,14 @@ def _fit_weights(moved: np.ndarray, faces: np.ndarray, weights: sp.spmatrix, sol
 
 
 def _joint_positions(cloud: SkinnedCloud, source: Rig, cfg: SkeletonConfig, unit: float, size: float,
-                     report: dict):
+                     report: SkeletonReport):
     """Step 1, joint positions (§3.1.1 EM / §3.1.2 PA); joints EM cannot place (no
     weighted vertex, not enclosed by the surface) take their PA position.  Joints that
     share a source position are then placed as one (``keep_coincident``).
 
     ``size``: the skeleton's (its box's longest side); ``unit``: EM's length unit.
     Returns (J, 3) positions and the (J,) :func:`coincident_joints` labels; fills
-    ``report["fallback_joints"]`` and ``report["coincident_groups"]``.
+    ``report.fallback_joints`` and ``report.coincident_groups``.
     """
     sk = source.skeleton
     V, P, W, J = cloud.source, cloud.target, cloud.fit_weights(), cloud.joints
@@ -346,8 +356,8 @@ def _joint_positions(cloud: SkinnedCloud, source: Rig, cfg: SkeletonConfig, unit
     if cfg.keep_coincident:
         pos = place_coincident(cloud, pos, label, method=cfg.joints, omega=cfg.omega, unit=unit,
                                threshold=cfg.pa_threshold, rays=rays if cfg.joints == "em" else None)
-    report["fallback_joints"] = [sk.names[j] for j in np.flatnonzero(fallback)]
-    report["coincident_groups"] = int((np.bincount(label) > 1).sum()) if cfg.keep_coincident else 0
+    report.fallback_joints = [sk.names[j] for j in np.flatnonzero(fallback)]
+    report.coincident_groups = int((np.bincount(label) > 1).sum()) if cfg.keep_coincident else 0
     return pos, label
 
 
@@ -375,10 +385,10 @@ def _symmetry_plane(target: Mesh, pos, pairs, cfg: SkeletonConfig, height: float
 
 
 def _spine_and_mirror(cloud: SkinnedCloud, pos, label, *, sk: Skeleton, target: Mesh, cfg: SkeletonConfig,
-                      unit: float, height: float, report: dict):
+                      unit: float, height: float, report: SkeletonReport):
     """Step 2: symmetry plane, spine alignment (§3.1.3), mirroring (§3.1.4).
 
-    Returns the (J, 3) positions; fills the symmetry entries of ``report``.
+    Returns the (J, 3) positions; fills the symmetry fields of ``report``.
     """
     names = sk.names
     pairs = lr_pairs(names)
@@ -399,13 +409,12 @@ def _spine_and_mirror(cloud: SkinnedCloud, pos, label, *, sk: Skeleton, target: 
         pos = mirror_joints(pos, [p for p, a in zip(pairs, apart) if not a], spine, plane)
     if cfg.keep_coincident:  # spine alignment and mirroring move members apart: join them again
         pos = _group_mean(pos, label)
-    report.update({
-        "symmetry_plane": None if plane is None else [float(x) for x in plane],
-        "target_symmetric": symmetric, "mirrored": mirrored, "lr_pairs": len(pairs),
-        "pairs_not_mirrored": kept,
-        "spine": [names[j] for j in spine], "spine_alignment": cfg.spine if len(spine) else "off",
-        "asymmetry_before_mirroring": asym_before,
-        "asymmetry": _asymmetry(pos, pairs, plane) if plane is not None else None})
+    report.symmetry_plane = None if plane is None else [float(x) for x in plane]
+    report.target_symmetric, report.mirrored, report.lr_pairs = symmetric, mirrored, len(pairs)
+    report.pairs_not_mirrored = kept
+    report.spine, report.spine_alignment = [names[j] for j in spine], cfg.spine if len(spine) else "off"
+    report.asymmetry_before_mirroring = asym_before
+    report.asymmetry = _asymmetry(pos, pairs, plane) if plane is not None else None
     return pos
 
 

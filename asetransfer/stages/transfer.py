@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import logging
-import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..config import Config, PoseConfig
+from ..config import Config, PoseConfig, influence_limit
 from ..geometry.topology import piece_count
 from ..model.correspondence import Correspondence
 from .correspondence import correspond
@@ -16,6 +15,7 @@ from .pose import in_source_frame, landmark_pose, limb_angles, match_pose
 from .quality import assess
 from ..model.markers import Markers
 from ..model.mesh import Mesh
+from ..model.report import MarkerOrigin, PoseMatch, Stopwatch, TransferReport, TransferTimings, WeightsReport
 from ..model.rig import Rig
 from .skeleton import transfer_skeleton
 from .weights import transfer_weights, transfer_weights_robust
@@ -25,19 +25,22 @@ log = logging.getLogger("asetransfer")
 
 @dataclass(eq=False)
 class Result:
-    """A transfer's output: the rigged target, the correspondence and markers used, a JSON-ready report."""
+    """A transfer's output: the rigged target, the correspondence and markers used, and the
+    report (:class:`~asetransfer.model.report.TransferReport`; ``report.to_json()`` is the
+    report file's content)."""
 
     rig: Rig
     correspondence: Correspondence
-    report: dict = field(default_factory=dict)
+    report: TransferReport
     markers: Markers | None = None
 
 
 def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: Config):
     """The markers a transfer uses: the hand markers, automatic ones, or both (``config.markers.automatic``).
 
-    Returns ``(markers, report)``; the report lists which markers are automatic and how
-    confident each is (:func:`~asetransfer.stages.markers.automatic_markers`).
+    Returns ``(markers, origin)``; the :class:`~asetransfer.model.report.MarkerOrigin` lists
+    which markers are automatic and how confident each is
+    (:func:`~asetransfer.stages.markers.automatic_markers`).
     """
     cfg = config.markers
     given = markers is not None and len(markers) > 0
@@ -45,11 +48,11 @@ def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: 
         raise MarkerError("target", "no markers were given and automatic markers are off")
     if given and not (cfg.automatic == "on" or (cfg.automatic == "auto" and len(markers) < cfg.complete_below)):
         # markers read back from a file `asetransfer markers` wrote stay automatic
-        return markers, {"automatic": [n for n in markers.names if n in markers.automatic],
-                         "hand": [n for n in markers.names if n not in markers.automatic]}
-    t = time.perf_counter()
+        return markers, MarkerOrigin(automatic=[n for n in markers.names if n in markers.automatic],
+                                     hand=[n for n in markers.names if n not in markers.automatic])
+    watch = Stopwatch()
     try:
-        markers, report = automatic_markers(source, target, config, hand=markers if given else None)
+        markers, origin = automatic_markers(source, target, config, hand=markers if given else None)
     except MarkerError as e:
         if not given or cfg.automatic == "on":
             raise
@@ -59,12 +62,12 @@ def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: 
         # completing a few hand markers is a help, not a requirement: a character
         # without a humanoid layout (a prop, a creature) keeps its hand markers
         log.debug("hand markers not completed: %s", e)
-        return markers, {"automatic": [], "hand": list(markers.names), "not_completed": str(e)}
-    report["time"] = time.perf_counter() - t
-    return markers, report
+        return markers, MarkerOrigin(hand=list(markers.names), not_completed=str(e))
+    origin.time = watch.elapsed()
+    return markers, origin
 
 
-def _landmark_start(source, target, markers, markers_report, pose: PoseConfig):
+def _landmark_start(source, target, markers, origin: MarkerOrigin, pose: PoseConfig):
     """The pose of the source the first pass registers: the automatic landmarks' guess of the
     target's (:func:`~asetransfer.stages.pose.landmark_pose`) when a limb differs from the
     source's by more than ``pose.match_angle``, else None (the source as modelled).  A first
@@ -72,8 +75,8 @@ def _landmark_start(source, target, markers, markers_report, pose: PoseConfig):
     of d05's 35 degrees) and takes a pass more to converge.  No guess when the source's
     left/right joint names disagree with its shape (it would swing each arm to the other
     side's hand)."""
-    names = markers_report.get("automatic", [])
-    agreement = markers_report.get("source_frame_agreement")
+    names = origin.automatic
+    agreement = origin.source_frame_agreement
     if not names or (agreement is not None and agreement < 0.5):
         return None
     index = [markers.names.index(n) for n in names]
@@ -95,16 +98,17 @@ def _match_pose(source, target, markers, cfg, cc, corr, skeleton, sk_report, say
     from them, are closer too).  ``start``: the joints the first pass's source was posed
     by (None: as modelled).  ``cc``: the correspondence parameters of every pass
     (:func:`_registration`).  Returns the final correspondence, skeleton and skeleton
-    report, and a report: each limb bone's angle to the source's after every pass.
+    report, and a :class:`~asetransfer.model.report.PoseMatch`: each limb bone's angle to
+    the source's after every pass.
     """
-    t = time.perf_counter()
+    watch = Stopwatch()
     rest = source.skeleton.bind_world[:, :3, 3]
     registered = rest if start is None else start
     placed = in_source_frame(source.skeleton, skeleton.bind_world[:, :3, 3])
     angles = limb_angles(source.skeleton, rest, placed)
-    report = {"limb_angles_deg": [{k: round(v, 2) for k, v in angles.items()}], "passes": 0}
+    report = PoseMatch(limb_angles_deg=[_rounded(angles)])
     if start is not None:
-        report["landmark_pose_deg"] = {k: round(v, 2) for k, v in limb_angles(source.skeleton, rest, start).items()}
+        report.landmark_pose_deg = _rounded(limb_angles(source.skeleton, rest, start))
     pose = cfg.pose
     if angles and (max(angles.values()) > pose.match_angle or start is not None):
         for _ in range(pose.match_passes):
@@ -117,11 +121,15 @@ def _match_pose(source, target, markers, cfg, cc, corr, skeleton, sk_report, say
             # the rest pose and orientations stay the source's
             skeleton, sk_report = transfer_skeleton(posed, target, corr, cfg.skeleton, rest_source=source.skeleton)
             registered, placed = placed, in_source_frame(source.skeleton, skeleton.bind_world[:, :3, 3])
-            report["passes"] += 1
-            report["limb_angles_deg"].append({k: round(v, 2) for k, v in limb_angles(source.skeleton, rest,
-                                                                                        placed).items()})
-    report["time"] = time.perf_counter() - t
+            report.passes += 1
+            report.limb_angles_deg.append(_rounded(limb_angles(source.skeleton, rest, placed)))
+    report.time = watch.elapsed()
     return corr, skeleton, sk_report, report
+
+
+def _rounded(angles: dict) -> dict:
+    """Limb bone -> angle (degrees) to 0.01 degree, as the report gives them."""
+    return {k: round(v, 2) for k, v in angles.items()}
 
 
 def _registration(cc, automatic: bool):
@@ -134,15 +142,38 @@ def _registration(cc, automatic: bool):
     return cc
 
 
-def _weights_method(method: str, target: Mesh, weld_tolerance: float):
-    """The weight transfer to run, and its report: ``"auto"`` is robust for a target in
-    several pieces (a prop held in the hand must not take the weights of the thigh it
-    passes) and the spec's interpolation for one piece."""
-    if method != "auto":
-        return method, {"method": method}
-    pieces = piece_count(target.vertices, target.faces, weld_tolerance)
-    chosen = "robust" if pieces > 1 else "interp"
-    return chosen, {"method": chosen, "chosen": "auto", "target_pieces": pieces}
+def _transfer_weights(source: Rig, target: Mesh, corr: Correspondence, config: Config):
+    """The target's skin weights by ``config.weights.method``: ``"auto"`` is robust for a
+    target in several pieces (a prop held in the hand must not take the weights of the thigh
+    it passes) and the spec's interpolation for one piece.
+
+    Returns
+    -------
+    skin : :class:`SkinWeights` of the target; report : :class:`~asetransfer.model.report.WeightsReport`.
+    """
+    watch = Stopwatch()
+    wc = config.weights
+    limit = influence_limit(wc.max_influences, int(source.skin.influence_counts().max(initial=0)))
+    report = WeightsReport(method=wc.method, influence_limit=limit)
+    if wc.method == "auto":
+        pieces = piece_count(target.vertices, target.faces, config.correspondence.weld_tolerance)
+        report.method, report.chosen, report.target_pieces = "robust" if pieces > 1 else "interp", "auto", pieces
+    if report.method == "robust":
+        # the body's diagonal: a sword held out does not widen what counts as a close match
+        diagonal = float(np.linalg.norm(corr.body_extent(target.vertices)))
+        skin, report.robust = transfer_weights_robust(
+            source.skin, corr.target_to_source, target_vertices=target.vertices, target_faces=target.faces,
+            registered_source=corr.registered_source, source_faces=source.mesh.faces,
+            max_distance=wc.robust_distance * diagonal, max_angle=wc.robust_angle,
+            smooth_iterations=wc.smooth_iterations, contact_neighbours=wc.contact_neighbours,
+            max_influences=limit, prune=wc.prune)
+    else:
+        skin = transfer_weights(source.skin, corr.target_to_source, source.mesh.faces, max_influences=limit,
+                                prune=wc.prune)
+    counts = skin.influence_counts()
+    report.max_influences, report.mean_influences = int(counts.max(initial=0)), float(np.mean(counts))
+    report.time = watch.elapsed()
+    return skin, report
 
 
 def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: Config | None = None,
@@ -160,17 +191,17 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
 
     Returns
     -------
-    :class:`Result`; ``result.rig`` is the target mesh skinned to the transferred skeleton.
+    :class:`Result`; ``result.rig`` is the target mesh skinned to the transferred skeleton,
+    ``result.report`` its :class:`~asetransfer.model.report.TransferReport`.
     """
     cfg = config or Config()
     say = progress or (lambda stage: None)
-    t0 = time.perf_counter()
+    watch = Stopwatch()
     say("markers")
-    markers, markers_report = resolve_markers(source, target, markers, cfg)
-    automatic = bool(markers_report.get("automatic"))
+    markers, origin = resolve_markers(source, target, markers, cfg)
     say("correspondence")
-    cc = _registration(cfg.correspondence, automatic)
-    start = _landmark_start(source, target, markers, markers_report, cfg.pose)
+    cc = _registration(cfg.correspondence, bool(origin.automatic))
+    start = _landmark_start(source, target, markers, origin, cfg.pose)
     first = source if start is None else match_pose(source, start)
     corr = correspond(first.mesh, target, markers, cc)
     say("skeleton")
@@ -178,35 +209,16 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     corr, skeleton, sk_report, pose_report = _match_pose(source, target, markers, cfg, cc, corr, skeleton,
                                                          sk_report, say, start)
     say("weights")
-    t = time.perf_counter()
-    wc = cfg.weights
-    method, weights_report = _weights_method(wc.method, target, cfg.correspondence.weld_tolerance)
-    if method == "robust":
-        # the body's diagonal: a sword held out does not widen what counts as a close match
-        diagonal = float(np.linalg.norm(corr.body_extent(target.vertices)))
-        skin, weights_report["robust"] = transfer_weights_robust(
-            source.skin, corr.target_to_source, target_vertices=target.vertices, target_faces=target.faces,
-            registered_source=corr.registered_source, source_faces=source.mesh.faces,
-            max_distance=wc.robust_distance * diagonal, max_angle=wc.robust_angle,
-            smooth_iterations=wc.smooth_iterations, contact_neighbours=wc.contact_neighbours,
-            max_influences=wc.max_influences, prune=wc.prune)
-    else:
-        skin = transfer_weights(source.skin, corr.target_to_source, source.mesh.faces,
-                                max_influences=wc.max_influences, prune=wc.prune)
-    t_weights = time.perf_counter() - t
+    skin, weights_report = _transfer_weights(source, target, corr, cfg)
     rig = Rig(target, skeleton, skin)
     rig.validate()
-    counts = skin.influence_counts()
-    report = {
-        "source_vertices": int(len(source.mesh.vertices)), "target_vertices": int(len(target.vertices)),
-        "joints": int(skeleton.n_joints), "markers": len(markers), "marker_origin": markers_report,
-        "correspondence": corr.stats, "pose_match": pose_report, "skeleton": sk_report,
-        "weights": {**weights_report, "max_influences": int(counts.max(initial=0)),
-                    "mean_influences": float(np.mean(counts)), "time": t_weights},
-        "timings": {"markers": markers_report.get("time", 0.0), "correspondence": corr.stats["timings"]["total"], "skeleton": sk_report["timings"]["total"],
-                    "weights": t_weights, "total": time.perf_counter() - t0},
-    }
-    report["quality"] = assess(source, rig, corr.target_to_source.positions(corr.registered_source, source.mesh.faces),
-                               marker_residual_max=corr.stats["marker_residual_max"], n_markers=len(markers),
-                               config=cfg.quality)
+    timings = TransferTimings(markers=origin.time or 0.0, correspondence=corr.stats.timings.total,
+                              skeleton=sk_report.timings.total, weights=weights_report.time, total=watch.elapsed())
+    quality = assess(source, rig, corr.target_to_source.positions(corr.registered_source, source.mesh.faces),
+                     marker_residual_max=corr.stats.marker_residual_max, n_markers=len(markers), config=cfg.quality,
+                     fit_distance=max(corr.stats.fit_distance_mean, corr.stats.reverse_fit_distance_mean))
+    report = TransferReport(
+        source_vertices=int(len(source.mesh.vertices)), target_vertices=int(len(target.vertices)),
+        joints=int(skeleton.n_joints), markers=len(markers), marker_origin=origin, correspondence=corr.stats,
+        pose_match=pose_report, skeleton=sk_report, weights=weights_report, timings=timings, quality=quality)
     return Result(rig, corr, report, markers)

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from ..geometry.laplacian import bilaplacian
 from ..geometry.linsolve import Factorization
+from ..model.report import RobustStats
 from ..model.skin import SkinWeights
 from ..model.surface import SurfacePoints, interpolate
 from ..geometry.topology import vertex_components, vertex_normals, weld
@@ -178,7 +179,8 @@ def transfer_weights_robust(skin: SkinWeights, target_to_source: SurfacePoints, 
 
     Returns
     -------
-    skin : :class:`SkinWeights`; stats : dict (accepted fraction, inpainted and copied counts).
+    skin : :class:`SkinWeights`; stats : :class:`~asetransfer.model.report.RobustStats` (accepted
+    fraction, inpainted and copied counts, rejections).
     """
     B = barycentric_matrix(target_to_source, source_faces, skin.n_vertices)
     W = B @ skin.to_sparse()
@@ -190,7 +192,7 @@ def transfer_weights_robust(skin: SkinWeights, target_to_source: SurfacePoints, 
         accepted[:] = True
     filled, copied = inpaint_weights(target_vertices, target_faces, W, accepted, smooth_iterations=smooth_iterations,
                                      contact_neighbours=contact_neighbours)
-    stats = {"accepted_fraction": float(accepted.mean()), "inpainted_vertices": int((~accepted & ~copied).sum()),
-             "copied_vertices": int(copied.sum()), "rejected_by_distance": int((distance > max_distance).sum()),
-             "rejected_by_angle": int((angle > max_angle).sum())}
+    stats = RobustStats(accepted_fraction=float(accepted.mean()), inpainted_vertices=int((~accepted & ~copied).sum()),
+                        copied_vertices=int(copied.sum()), rejected_by_distance=int((distance > max_distance).sum()),
+                        rejected_by_angle=int((angle > max_angle).sum()))
     return SkinWeights.from_sparse(filled, max_influences=max_influences, prune=prune), stats

@@ -82,10 +82,10 @@ class ASETRANSFER_OT_find_markers(_Action, bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     def act(self, context, actions):
-        report = actions.find_markers(context, _settings(context))
-        low = report.get("low_confidence", [])
+        origin = actions.find_markers(context, _settings(context))
+        low = origin.low_confidence
         return ("WARNING" if low else "INFO",
-                f"{len(report['automatic'])} automatic markers, {len(report['hand'])} kept"
+                f"{len(origin.automatic)} automatic markers, {len(origin.hand)} kept"
                 + (f"; low confidence (check them): {', '.join(low)}" if low else ""))
 
 
@@ -107,8 +107,8 @@ class ASETRANSFER_OT_transfer(_Action, bpy.types.Operator):
             objects, report = actions.transfer_rig(context, _settings(context), progress)
         finally:
             wm.progress_end()
-        return "INFO", (f"{objects[0].name}: {report['joints']} bones, {report['target_vertices']} vertices, "
-                        f"{report['timings']['total']:.1f} s")
+        return "INFO", (f"{objects[0].name}: {report.joints} bones, {report.target_vertices} vertices, "
+                        f"{report.timings.total:.1f} s")
 
 
 class ASETRANSFER_OT_save_markers(_Action, bpy.types.Operator, ExportHelper):

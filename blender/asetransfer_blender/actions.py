@@ -68,16 +68,17 @@ def marker_size(mesh) -> float:
     return 0.015 * float(np.max(hi - lo))
 
 
-def find_markers(context, settings) -> dict:
-    """Automatic markers (completing the ones in the scene, which win) as empties; returns the report."""
+def find_markers(context, settings):
+    """Automatic markers (completing the ones in the scene, which win) as empties; returns
+    their :class:`~asetransfer.model.report.MarkerOrigin`."""
     from asetransfer.stages.markers import automatic_markers
 
     rig, _, target = characters(context, settings)
     config = config_of(settings)
     hand = scene_markers(context, rig, target, config)
-    markers, report = library_errors(settings, automatic_markers, rig, target, config, hand=hand)
-    place(context, rig, target, markers, report["confidence"])
-    return report
+    markers, origin = library_errors(settings, automatic_markers, rig, target, config, hand=hand)
+    place(context, rig, target, markers, origin.confidence)
+    return origin
 
 
 def place(context, rig, target, markers, confidence=None) -> None:
@@ -94,7 +95,8 @@ def place(context, rig, target, markers, confidence=None) -> None:
 
 
 def transfer_rig(context, settings, progress=None):
-    """Run the transfer with the scene's markers and build the rig; returns (objects, report)."""
+    """Run the transfer with the scene's markers and build the rig; returns (objects, its
+    :class:`~asetransfer.model.report.TransferReport`)."""
     from asetransfer.stages.transfer import transfer
 
     rig, targets, target = characters(context, settings)

@@ -94,6 +94,7 @@ def fit_stats(source: PreparedSide, target: PreparedSide, registered_active: np.
 
     Returns
     -------
+    keyword arguments of :class:`~asetransfer.model.report.CorrespondenceStats`:
     ``marker_residual_mean``, ``_max``, ``_worst``, ``fit_distance_mean``, ``_p95``,
     ``reverse_fit_distance_mean``.
     """

@@ -4,7 +4,6 @@ statistics the report reads."""
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +14,7 @@ from ...geometry.linsolve import NumericalError
 from ...model.correspondence import Correspondence
 from ...model.markers import Markers
 from ...model.mesh import Mesh
+from ...model.report import CorrespondenceStats, CorrespondenceTimings, Stopwatch
 from .fairing import fair
 from .maps import closest_point_maps, fit_stats
 from .prepare import aligned_sides
@@ -53,26 +53,23 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
     :class:`Correspondence` with both maps indexed by the input vertices and triangles.
     """
     cfg = config or CorrespondenceConfig()
-    timings = {}
-    begin = time.perf_counter()
-    alignment, normalising, source_side, target_side = aligned_sides(source, target, markers, cfg)  # 1. align
-    timings["align"] = time.perf_counter() - begin
-    start = time.perf_counter()
-    registration_target, coarse_source, coarse_target = fitting_sides(source_side, target_side, cfg)
-    timings["proxy"] = time.perf_counter() - start
+    watch = Stopwatch()
+    with watch.timed("align"):                                                                # 1. align
+        alignment, normalising, source_side, target_side = aligned_sides(source, target, markers, cfg)
+    with watch.timed("proxy"):
+        registration_target, coarse_source, coarse_target = fitting_sides(source_side, target_side, cfg)
     fit = _fair_and_register(source_side, registration_target, coarse_source, coarse_target,  # 2. fair, 3. register
-                             cfg, timings)
-    start = time.perf_counter()
-    registered = carry(fit.registered, source_side)                                           # 4. maps
-    source_to_target, target_to_source, source_distance, target_distance = closest_point_maps(
-        registered, source_side, target_side, markers.names, cfg)
-    timings["maps"] = time.perf_counter() - start
-    timings["total"] = time.perf_counter() - begin
-    stats = {"alignment_scale": alignment.scale,
-             **fit_stats(source_side, target_side, fit.registered, source_distance, target_distance,
-                         names=markers.names, unit=1.0 / normalising.scale),
-             **_solve_stats(source_side, target_side, registration_target, fit, cfg),
-             "timings": timings}
+                             cfg, watch)
+    with watch.timed("maps"):                                                                 # 4. maps
+        registered = carry(fit.registered, source_side)
+        source_to_target, target_to_source, source_distance, target_distance = closest_point_maps(
+            registered, source_side, target_side, markers.names, cfg)
+    timings = CorrespondenceTimings(**watch.laps, total=watch.elapsed())
+    stats = CorrespondenceStats(alignment_scale=alignment.scale,
+                                **fit_stats(source_side, target_side, fit.registered, source_distance,
+                                            target_distance, names=markers.names, unit=1.0 / normalising.scale),
+                                **_solve_stats(source_side, target_side, registration_target, fit, cfg),
+                                timings=timings)
     back = normalising.inverse()
     faired_source, faired_target = _faired_shapes(fit, source_side, target_side, back)
     return Correspondence(
@@ -84,36 +81,36 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
 
 
 def _fair_and_register(source: PreparedSide, registration_target: PreparedSide, coarse_source: PreparedSide,
-                       coarse_target: PreparedSide, cfg: CorrespondenceConfig, timings: dict) -> _Fit:
+                       coarse_target: PreparedSide, cfg: CorrespondenceConfig, watch: Stopwatch) -> _Fit:
     """Steps 2 and 3 (:func:`_fit`); when a proxy's system is singular (a decimation gone
     wrong), again on the meshes themselves, as if the proxies were off."""
     try:
-        return _fit(source, registration_target, coarse_source, coarse_target, cfg, timings)
+        return _fit(source, registration_target, coarse_source, coarse_target, cfg, watch)
     except NumericalError:
         if coarse_source is source and coarse_target is registration_target:
             raise
         log.debug("correspondence: a fairing proxy's system is singular; fitting without proxies")
-        return _fit(source, registration_target, source, registration_target, cfg, timings)
+        return _fit(source, registration_target, source, registration_target, cfg, watch)
 
 
 def _fit(source: PreparedSide, registration_target: PreparedSide, coarse_source: PreparedSide,
-         coarse_target: PreparedSide, cfg: CorrespondenceConfig, timings: dict) -> _Fit:
+         coarse_target: PreparedSide, cfg: CorrespondenceConfig, watch: Stopwatch) -> _Fit:
     """Steps 2 and 3: fairing (Eq. A I-1) of ``coarse_source`` and ``coarse_target`` (the
     sides or their proxies), then registration (Eq. A I-2) of ``source`` onto
-    ``registration_target`` (:func:`~.registration.register_both`).  Adds the ``fair``
-    time and the registration's to ``timings``."""
-    start = time.perf_counter()
-    faired_source, faired_target = fair(coarse_source, coarse_target, cfg)
-    timings["fair"] = time.perf_counter() - start
+    ``registration_target`` (:func:`~.registration.register_both`).  ``watch`` times the
+    ``fair`` step and the registration's."""
+    with watch.timed("fair"):
+        faired_source, faired_target = fair(coarse_source, coarse_target, cfg)
     system, registered, iterations = register_both(source, registration_target, coarse_source, coarse_target,
-                                                   faired_source, faired_target, cfg=cfg, timings=timings)
+                                                   faired_source, faired_target, cfg=cfg, watch=watch)
     return _Fit(coarse_source, coarse_target, faired_source, faired_target, system, registered, iterations)
 
 
 def _solve_stats(source: PreparedSide, target: PreparedSide, registration_target: PreparedSide, fit: _Fit,
                  cfg: CorrespondenceConfig) -> dict:
-    """The report's account of the solves: iterations, stiffness levels, solver, vertices
-    left out of the fit, and the sizes of the proxies (0: none)."""
+    """The report's account of the solves (keyword arguments of :class:`CorrespondenceStats`):
+    iterations, stiffness levels, solver, vertices left out of the fit, and the sizes of the
+    proxies (0: none)."""
     return {"iterations": fit.iterations, "stiffness_levels": list(stiffness_levels(source, target, cfg)),
             "solver": fit.system.factor.backend,
             "unmarked_source_vertices": int(len(source.vertices) - len(source.active)),

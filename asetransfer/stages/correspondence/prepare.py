@@ -12,7 +12,7 @@ from ...config import CorrespondenceConfig
 from ...geometry.alignment import Similarity, umeyama
 from ...geometry.geodesic import bridge_edges, unique_edges
 from ...geometry.laplacian import degenerate_triangles
-from ...geometry.pieces import layer_pieces
+from ...geometry.pieces import LayerRule, layer_pieces
 from ...geometry.topology import used_vertices, vertex_components, weld
 from ...model.markers import Markers
 from ...model.mesh import Mesh
@@ -175,8 +175,8 @@ def _glue_pairs(vertices, faces, points: SurfacePoints, cfg: CorrespondenceConfi
 
 def _layer_pieces(vertices, faces, pieces, bridges, points: SurfacePoints, cfg: CorrespondenceConfig) -> np.ndarray:
     """(P,) True for the pieces that lie over a larger piece they are glued to, rather than
-    continue it (:func:`~asetransfer.geometry.pieces.layer_pieces` with ``cfg``'s
-    ``layer_distance``, ``layer_angle`` and ``layer_fraction``).  The source is one skin: a
+    continue it (:func:`~asetransfer.geometry.pieces.layer_pieces` by ``cfg``'s
+    :class:`~asetransfer.geometry.pieces.LayerRule`).  The source is one skin: a
     layer glued in is faired and registered as body surface (with 20 automatic markers,
     joint covers moved the heavy fixture's joints 2.6 %H).  Pieces holding a marker are the
     body by definition and are never layers.
@@ -193,8 +193,9 @@ def _layer_pieces(vertices, faces, pieces, bridges, points: SurfacePoints, cfg: 
     """
     marked = np.zeros(int(pieces.max()) + 1, bool)
     marked[pieces[faces[points.face, 0]]] = True
-    return layer_pieces(vertices, faces, pieces, bridges, distance=cfg.layer_distance, angle=cfg.layer_angle,
-                        fraction=cfg.layer_fraction, hanging=cfg.layer_hanging) & ~marked
+    rule = LayerRule.of(cfg)
+    return layer_pieces(vertices, faces, pieces, bridges, distance=rule.distance, angle=rule.angle,
+                        fraction=rule.fraction, hanging=rule.hanging) & ~marked
 
 
 def _loose_vertices(vertices, faces, face_active, points: SurfacePoints) -> np.ndarray:

@@ -3,8 +3,6 @@
 as modelled onto the original target, in levels of decreasing stiffness."""
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -13,6 +11,7 @@ from ...geometry.laplacian import bilaplacian, mixed_voronoi_areas
 from ...geometry.linsolve import Factorization
 from ...geometry.surface import SurfaceIndex
 from ...geometry.topology import face_normals, vertex_normals
+from ...model.report import Stopwatch
 from ...model.surface import interpolate
 from .proxies import lift
 from .side import PreparedSide
@@ -140,7 +139,7 @@ def register(system: RegistrationSystem, rest: np.ndarray, *, faces: np.ndarray,
 
 def register_both(source: PreparedSide, target: PreparedSide, coarse_source: PreparedSide,
                   coarse_target: PreparedSide, faired_source: np.ndarray, faired_target: np.ndarray, *,
-                  cfg: CorrespondenceConfig, timings: dict):
+                  cfg: CorrespondenceConfig, watch: Stopwatch):
     """Step 3, registration (Eq. A I-2) in two stages: :func:`register_faired` (stage 1) on
     the sides the fairing ran on, then :func:`register_original` (stage 2).
 
@@ -155,26 +154,23 @@ def register_both(source: PreparedSide, target: PreparedSide, coarse_source: Pre
     coarse_source, coarse_target : the sides the fairing ran on (proxies of large meshes,
         :func:`~.proxies.coarse_side`); faired_source (a_cs, 3), faired_target (a_ct, 3):
         their faired active vertices.
-    timings : gets the times of ``factor``, ``register_faired`` and ``register_original``.
+    watch : times the steps ``factor``, ``register_faired`` and ``register_original``.
 
     Returns
     -------
     system : :class:`RegistrationSystem` of stage 2 (mu1 as configured), positions : (a_s, 3)
     registered active source vertices, iterations : [stage 1, stage 2 on proxies, stage 2].
     """
-    start = time.perf_counter()
-    system = registration_system(source, cfg)
-    coarse_system = system if coarse_source is source else registration_system(coarse_source, cfg)
-    timings["factor"] = time.perf_counter() - start
-    start = time.perf_counter()
-    faired_fit, faired_iterations = register_faired(coarse_system, coarse_source, coarse_target,
-                                                    faired_source, faired_target, cfg)
-    timings["register_faired"] = time.perf_counter() - start
-    start = time.perf_counter()
-    positions, proxy_iterations, iterations = register_original(
-        {(True, 1.0): coarse_system, (False, 1.0): system}, source, target, coarse_source, coarse_target,
-        faired_fit, cfg)
-    timings["register_original"] = time.perf_counter() - start
+    with watch.timed("factor"):
+        system = registration_system(source, cfg)
+        coarse_system = system if coarse_source is source else registration_system(coarse_source, cfg)
+    with watch.timed("register_faired"):
+        faired_fit, faired_iterations = register_faired(coarse_system, coarse_source, coarse_target,
+                                                        faired_source, faired_target, cfg)
+    with watch.timed("register_original"):
+        positions, proxy_iterations, iterations = register_original(
+            {(True, 1.0): coarse_system, (False, 1.0): system}, source, target, coarse_source, coarse_target,
+            faired_fit, cfg)
     return system, positions, [faired_iterations, proxy_iterations, iterations]
 
 

@@ -1,0 +1,68 @@
+"""The soles, heels and toe tips of a standing body.
+
+A foot is the surface within ``FOOT_REACH`` of its toe tip (the foot's extremity) along the
+surface, its sole the part within ``HEEL_BAND`` of the foot's lowest point.  The heel is the
+middle of the sole's rearmost strip, ``HEEL_STRIP`` deep along the body's forward axis (a
+flat heel has no single rearmost point): on the vertices (:func:`rearmost`) and, for coarse
+bodies, cut out of the triangles (:func:`sole_end_point`, which with the forward axis reversed
+gives the toe tip between vertices: the middle of the sole's front strip).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...geometry.slicing import clipped_middle
+from .surface import BodySurface
+
+# where the rules look, as fractions of the body height H (the package docstring)
+FOOT_REACH = 0.2        # a foot: surface within this geodesic distance of its toe tip
+HEEL_BAND = 0.05        # the sole: this close to the foot's lowest point
+HEEL_STRIP = 0.01       # the heel: the middle of the sole's rearmost strip this deep
+
+
+def sole(surface: BodySurface, toe: int, up: np.ndarray, height: float) -> np.ndarray:
+    """The vertices of a foot near its lowest point (along ``up``)."""
+    foot = np.flatnonzero(surface.distance_from(toe) < FOOT_REACH * height)
+    h = surface.vertices[foot] @ up
+    return foot[h < h.min() + HEEL_BAND * height]
+
+
+def rearmost(v: np.ndarray, sole_vertices: np.ndarray, forward: np.ndarray, height: float) -> int:
+    """The heel, once the facing is known: the middle of the sole's rearmost strip (a flat
+    heel has no single rearmost point); ``sole_vertices`` from :func:`sole`."""
+    f = v[sole_vertices] @ forward
+    rear = sole_vertices[f < f.min() + HEEL_STRIP * height]
+    return int(rear[np.argmin(np.linalg.norm(v[rear] - v[rear].mean(axis=0), axis=1))])
+
+
+def sole_end_point(surface: BodySurface, toe: int, up: np.ndarray, forward: np.ndarray, height: float):
+    """The heel of :func:`rearmost` between vertices (``forward`` the body's; the toe tip
+    with it reversed): ``(face, bary)`` on the surface, or None.
+
+    The same strip (the rearmost ``HEEL_STRIP`` of the sole, ``HEEL_BAND`` above the foot's
+    lowest point along ``up``), cut out of the triangles exactly, and the surface point nearest
+    its area-weighted centroid.  On the dev bodies decimated to 2k vertices the strip holds
+    6-9 vertices (15-42 dense) and the vertex nearest their middle was 0.3-1.1 %H off the
+    dense body's; this point is within 0.3 %H of the dense body's point.  (The two rules
+    differ by 0.3-0.5 %H on a dense body: its vertices are not evenly spread over the heel.)
+    The toe tip, the foot's extremity, is one toe or another on a coarse body (the heavy dev
+    body at 3k vertices: 0.40 and 1.44 %H off the dense body's on the two feet); the front
+    strip's middle is between the first toes on every body.
+    """
+    v, faces = surface.vertices, surface.faces
+    foot = surface.distance_from(toe) < FOOT_REACH * height
+    f = faces[foot[faces].any(axis=1)]
+    ids = np.flatnonzero(foot[faces].any(axis=1))
+    h, fw = v @ up, v @ forward
+    top = h[foot].min() + HEEL_BAND * height
+    # the rearmost point of the band: a corner inside it or where an edge crosses its top
+    hh, ff = h[f], fw[f]  # (K, 3)
+    rear = np.where(hh <= top, ff, np.inf).min(initial=np.inf)
+    a, b = hh, np.roll(hh, -1, axis=1)
+    cross = (a - top) * (b - top) < 0
+    t = np.where(cross, (top - a) / np.where(cross, b - a, 1.0), 0.0)
+    at = ff + t * (np.roll(ff, -1, axis=1) - ff)
+    rear = min(rear, np.where(cross, at, np.inf).min(initial=np.inf))
+    if not np.isfinite(rear):
+        return None
+    return clipped_middle(v, faces, ids, ((up, top), (forward, rear + HEEL_STRIP * height)))

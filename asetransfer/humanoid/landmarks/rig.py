@@ -1,0 +1,224 @@
+"""Landmarks of a rigged character read from its skeleton and skin weights.
+
+A source carries a named skeleton: its skeleton map (:mod:`~asetransfer.humanoid.skeleton_map`)
+says where the head, the hands and the feet are, and its weights say which surface each
+of them moves.  So a source made of separate pieces (a robot's plates, a soldier's gear),
+or one whose shape the geometric rules read the wrong way round, still has its landmarks:
+the same names and meanings as the geometric rules (:mod:`.find`), each taken on the surface
+its joints move, in the body frame of its joints (up from the hips to the head, left from
+its left/right joints, :func:`~asetransfer.humanoid.body.body_axes`):
+
+* head top, nose tip, back of the head, ears: the head's region (vertices moved at least
+  half by the head joint and its descendants): its highest point near the midline; its most
+  forward point on the midline; straight behind the nose on the midline; its farthest
+  points left and right at the nose's height;
+* hand tips and fingertips: the hand's region's farthest point from the wrist, and each
+  finger's (fingers named from their joints: thumb, index, middle, ring, pinky; MakeHuman's
+  ``finger1-5`` and 3ds Max Biped's ``Finger0-4`` count from the thumb);
+* toe tips and heels: the foot's region's most forward point below the ankle, and its
+  rearmost point at the sole;
+* the crotch: where a ray cast down from between the upper legs leaves the body.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ...geometry.rays import cast_rays
+from ...model.rig import Rig
+from ..body import body_axes
+from ..naming import split_side
+from ..skeleton_map import propose_skeleton_map
+from .find import Landmarks, spacing_of
+from .frame import BodyFrame
+from .surface import NotHumanoidError
+
+#: a vertex belongs to a joint set's region when the set moves it at least this much
+REGION_WEIGHT = 0.5
+#: the midline band of the head (nose, top, back), as a fraction of the body height
+MIDLINE = 0.02
+#: the ears are looked for within this height of the nose, a fraction of the body height
+EAR_BAND = 0.03
+#: the sole: the foot's region within this height of its lowest point, a fraction of the height
+SOLE = 0.02
+#: the confidence of a landmark read from the rig (its joints name what it is)
+RIG_CONFIDENCE = 1.0
+
+_FINGER_WORDS = (("thumb", r"thumb|pollex"), ("index", r"index|pointer"), ("middle", r"middle"),
+                 ("ring", r"ring"), ("pinky", r"pinky|little|small"))
+_FINGER_NUMBER = re.compile(r"finger(\d)")
+
+
+def finger_of(name: str, zero_based: bool) -> str | None:
+    """The finger a joint name names (``thumb``, ``index``, ``middle``, ``ring``, ``pinky``) or
+    None; numbered fingers count from the thumb, from 0 when ``zero_based`` (3ds Max Biped's
+    ``Finger0``) else from 1 (MakeHuman's ``finger1-1``)."""
+    base = split_side(name)[1]
+    for finger, words in _FINGER_WORDS:
+        if re.search(words, base):
+            return finger
+    number = _FINGER_NUMBER.search(base)
+    if number is None:
+        return None
+    k = int(number.group(1)) - (0 if zero_based else 1)
+    return _FINGER_WORDS[k][0] if 0 <= k < len(_FINGER_WORDS) else None
+
+
+def rig_landmarks(rig: Rig) -> Landmarks:
+    """The landmarks of a rigged humanoid from its skeleton map and weights (module docstring).
+
+    Raises
+    ------
+    NotHumanoidError when the skeleton map misses a role the landmarks need (head, hips,
+    wrists, ankles) or the rig's left and right joints coincide.
+    """
+    skeleton, mesh = rig.skeleton, rig.mesh
+    mapping, missing = propose_skeleton_map(skeleton)
+    need = [r for r in ("head", "hips", "wrist_l", "wrist_r", "ankle_l", "ankle_r") if r not in mapping]
+    if need:
+        raise NotHumanoidError("the skeleton's joint names do not say where its " + ", ".join(need) + " are")
+    index = {n: i for i, n in enumerate(skeleton.names)}
+    role = {r: index[n] for r, n in mapping.items()}
+    joints = skeleton.bind_world[:, :3, 3]
+    try:
+        up, forward, left = body_axes({r: joints[j] for r, j in role.items()})
+    except ValueError as e:
+        raise NotHumanoidError(str(e)) from None
+    v = mesh.vertices
+    height_of = v @ up
+    height = float(height_of.max() - height_of.min())
+    if not height > 0:
+        raise NotHumanoidError("the mesh has no height")
+    named = {}
+    named.update(_head(rig, role["head"], up, forward, left, height))
+    for side, s in (("l", "L"), ("r", "R")):
+        named.update({f"{k}.{s}": x for k, x in _hand(rig, role[f"wrist_{side}"], height).items()})
+        named.update({f"{k}.{s}": x for k, x in _foot(rig, role[f"ankle_{side}"], up, forward, height).items()})
+    crotch = _crotch(rig, role, up)
+    if crotch is not None:
+        named["crotch"] = crotch
+    top = v[named["head_top"]] if "head_top" in named else v[int(np.argmax(height_of))]
+    ground = top - (float(top @ up) - float(height_of.min())) * up
+    frame = BodyFrame(up, forward, left, height, ground)
+    return Landmarks(frame, {k: int(x) for k, x in named.items()}, {k: RIG_CONFIDENCE for k in named}, {},
+                     spacing_of(v, mesh.faces, height))
+
+
+def region(rig: Rig, joints) -> np.ndarray:
+    """(V,) True on the vertices the joints ``joints`` move together at least ``REGION_WEIGHT``."""
+    skin = rig.skin
+    moved = (np.isin(skin.indices, np.asarray(list(joints), dtype=np.int64)) * skin.weights).sum(axis=1)
+    return moved >= REGION_WEIGHT
+
+
+def _with_below(rig: Rig, joint: int) -> list:
+    return [joint, *rig.skeleton.hierarchy.descendants(joint).tolist()]
+
+
+def _head(rig: Rig, head: int, up, forward, left, height: float) -> dict:
+    """Head top, nose tip, back of the head and ears on the head's region."""
+    v = rig.mesh.vertices
+    ids = np.flatnonzero(region(rig, _with_below(rig, head)))
+    if not len(ids):
+        return {}
+    centre = rig.skeleton.bind_world[head, :3, 3]
+    across = (v[ids] - centre) @ left
+    mid = ids[np.abs(across) <= MIDLINE * height]
+    mid = mid if len(mid) else ids[np.argsort(np.abs(across))[:1]]
+    rise, ahead = v[mid] @ up, v[mid] @ forward
+    out = {"head_top": int(mid[np.argmax(rise)]), "nose_tip": int(mid[np.argmax(ahead)])}
+    nose = float(v[out["nose_tip"]] @ up)
+    back = _last_crossing(rig, v[out["nose_tip"]], -np.asarray(forward, dtype=np.float64))
+    if back is not None:
+        out["head_back"] = back
+    ring = ids[np.abs(v[ids] @ up - nose) <= EAR_BAND * height]
+    if len(ring):
+        out["ear.L"] = int(ring[np.argmax(v[ring] @ left)])
+        out["ear.R"] = int(ring[np.argmin(v[ring] @ left)])
+    return out
+
+
+def _hand(rig: Rig, wrist: int, height: float) -> dict:
+    """Hand tip and fingertips: the farthest points from the wrist of the hand's region and of
+    each named finger's."""
+    v, skeleton = rig.mesh.vertices, rig.skeleton
+    base = skeleton.bind_world[wrist, :3, 3]
+    out = {}
+    hand = np.flatnonzero(region(rig, _with_below(rig, wrist)))
+    if len(hand):
+        out["hand_tip"] = int(hand[np.argmax(np.linalg.norm(v[hand] - base, axis=1))])
+    below = skeleton.hierarchy.descendants(wrist).tolist()
+    numbers = [_FINGER_NUMBER.search(split_side(skeleton.names[j])[1]) for j in below]
+    zero_based = any(n is not None and n.group(1) == "0" for n in numbers)  # Biped: Finger0 is the thumb
+    fingers = {}
+    for j in below:
+        finger = finger_of(skeleton.names[j], zero_based)
+        if finger is not None:
+            fingers.setdefault(finger, []).append(j)
+    for finger, joints in fingers.items():
+        ids = np.flatnonzero(region(rig, joints))
+        root = skeleton.bind_world[min(joints, key=lambda j: (len(skeleton.hierarchy.ancestors(j)), j)), :3, 3]
+        if len(ids):
+            out[f"{finger}_tip"] = int(ids[np.argmax(np.linalg.norm(v[ids] - root, axis=1))])
+    return out
+
+
+def _foot(rig: Rig, ankle: int, up, forward, height: float) -> dict:
+    """Toe tip (the foot's most forward point below the ankle) and heel (its rearmost point at
+    the sole)."""
+    v = rig.mesh.vertices
+    ids = np.flatnonzero(region(rig, _with_below(rig, ankle)))
+    if not len(ids):
+        return {}
+    rise = v[ids] @ up
+    low = ids[rise <= float(rig.skeleton.bind_world[ankle, :3, 3] @ up)]
+    low = low if len(low) else ids
+    sole = ids[rise <= rise.min() + SOLE * height]
+    return {"toe_tip": int(low[np.argmax(v[low] @ forward)]), "heel": int(sole[np.argmin(v[sole] @ forward)])}
+
+
+def _crotch(rig: Rig, role: dict, up) -> int | None:
+    """The vertex nearest where a ray cast down from between the thighs (the middle of the
+    upper legs' regions, at their joints' height; else from the hips joint) first leaves the
+    body; None when it hits nothing."""
+    joints = rig.skeleton.bind_world[:, :3, 3]
+    start = joints[role["hips"]]
+    if "upper_leg_l" in role and "upper_leg_r" in role:
+        v = rig.mesh.vertices
+        thighs = [region(rig, [role[f"upper_leg_{s}"]]) for s in "lr"]
+        if all(t.any() for t in thighs):
+            middle = 0.5 * (v[thighs[0]].mean(axis=0) + v[thighs[1]].mean(axis=0))
+            level = 0.5 * (joints[role["upper_leg_l"]] + joints[role["upper_leg_r"]]) @ up
+            start = middle + (level - middle @ up) * np.asarray(up)
+    mesh = rig.mesh
+    hits = cast_rays(mesh.vertices, mesh.faces, start[None], -np.asarray(up, dtype=np.float64)[None], first=True)
+    if not len(hits.face):
+        return None
+    corners = mesh.faces[hits.face[0]]
+    return int(corners[np.argmax(hits.bary[0])])
+
+
+def _last_crossing(rig: Rig, origin: np.ndarray, direction: np.ndarray) -> int | None:
+    """The vertex nearest the farthest crossing of the ray from ``origin`` along ``direction``
+    with the mesh (the outside of the head behind the nose); None when it crosses nothing."""
+    mesh = rig.mesh
+    hits = cast_rays(mesh.vertices, mesh.faces, origin[None], direction[None], first=False)
+    if not len(hits.face):
+        return None
+    k = int(np.argmax(hits.t))
+    return int(mesh.faces[hits.face[k]][np.argmax(hits.bary[k])])
+
+
+def checked_by(geometric: Landmarks, from_rig: Landmarks, tolerance: float, mesh) -> Landmarks:
+    """``geometric`` with each landmark farther than ``tolerance`` (a fraction of the height)
+    from ``from_rig``'s of the same name replaced by it (its point between vertices dropped
+    with it); the frame, confidences and spacing stay the geometric ones."""
+    at, rig_at = geometric.positions(mesh.vertices), from_rig.positions(mesh.vertices)
+    limit = tolerance * geometric.frame.height
+    wrong = {k for k in at if k in rig_at and np.linalg.norm(at[k] - rig_at[k]) > limit}
+    if not wrong:
+        return geometric
+    vertex = {k: (from_rig.vertex[k] if k in wrong else x) for k, x in geometric.vertex.items()}
+    surface = {k: p for k, p in geometric.surface.items() if k not in wrong}
+    return Landmarks(geometric.frame, vertex, geometric.confidence, surface, geometric.spacing)

@@ -1,0 +1,87 @@
+"""The :class:`~asetransfer.model.look.Look` of a mesh file that is not glTF (OBJ, PLY): a
+glTF 2.0 document built from what the file holds, so that one writer
+(:func:`~.gltf_over.write_rig_over`) carries every format's look.
+
+Each part of the file becomes a node with a mesh; the part's vertices (as many as it has
+distinct corners: an OBJ corner is a position, a UV and a normal) are one vertex array
+shared by its primitives, one primitive per material.  Images are embedded in the buffer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..model.look import Look, LookPiece
+from .glb import FLOAT, UBYTE, UINT, BufferBuilder
+from .gltf_write import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, GENERATOR
+
+
+@dataclass
+class LookPart:
+    """One part of a mesh file, as glTF will hold it.
+
+    Attributes
+    ----------
+    name : the part's name (the node's and the mesh's).
+    vertices : (n,) the mesh vertex each of the part's n glTF vertices is.
+    positions : (n, 3) their positions.
+    attributes : glTF attribute name -> (n, k) array (float, or uint8 for normalised colours).
+    primitives : [(faces (f, 3) indices into the part's vertices, material index or None)].
+    """
+
+    name: str
+    vertices: np.ndarray
+    positions: np.ndarray
+    attributes: dict = field(default_factory=dict)
+    primitives: list = field(default_factory=list)
+
+
+def build_look(path, parts: list, materials: list = (), images: list = (), lost=(), extensions=()) -> Look:
+    """A :class:`~asetransfer.model.look.Look` of ``parts`` (:class:`LookPart`).
+
+    Parameters
+    ----------
+    materials : glTF material objects; texture ``index`` ``i`` refers to ``images[i]``.
+    images : (bytes, MIME type) of each image, embedded in the buffer, one texture each.
+    lost : what the file holds that the document does not, one short phrase each.
+    extensions : the glTF extensions the materials use.
+    """
+    bb = BufferBuilder()
+    nodes, meshes, pieces = [], [], []
+    for i, part in enumerate(parts):
+        attrs = {"POSITION": bb.add(np.asarray(part.positions, np.float32), FLOAT, "VEC3", ARRAY_BUFFER, True)}
+        for name, values in part.attributes.items():
+            attrs[name] = _attribute(bb, values)
+        prims = []
+        for faces, material in part.primitives:
+            prim = {"attributes": dict(attrs), "indices": bb.add(np.asarray(faces, np.uint32).reshape(-1, 1), UINT,
+                                                                 "SCALAR", ELEMENT_ARRAY_BUFFER), "mode": 4}
+            if material is not None:
+                prim["material"] = int(material)
+            prims.append(prim)
+        meshes.append({"name": part.name, "primitives": prims})
+        nodes.append({"name": part.name, "mesh": i})
+        pieces.append(LookPiece(i, i, range(len(prims)), part.vertices))
+    doc = {"asset": {"version": "2.0", "generator": GENERATOR}, "scene": 0,
+           "scenes": [{"nodes": list(range(len(nodes)))}], "nodes": nodes, "meshes": meshes}
+    if extensions:
+        doc["extensionsUsed"] = list(extensions)
+    if materials:
+        doc["materials"] = list(materials)
+    if images:
+        doc["images"] = [{"bufferView": bb.add_bytes(data), "mimeType": mime} for data, mime in images]
+        doc["textures"] = [{"source": k} for k in range(len(images))]
+    doc.update(accessors=bb.accessors, bufferViews=bb.views, buffers=[{"byteLength": len(bb.blob)}])
+    return Look(str(path), doc, [bytes(bb.blob)], pieces, tuple(lost))
+
+
+def _attribute(bb: BufferBuilder, values: np.ndarray) -> int:
+    """An accessor of a vertex attribute: uint8 values as normalised unsigned bytes (colours),
+    anything else as floats."""
+    values = np.asarray(values)
+    kind = {1: "SCALAR", 2: "VEC2", 3: "VEC3", 4: "VEC4"}[values.shape[1]]
+    if values.dtype == np.uint8:
+        return bb.add(values, UBYTE, kind, ARRAY_BUFFER, normalized=True)
+    return bb.add(values.astype(np.float32), FLOAT, kind, ARRAY_BUFFER)
+

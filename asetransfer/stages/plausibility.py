@@ -1,0 +1,92 @@
+"""Checks of a transferred skeleton against the source's proportions and the target's own shape.
+
+A wrong correspondence can be consistently wrong: the weights follow the joints, so a
+rig read the wrong way round, or with its shoulders inside the head, deforms "fine" by
+its own measures.  These checks compare the result with what does not come through the
+correspondence -- the source's proportions and the target's geometry -- and name the
+joints they concern (:func:`~asetransfer.stages.quality.assess` grades them):
+
+* :func:`bones_out_of_proportion`: bones whose length over the body height differs from
+  the source's by more than a factor (a neck collapsed inside a big head, a leg stretched
+  to the ears);
+* :func:`feet_pointing_back`: toe joints pointing to the back of the target's feet, which
+  the target's geometry tells (its foot reaches farther in front of the ankle than behind
+  it): the rig is turned or mirrored relative to the body it sits in.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..humanoid.body import body_axes
+from ..humanoid.skeleton_map import propose_skeleton_map
+from ..model.mesh import Mesh
+from ..model.skeleton import Skeleton
+
+#: half the width of a foot, a fraction of the body height (the other foot stays out)
+FOOT_HALF_WIDTH = 0.05
+
+
+def bones_out_of_proportion(source: Skeleton, source_height: float, target: Skeleton, target_height: float, *,
+                            factor: float, min_length: float) -> list:
+    """Names of the joints ending a bone whose length, over the body height, differs from
+    the source's by more than ``factor`` either way.
+
+    Parameters
+    ----------
+    source, target : the source's and the transferred skeleton (same joints).
+    source_height, target_height : the bodies' heights.
+    factor : > 1; min_length : bones shorter than this fraction of the source's height are
+        not judged (their relative error is noise: finger segments, helper joints).
+    """
+    parents = source.parents
+    child = np.flatnonzero(parents >= 0)
+    src = np.linalg.norm(source.bind_world[child, :3, 3] - source.bind_world[parents[child], :3, 3], axis=1)
+    tgt = np.linalg.norm(target.bind_world[child, :3, 3] - target.bind_world[parents[child], :3, 3], axis=1)
+    src, tgt = src / source_height, tgt / target_height
+    judged = src >= min_length
+    ratio = np.divide(tgt, src, out=np.ones_like(src), where=judged)
+    off = judged & ((ratio > factor) | (ratio < 1.0 / factor))
+    return [source.names[j] for j in child[off]]
+
+
+def feet_pointing_back(skeleton: Skeleton, mesh: Mesh, *, reach: float) -> list:
+    """Names of the toe joints (skeleton map roles ``toe_l``, ``toe_r``) that point from their
+    ankle to the shorter side of the target's foot.
+
+    The foot is the target's surface below its ankle joint, within ``reach`` (a fraction of
+    the body height) of it along the toe's direction and ``FOOT_HALF_WIDTH`` across it; it reaches farther in front of the ankle (the
+    toes) than behind it (the heel).  Empty when the skeleton has no mapped feet or the foot
+    shows no side (a round stump), and for skeletons the humanoid skeleton map does not
+    fill (a bird, a quadruped).
+    """
+    mapping, missing = propose_skeleton_map(skeleton)
+    if missing:  # not a humanoid skeleton (a bird's feet have a hind toe): no humanoid rule applies
+        return []
+    index = {n: i for i, n in enumerate(skeleton.names)}
+    positions = {role: skeleton.bind_world[index[name], :3, 3] for role, name in mapping.items()}
+    if "head" not in positions or "hips" not in positions:
+        return []
+    try:
+        up = body_axes(positions)[0]
+    except ValueError:
+        return []
+    v = mesh.vertices
+    height = float(np.ptp(v @ up))
+    out = []
+    for side in "lr":
+        ankle, toe = positions.get(f"ankle_{side}"), positions.get(f"toe_{side}")
+        if ankle is None or toe is None:
+            continue
+        aim = (toe - ankle) - ((toe - ankle) @ up) * up
+        if not np.linalg.norm(aim) > 0:
+            continue
+        aim /= np.linalg.norm(aim)
+        offset = v - ankle
+        along, lateral = offset @ aim, offset @ np.cross(up, aim)
+        foot = (offset @ up < 0) & (np.abs(along) < reach * height) & (np.abs(lateral) < FOOT_HALF_WIDTH * height)
+        if foot.sum() < 3:
+            continue
+        along = along[foot]
+        if along.max() < -along.min():
+            out.append(mapping[f"toe_{side}"])
+    return out

@@ -1,0 +1,124 @@
+"""Automatic markers on characters as production delivers them: in pieces, rigged by others.
+
+A source's named skeleton says where its head, hands and feet are
+(``humanoid/landmarks/rig.py``); a shape in pieces is read as the solid its pieces make
+(``geometry/solid.py``).  The robots (tests/robot.py) are the fixture source cut into 142
+rigid plates: with narrow gaps and joint covers the geometric rules read them as they are;
+with wide gaps and no covers they see no body until the plates are read as one solid."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from asetransfer.config import Config
+from asetransfer.humanoid.landmarks.rig import finger_of, rig_landmarks
+from asetransfer.job import load_source, load_target
+from asetransfer.stages.markers import MarkerError, landmarks_of, source_landmarks
+from asetransfer.stages.transfer import transfer
+from conftest import FIXTURES
+from robot import robot
+
+SOURCE = FIXTURES / "source.glb"
+
+
+@pytest.fixture(scope="module")
+def plates():
+    """Plates 8 % smaller than their place, no joint covers: gaps the surface rules do not bridge."""
+    rig, _ = robot(load_source(SOURCE).rig, gap=0.08, overlap=0.0, covers=False)
+    return rig
+
+
+def _apart(a: dict, b: dict, height: float) -> dict:
+    """%H between the landmarks both name."""
+    return {k: float(np.linalg.norm(a[k] - b[k])) / height * 100 for k in a if k in b}
+
+
+def test_fingers_are_named_by_every_convention():
+    assert finger_of("Bip01 L Finger0", zero_based=True) == "thumb"       # 3ds Max Biped counts from 0
+    assert finger_of("Bip01 L Finger4", zero_based=True) == "pinky"
+    assert finger_of("finger1-1.L", zero_based=False) == "thumb"          # MakeHuman counts from 1
+    assert finger_of("mixamorig:LeftHandIndex2", zero_based=False) == "index"
+    assert finger_of("DEF-f_pinky.01.L", zero_based=False) == "pinky"
+    assert finger_of("ring_02_l", zero_based=False) == "ring"
+    assert finger_of("lowerarm_l", zero_based=False) is None
+
+
+def test_a_rigs_landmarks_agree_with_its_shape():
+    """On a one-piece source the rig and the geometric rules name the same points (measured
+    within 2.7 %H: thumbs and toes are read a little apart), in the same frame."""
+    rig = load_source(SOURCE).rig
+    from_rig, geometric = rig_landmarks(rig), landmarks_of(rig.mesh, "source", Config())
+    apart = _apart(from_rig.positions(rig.mesh.vertices), geometric.positions(rig.mesh.vertices),
+                   geometric.frame.height)
+    assert len(apart) >= 20 and max(apart.values()) < 3.5
+    assert from_rig.frame.left @ geometric.frame.left > 0.99 and from_rig.frame.up @ geometric.frame.up > 0.99
+
+
+def test_a_robot_with_covers_is_read_as_it_is():
+    """Plates 3 % apart with joint covers: every landmark, fingers included, within 3.4 %H of
+    the rig's (the middle of a body whose pieces are all small is the centroid of them all)."""
+    rig, _ = robot(load_source(SOURCE).rig, gap=0.03, overlap=0.0)
+    found = landmarks_of(rig.mesh, "target", Config(), solid=False)
+    apart = _apart(found.positions(rig.mesh.vertices), rig_landmarks(rig).positions(rig.mesh.vertices),
+                   found.frame.height)
+    assert len(apart) == 22 and max(apart.values()) < 4.5
+
+
+def test_a_character_in_plates_is_read_as_the_solid_they_make(plates):
+    with pytest.raises(MarkerError, match="extremities"):
+        landmarks_of(plates.mesh, "target", Config(), solid=False)
+    found = landmarks_of(plates.mesh, "target", Config())
+    truth = rig_landmarks(plates).positions(plates.mesh.vertices)
+    apart = _apart(found.positions(plates.mesh.vertices), truth, found.frame.height)
+    for name in ("head_top", "nose_tip", "toe_tip.L", "toe_tip.R", "heel.L", "heel.R"):  # measured <= 3.4
+        assert apart[name] < 4.5, (name, apart[name])
+    assert (truth["hand_tip.L"] - truth["hand_tip.R"]) @ found.frame.left > 0  # left is left
+
+
+def test_a_source_in_plates_takes_its_landmarks_from_its_rig(plates):
+    landmarks = source_landmarks(plates, Config())
+    assert landmarks.vertex == rig_landmarks(plates).vertex
+
+
+def test_a_source_in_plates_rigs_a_target_automatically(plates):
+    """The robot source, whose shape alone has no body layout, rigs the heavy fixture
+    automatically from its rig's landmarks: joints 0.80 %H from the truth on average (the
+    one-piece source's automatic transfer: 0.38)."""
+    target = load_target(FIXTURES / "target_heavy.ply")
+    truth = json.loads((FIXTURES / "target_heavy.truth.json").read_text())["joints"]
+    result = transfer(plates, target)
+    joints = result.rig.skeleton.bind_world[:, :3, 3]
+    error = np.linalg.norm(joints - np.array([truth[n] for n in result.rig.skeleton.names]), axis=1)
+    assert error.mean() / np.ptp(target.vertices[:, 1]) * 100 < 1.2
+
+
+def _turned_markers(source, target, markers):
+    """``markers`` with their target points turned 180 degrees about the target's vertical
+    axis and put back on its surface: a body read as facing backwards."""
+    from asetransfer.geometry.surface import closest_points
+    from asetransfer.model.markers import Markers
+    from asetransfer.model.surface import SurfacePoints
+
+    points = markers.target.positions(target.vertices, target.faces)
+    centre = target.vertices.mean(axis=0)
+    points[:, [0, 2]] = 2 * centre[[0, 2]] - points[:, [0, 2]]
+    face, bary, _ = closest_points(points, target.vertices, target.faces)
+    return Markers(markers.names, markers.source, SurfacePoints(face, bary), markers.automatic)
+
+
+def test_a_rig_turned_in_the_body_is_never_ok():
+    """Markers reading the heavy fixture as facing backwards fit well (residual 1.4 %H, every
+    joint inside): only the target's own feet tell that the toes point to the heels."""
+    from asetransfer.config import MarkersConfig
+    from asetransfer.io import load_markers
+
+    source, target = load_source(SOURCE).rig, load_target(FIXTURES / "target_heavy.ply")
+    markers = load_markers(FIXTURES / "markers_heavy.json", source.mesh, target)
+    hand = transfer(source, target, markers, Config(markers=MarkersConfig(automatic="off"))).report.quality
+    turned = transfer(source, target, _turned_markers(source, target, markers),
+                      Config(markers=MarkersConfig(automatic="off"))).report.quality
+    assert hand.verdict == "ok" and not hand.feet_pointing_back and not hand.bones_out_of_proportion
+    assert turned.verdict == "poor" and sorted(turned.feet_pointing_back) == ["toe.L", "toe.R"]
+    assert any("toe joints point to the heels" in r for r in turned.reasons)
