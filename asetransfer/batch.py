@@ -54,6 +54,7 @@ class Job:
     output: str           # OUTDIR/<stem>.glb (or the batch's other rig format)
     report: str           # OUTDIR/<stem>.report.json
     preview: str | None = None   # OUTDIR/<stem>.preview.png when previews are asked for
+    qa: str | None = None        # OUTDIR/<stem>.qa.html when QA pages are asked for
 
     @property
     def stem(self) -> str:
@@ -98,11 +99,12 @@ def markers_for(target, markers_dir=None) -> str | None:
     return None
 
 
-def plan_jobs(targets, outdir, markers_dir=None, *, rig_format: str = ".glb", preview: bool = False) -> list:
+def plan_jobs(targets, outdir, markers_dir=None, *, rig_format: str = ".glb", preview: bool = False,
+              qa: bool = False) -> list:
     """One :class:`Job` per target, writing ``<stem><rig_format>`` (and ``<stem>.preview.png``
-    with ``preview``).  Raises InputError, before any work, for a format no writer has, a
-    missing optional package the outputs need, and two targets with the same stem (their
-    outputs would collide)."""
+    with ``preview``; ``<stem>.qa.html`` and the preview, the gallery's picture, with ``qa``).
+    Raises InputError, before any work, for a format no writer has, a missing optional
+    package the outputs need, and two targets with the same stem (their outputs would collide)."""
     from .io import RIG_OUTPUT_EXTENSIONS, USD_EXTENSIONS
 
     if rig_format.lower() not in RIG_OUTPUT_EXTENSIONS:
@@ -112,6 +114,7 @@ def plan_jobs(targets, outdir, markers_dir=None, *, rig_format: str = ".glb", pr
         from .io.usd import require_usd
 
         require_usd(outdir)
+    preview = preview or qa
     if preview:
         from .io.preview import require_preview
 
@@ -126,7 +129,7 @@ def plan_jobs(targets, outdir, markers_dir=None, *, rig_format: str = ".glb", pr
         seen[stem.casefold()] = target
         out = os.path.join(outdir, stem)
         jobs.append(Job(target, markers_for(target, markers_dir), out + rig_format, out + ".report.json",
-                        out + ".preview.png" if preview else None))
+                        out + ".preview.png" if preview else None, out + ".qa.html" if qa else None))
     return jobs
 
 
@@ -144,7 +147,7 @@ def inputs_record(source_digest: str, job: Job, options: JobOptions) -> InputsRe
     outputs asked for, the version."""
     return InputsRecord(asetransfer=__version__, source=source_digest, target=file_digest(job.target),
                         markers=file_digest(job.markers) if job.markers else None, options=options_digest(options),
-                        outputs=[os.path.basename(p) for p in (job.output, job.preview) if p])
+                        outputs=[os.path.basename(p) for p in (job.output, job.preview, job.qa) if p])
 
 
 def run_job(source_path: str, source_digest: str, job: Job, options: JobOptions, resume: bool = True) -> TargetResult:
@@ -212,7 +215,7 @@ def _transfer_and_write(source: SourceFile, job: Job, options: JobOptions, recor
     if os.path.exists(job.report):
         os.unlink(job.report)  # stale: it must not vouch for the output about to be replaced
     return transfer_files(source, job.target, job.output, job.markers, options=options, report=job.report,
-                          preview=job.preview, record=record).report
+                          preview=job.preview, qa=job.qa, record=record).report
 
 
 def quality_figures(report: TransferReport) -> dict:
@@ -255,8 +258,8 @@ def run_jobs(source: SourceFile, jobs: list, options: JobOptions | None = None, 
 
 
 def transfer_many(source, targets, outdir, *, markers_dir=None, options: JobOptions | None = None,
-                  rig_format: str = ".glb", preview: bool = False, workers: int = 1, dask: str | None = None,
-                  resume: bool = True):
+                  rig_format: str = ".glb", preview: bool = False, qa: bool = False, workers: int = 1,
+                  dask: str | None = None, resume: bool = True):
     """Rig every target with ``source``; yield a :class:`TargetResult` per target as it finishes.
 
     Parameters
@@ -266,8 +269,9 @@ def transfer_many(source, targets, outdir, *, markers_dir=None, options: JobOpti
         ``markers_dir``) links it to the source, else markers are found automatically.
         Stems must differ.
     outdir : the output directory (created if missing); each target gets ``<stem><rig_format>``,
-        ``<stem>.report.json``, ``<stem>.preview.png`` with ``preview``, and the hand-off
-        files ``options`` asks for.
+        ``<stem>.report.json``, ``<stem>.preview.png`` with ``preview``, ``<stem>.qa.html`` with
+        ``qa`` (then :func:`write_qa_index` makes the gallery), and the hand-off files ``options``
+        asks for.
     options : :class:`~asetransfer.job.JobOptions`, as for one transfer.
     workers, dask, resume : see :func:`run_jobs`.
 
@@ -275,10 +279,30 @@ def transfer_many(source, targets, outdir, *, markers_dir=None, options: JobOpti
     duplicate stems or an output directory that cannot be made; a bad target only makes
     its own result ``"failed"``.
     """
-    jobs = plan_jobs(targets, outdir, markers_dir, rig_format=rig_format, preview=preview)
+    jobs = plan_jobs(targets, outdir, markers_dir, rig_format=rig_format, preview=preview, qa=qa)
     loaded = load_source(source)  # a bad source: nothing made, not even the directory
     make_outdir(outdir)
     yield from run_jobs(loaded, jobs, options, workers=workers, dask=dask, resume=resume)
+
+
+def write_qa_index(outdir, jobs: list, results: dict, source, inputs=()) -> str:
+    """Write ``OUTDIR/index.html``, the gallery of the targets' QA pages, worst verdict first
+    (:func:`~asetransfer.io.qa_page.render_index`): each job's verdict and notes from its
+    report, a failed job's error, a job not run (interrupted) as such; returns its path.
+    ``results``: stem -> :class:`TargetResult`."""
+    from .io.qa_page import gallery_entry, write_index
+
+    entries = []
+    for job in jobs:
+        result = results.get(job.stem)
+        if result is None or result.status == "failed":
+            entries.append(gallery_entry(job.stem, error=result.error if result else None))
+        else:
+            entries.append(gallery_entry(job.stem, job.report, page=job.qa and os.path.basename(job.qa),
+                                         thumbnail=job.preview and os.path.basename(job.preview)))
+    path = os.path.join(os.fspath(outdir), "index.html")
+    write_index(path, entries, f"asetransfer batch: {os.path.basename(os.fspath(source))}", inputs)
+    return path
 
 
 def make_outdir(outdir) -> None:

@@ -301,8 +301,18 @@ class WeightsConfig:
     # robust: a piece with no accepted vertex (a prop) takes the mean weights of this many accepted
     # vertices where it comes closest (our addition)
     contact_neighbours: int = 8
+    # [fraction of vertices] robust: pieces off the body that touch each other are one group; a group
+    # with fewer accepted matches is a prop the source has no surface for, bound rigidly to one joint
+    # (tests/dressing.py: a sword of three parts 0.08, hair cards 0; joint covers half sunk into a limb
+    # 0.35-0.57 and clothing 1 keep the weights of the surface under them)
+    prop_fraction: float = 0.25
+    # [body diagonal] robust: pieces whose vertices come this close (or whose surfaces cross) are in
+    # one group (4 mm on a 2 m body: parts modelled touching, not welded)
+    prop_touch: float = 0.002
 
     def __post_init__(self):
+        if not (0 <= self.prop_fraction <= 1 and self.prop_touch >= 0):
+            raise ValueError("robust weights need prop_fraction in [0, 1] and prop_touch >= 0")
         if self.method not in ("auto", "interp", "robust"):
             raise ValueError("weights method must be 'auto', 'interp' or 'robust'")
         if self.max_influences is not None:
@@ -380,6 +390,26 @@ class QualityConfig:
     marker_spread_refuse: float = 5.0
     # [factor] beyond this, warned (a very different body, or a misplaced marker)
     marker_spread_warn: float = 2.0
+    # [factor] a marker's given points lie on the other mesh when their distance to it is below
+    # 1/this of their distance to their own (exchanged files: 2.5 % of the size median against 0 on
+    # the fixture, dev and production files; no straight marker of them does)
+    marker_side_ratio: float = 4.0
+    # [diagonal] distances below this tell neither side: both meshes pass there (the head of a body
+    # and of its heavier twin coincide)
+    marker_side_floor: float = 0.002
+    # [fraction] of the markers whose points tell a side: when this share lies on the other mesh the
+    # file's source and target are exchanged: refused (fewer such markers are warned, by name)
+    marker_swapped_refuse: float = 0.9
+    # [diagonal] median distance of one side's given points to its surface beyond which they were
+    # placed on another mesh: warned (0 on every file of ours: tools write points on the surface)
+    marker_off_surface_warn: float = 0.005
+    # [fraction of spread] RMS residual of the best similarity (Umeyama) from the markers' source
+    # points to their target points over the target points' RMS spread: beyond this the names link
+    # unrelated points, refused (0.05-0.31 on the fixture, dev and production files; 0.96-1.0 with
+    # the target points shuffled)
+    marker_shape_refuse: float = 0.8
+    # [fraction of spread] ... beyond this, warned (a pose far from the source's, or misplaced markers)
+    marker_shape_warn: float = 0.5
     # [markers] with fewer the alignment is barely constrained: warned
     few_markers: int = 6
     # [% height] largest marker residual after the fit for "check" (0.6-0.85 on the dev cases' sparse
@@ -436,6 +466,10 @@ class QualityConfig:
         if not (self.proportion_factor > 1 and self.proportion_min_length >= 0
                 and 0 < self.proportion_poor_fraction <= 1 and self.foot_reach > 0):
             raise ValueError("proportion_factor must be > 1, proportion_poor_fraction in (0, 1] and foot_reach > 0")
+        if not (self.marker_side_ratio > 1 and self.marker_side_floor >= 0 and 0 < self.marker_swapped_refuse <= 1
+                and self.marker_off_surface_warn > 0 and 0 < self.marker_shape_warn <= self.marker_shape_refuse):
+            raise ValueError("marker_side_ratio must be > 1, marker_swapped_refuse in (0, 1], marker_off_surface_warn "
+                             "positive and 0 < marker_shape_warn <= marker_shape_refuse")
         if self.inside_exact_faces < 0 or self.inside_cells < 1:
             raise ValueError("inside_exact_faces must be >= 0 and inside_cells >= 1")
 

@@ -56,9 +56,10 @@ class OutputPaths:
     calibration: str | None = None
     tpose_bvh: str | None = None
     tpose_rig: str | None = None
+    qa: str | None = None
 
     @classmethod
-    def plan(cls, rig, options: JobOptions, report=None, preview=None) -> "OutputPaths":
+    def plan(cls, rig, options: JobOptions, report=None, preview=None, qa=None) -> "OutputPaths":
         """The outputs of a transfer writing its rig to ``rig``."""
         rig = os.fspath(rig)
         stem, ext = os.path.splitext(rig)
@@ -66,7 +67,8 @@ class OutputPaths:
         return cls(rig, None if report is None else os.fspath(report), None if preview is None else os.fspath(preview),
                    stem + ".calibration.json" if handoff else None,
                    stem + ".tpose.bvh" if options.tpose else None,
-                   stem + ".tpose" + (ext if ext.lower() in (".glb", ".gltf") else ".glb") if options.tpose else None)
+                   stem + ".tpose" + (ext if ext.lower() in (".glb", ".gltf") else ".glb") if options.tpose else None,
+                   None if qa is None else os.fspath(qa))
 
     def checked(self) -> list:
         """The outputs as :class:`~asetransfer.io.outputs.Output`, named by the options that ask for them."""
@@ -77,7 +79,8 @@ class OutputPaths:
                  ("preview", "--preview", (".png",)),
                  ("calibration", "the calibration written next to -o", (".json",)),
                  ("tpose_bvh", "the T-pose BVH written next to -o", (".bvh",)),
-                 ("tpose_rig", "the T-pose rig written next to -o", (".glb", ".gltf")))
+                 ("tpose_rig", "the T-pose rig written next to -o", (".glb", ".gltf")),
+                 ("qa", "--qa", (".html",)))
         return [Output(getattr(self, key), option, exts) for key, option, exts in named if getattr(self, key)]
 
 
@@ -210,7 +213,7 @@ class FilesResult:
 
 
 def transfer_files(source, target, output, markers=None, *, options: JobOptions | None = None, report=None,
-                   preview=None, record: InputsRecord | None = None, progress=None) -> FilesResult:
+                   preview=None, qa=None, record: InputsRecord | None = None, progress=None) -> FilesResult:
     """Rig the target file with the source file and write the rigged target.
 
     Parameters
@@ -220,7 +223,8 @@ def transfer_files(source, target, output, markers=None, *, options: JobOptions 
     output : the rig to write; its extension chooses the format (``io.RIG_OUTPUT_EXTENSIONS``).
     markers : path of a marker file, or None (automatic markers, humanoids).
     options : :class:`JobOptions` (the transfer's Config and the hand-off).
-    report, preview : paths of the JSON report and the PNG preview to write, or None.
+    report, preview, qa : paths of the JSON report, the PNG preview and the HTML QA page to
+        write, or None.
     record : what the output depends on (a batch's content hashes), stored in the report's ``inputs``.
     progress : optional callable ``progress(stage_name)``.
 
@@ -235,7 +239,7 @@ def transfer_files(source, target, output, markers=None, *, options: JobOptions 
     source_path = source.path if isinstance(source, SourceFile) else os.fspath(source)
     target, markers = os.fspath(target), None if markers is None else os.fspath(markers)
     inputs = tuple(p for p in (source_path, target, markers, options.calibration) if p)
-    outputs = OutputPaths.plan(output, options, report, preview)
+    outputs = OutputPaths.plan(output, options, report, preview, qa)
     _check_before_work(outputs, inputs)
     source = source if isinstance(source, SourceFile) else load_source(source_path)
     target_mesh = load_target(target)
@@ -253,9 +257,9 @@ def transfer_files(source, target, output, markers=None, *, options: JobOptions 
         _write_handoff(outputs, handoff, options, source, result, inputs + (outputs.rig,))
         if outputs.report:
             _write_json(outputs.report, written.to_json(), inputs + (outputs.rig,))
-        if outputs.preview:
-            _write_preview(outputs.preview, source, target_mesh, result, config, f"{source_path}  ->  {target}",
-                           inputs + (outputs.rig,))
+        if outputs.preview or outputs.qa:
+            _write_review(outputs, source, target_mesh, result, written, config, f"{source_path}  ->  {target}",
+                          inputs + (outputs.rig,))
     return FilesResult(result, written, outputs)
 
 
@@ -370,8 +374,7 @@ def _write_handoff(outputs: OutputPaths, handoff: _Handoff, options: JobOptions,
 def body_frame(mesh: Mesh, origin: MarkerOrigin, side: str, config: Config) -> dict:
     """A character's body frame (unit ``up``, ``forward``, ``left``): the one its automatic
     markers were found in, else its landmarks' now, else a guess from its up axis and box."""
-    from .humanoid.body import guess_up_axis
-    from .io.preview import mesh_frame_fallback
+    from .handoff.review import guessed_frame
     from .stages.markers import MarkerError, landmarks_of
 
     frame = origin.frames.get(side)
@@ -379,29 +382,83 @@ def body_frame(mesh: Mesh, origin: MarkerOrigin, side: str, config: Config) -> d
         try:
             frame = landmarks_of(mesh, side, config).frame
         except MarkerError:
-            return mesh_frame_fallback(mesh, guess_up_axis(mesh)[0])
+            return guessed_frame(mesh)
     return {"up": frame.up, "forward": frame.forward, "left": frame.left}
 
 
 def preview_characters(source: Rig, target: Mesh, markers, origin: MarkerOrigin, config: Config,
-                       target_rig: Rig | None = None) -> list:
+                       target_rig: Rig | None = None, frames: tuple | None = None) -> list:
     """What the preview draws (:func:`~asetransfer.io.preview.render_preview`): both characters
-    in their body frames with the markers (coloured by confidence), the source's skeleton and,
-    given ``target_rig``, the transferred one."""
+    in their body frames (``frames``: ``(source, target)``, else :func:`body_frame`) with the
+    markers (coloured by confidence), the source's skeleton and, given ``target_rig``, the
+    transferred one.  The source is drawn at the scale of the markers' similarity, so both
+    characters share one scale."""
+    from .geometry.alignment import umeyama
+
     confidence = [origin.confidence.get(n, 1.0) for n in markers.names]
     shown = []
-    for side, mesh, points in (("source", source.mesh, markers.source), ("target", target, markers.target)):
-        shown.append({"label": side, "mesh": mesh, "frame": body_frame(mesh, origin, side, config),
-                      "markers": points.positions(mesh.vertices, mesh.faces), "names": list(markers.names),
-                      "confidence": confidence})
-    shown[0].update(joints=source.skeleton.bind_world[:, :3, 3], parents=source.skeleton.parents)
-    if target_rig is not None:
-        shown[1].update(joints=target_rig.skeleton.bind_world[:, :3, 3], parents=target_rig.skeleton.parents)
+    for k, (side, mesh, points) in enumerate((("source", source.mesh, markers.source),
+                                              ("target", target, markers.target))):
+        shown.append({"label": side, "mesh": mesh, "markers": points.positions(mesh.vertices, mesh.faces),
+                      "frame": frames[k] if frames else body_frame(mesh, origin, side, config),
+                      "names": list(markers.names), "confidence": confidence,
+                      "low_confidence": list(origin.low_confidence)})
+    if len(markers) >= 3:
+        shown[0]["scale"] = umeyama(shown[0]["markers"], shown[1]["markers"]).scale
+    for character, rig in zip(shown, (source, target_rig)):
+        if rig is not None:
+            character.update(joints=rig.skeleton.bind_world[:, :3, 3], parents=rig.skeleton.parents,
+                             joint_names=list(rig.skeleton.names))
     return shown
 
 
-def _write_preview(path, source: SourceFile, target: Mesh, result, config: Config, title: str, inputs) -> None:
-    from .io.preview import write_preview
+def _write_review(outputs: OutputPaths, source: SourceFile, target: Mesh, result, report: TransferReport,
+                  config: Config, title: str, inputs) -> None:
+    """The preview picture and the QA page (those asked for) of a transfer."""
+    from .handoff.review import review_frames, review_transfer
 
-    shown = preview_characters(source.rig, target, result.markers, result.report.marker_origin, config, result.rig)
-    write_preview(path, shown, title=title, inputs=inputs)
+    review = review_transfer(source.rig, result.rig, result.correspondence, report, _source_motion(source.path))
+    frames = review_frames(source.rig, result.correspondence.alignment.rotation, report.marker_origin.frames,
+                           _declared_up(source.path))
+    verdict = {"verdict": report.quality.verdict, "reasons": report.quality.reasons, "warnings": report.warnings}
+    if outputs.preview:
+        from .io.preview import write_preview
+
+        shown = preview_characters(source.rig, target, result.markers, report.marker_origin, config, result.rig,
+                                   frames)
+        shown[1].update(joint_flags=review.joint_flags, regions=review.regions,
+                        poses=review.posed(result.rig, ("arms raised", "front"), ("squat", "side")))
+        write_preview(outputs.preview, shown, title=title, inputs=inputs, **verdict)
+    if outputs.qa:
+        from .io.qa_page import write_qa_page
+
+        write_qa_page(outputs.qa, result.rig, review, frames[1], result.markers, report.marker_origin, inputs,
+                      title=title, fit_limit=config.quality.mapped_distance_pct / 100.0,
+                      max_influences=config.weights.max_influences, **verdict)
+
+
+def _source_motion(path):
+    """The first animation of a glTF source, on its skeleton (:class:`~asetransfer.model.animation.Animation`),
+    else None; one that cannot be read is left out with a warning (the rig is made by then)."""
+    if os.path.splitext(os.fspath(path))[1].lower() not in (".glb", ".gltf"):
+        return None
+    from .io.glb import read_document
+    from .io.gltf_animation import read_animation
+
+    try:
+        if not read_document(path)[0].get("animations"):
+            return None
+        return read_animation(path)[1]
+    except InputError as e:
+        log.warning("the source's animation is left out of the QA outputs: %s", e)
+        return None
+
+
+def _declared_up(path) -> str | None:
+    """The up axis a file declares (FBX, USD) or its format implies (glTF: +Y), else None."""
+    from .io import file_frame
+
+    frame = file_frame(path)
+    if frame is not None:
+        return frame["up_axis"]
+    return "+Y" if os.path.splitext(os.fspath(path))[1].lower() in (".glb", ".gltf") else None

@@ -26,8 +26,8 @@ def add_parser(sub):
     p = sub.add_parser(
         "batch", help="rig many TARGETs with one SOURCE, in parallel, resumable",
         description="Every TARGET rigged with SOURCE: OUTDIR/<target name>.glb and .report.json, then "
-                    "OUTDIR/summary.json and summary.csv.  Markers: <target name>.markers.json in "
-                    "--markers-dir or beside the target.  A rerun skips the targets already done with "
+                    "OUTDIR/summary.json and summary.csv (and with --qa OUTDIR/index.html).  Markers: "
+                    "<target name>.markers.json in --markers-dir or beside the target.  A rerun skips the targets already done with "
                     "the same inputs and options.  Exit 0: all done; 3: some failed (the others are "
                     "written); 2: nothing could start.")
     p.add_argument("source", help="rigged source (.glb/.gltf)")
@@ -37,7 +37,12 @@ def add_parser(sub):
                    help="format of each rig, as transfer's -o extension: OUTDIR/<target name>.EXT, one of glb, "
                         "gltf, usda, usdc, usdz (default %(default)s; USD needs asetransfer[usd])")
     p.add_argument("--preview", action="store_true",
-                   help="also draw each target's markers and skeleton: OUTDIR/<target name>.preview.png")
+                   help="also draw a picture to check each rig: OUTDIR/<target name>.preview.png (needs "
+                        "matplotlib: pip install 'asetransfer[preview]')")
+    p.add_argument("--qa", action="store_true",
+                   help="also write each target's QA web page and preview, OUTDIR/<target name>.qa.html and "
+                        ".preview.png, and OUTDIR/index.html: a gallery of every target, worst verdict first "
+                        "(needs matplotlib)")
     p.add_argument("--markers-dir", metavar="DIR", help="where <target name>.markers.json files are "
                                                         "(looked up first; then beside each target)")
     p.add_argument("--jobs", type=_jobs_arg, default=1, metavar="N",
@@ -74,9 +79,10 @@ def run(args) -> int:
     quiet = getattr(args, "quiet", False)
     options = transfer.options_of(args)
     jobs = batch.plan_jobs(args.targets, args.outdir, args.markers_dir, rig_format="." + args.rig_format.lstrip("."),
-                           preview=args.preview)
+                           preview=args.preview, qa=args.qa)
     source = load_source(args.source)  # a bad source: exit 2 before any work
     batch.make_outdir(args.outdir)
+    _remove_stale_parts(jobs, options, args.outdir)
     results, t0 = {}, time.perf_counter()
     progress = Progress(len(jobs), quiet)
     restore = _sigterm_interrupts()
@@ -93,11 +99,13 @@ def run(args) -> int:
             if found is not None:
                 results[job.stem] = found
         write_summary(args, jobs, results, seconds=time.perf_counter() - t0, interrupted=True)
+        _write_index(args, jobs, results)
         raise
     finally:
         restore()
     progress.close()
     write_summary(args, jobs, results, seconds=time.perf_counter() - t0, interrupted=False)
+    _write_index(args, jobs, results)
     failed = [r for r in results.values() if r.status == "failed"]
     for r in failed:
         print(f"asetransfer: error: {r.stem}: {r.error}", file=sys.stderr)
@@ -106,6 +114,26 @@ def run(args) -> int:
         print(f"{args.outdir}: {len(jobs)} targets: {counts['ok']} rigged, {counts['skipped']} already done, "
               f"{counts['failed']} failed, {time.perf_counter() - t0:.1f} s (summary.json)")
     return EXIT_SOME_FAILED if failed else 0
+
+
+def _remove_stale_parts(jobs, options, outdir) -> None:
+    """Remove the temporary files killed runs left of every output this batch may write: a
+    target already done is skipped, so its own writes would never clean them up."""
+    from asetransfer.io.atomic import remove_stale_parts
+    from asetransfer.job import OutputPaths
+
+    paths = [out.path for job in jobs for out in OutputPaths.plan(job.output, options, job.report, job.preview,
+                                                                  job.qa).checked()]
+    remove_stale_parts(*paths, *(os.path.join(outdir, name) for name in ("summary.json", "summary.csv",
+                                                                         "index.html")))
+
+
+def _write_index(args, jobs, results: dict) -> None:
+    """``OUTDIR/index.html``, the gallery of the QA pages, with ``--qa``."""
+    if args.qa:
+        from asetransfer.batch import write_qa_index
+
+        write_qa_index(args.outdir, jobs, results, args.source, inputs=[args.source, *args.targets])
 
 
 def _sigterm_interrupts():

@@ -39,6 +39,7 @@ def run(args) -> int:
     from asetransfer.io.outputs import Output, check_outputs
     from asetransfer.geometry.linsolve import NumericalError
     from asetransfer.io import load_markers
+    from asetransfer.io.atomic import transaction
     from asetransfer.io.mapfile import write_map
     from asetransfer.io.ply import write_ply
     from asetransfer.job import load_target
@@ -58,13 +59,14 @@ def run(args) -> int:
         raise InputError(args.markers, str(e)) from None
     except NumericalError as e:
         raise InputError(args.markers, f"correspondence failed: {e}") from None
-    write_map(args.output, corr.source_to_target, corr.target_to_source, source.faces, target.faces, inputs)
-    if args.debug_dir:
-        paths = debug_paths(args.debug_dir)
-        for name, verts, faces in (("faired_source", corr.faired_source, source.faces),
-                                   ("faired_target", corr.faired_target, target.faces),
-                                   ("registered_source", corr.registered_source, source.faces)):
-            write_ply(paths[name], verts, faces, inputs + (args.output,))
+    with transaction():  # the map and the debug meshes: all written, or none
+        write_map(args.output, corr.source_to_target, corr.target_to_source, source.faces, target.faces, inputs)
+        if args.debug_dir:
+            paths = debug_paths(args.debug_dir)
+            for name, verts, faces in (("faired_source", corr.faired_source, source.faces),
+                                       ("faired_target", corr.faired_target, target.faces),
+                                       ("registered_source", corr.registered_source, source.faces)):
+                write_ply(paths[name], verts, faces, inputs + (args.output,))
     s = corr.stats
     if args.json:
         print(json.dumps(s.to_json(), indent=1))

@@ -35,7 +35,7 @@ def run(args) -> int:
     from asetransfer.handoff.motion import animation_to_bvh
     from asetransfer.handoff.retarget import retarget_bvh
     from asetransfer.io import load_rig
-    from asetransfer.io.atomic import atomic_write
+    from asetransfer.io.atomic import atomic_write, transaction
     from asetransfer.io.bvh import read_bvh, write_bvh
     from asetransfer.io.gltf_write import write_rig
 
@@ -52,12 +52,13 @@ def run(args) -> int:
                                       f"{os.path.basename(args.source)}: nothing to retarget (joints are matched "
                                       "by name; give the rig transferred from that source)")
     anim, report = retarget_bvh(motion, source, target, path=args.motion, rest=args.rest)
-    if ext == ".bvh":
-        write_bvh(args.output, animation_to_bvh(target.skeleton, anim), inputs)
-    else:
-        write_rig(args.output, target, inputs=inputs, animation=anim)
-    if args.report:
-        atomic_write(args.report, (json.dumps(report, indent=1) + "\n").encode(), inputs + (args.output,))
+    with transaction():  # the motion and its report: both written, or neither
+        if ext == ".bvh":
+            write_bvh(args.output, animation_to_bvh(target.skeleton, anim), inputs)
+        else:
+            write_rig(args.output, target, inputs=inputs, animation=anim)
+        if args.report:
+            atomic_write(args.report, (json.dumps(report, indent=1) + "\n").encode(), inputs + (args.output,))
     if not getattr(args, "quiet", False):
         print(f"{args.output}: {anim.n_frames} frames, {report['matched']} of {report['target_joints']} joints "
               f"matched, root scaled x{report['root_ratio']:.4g}")

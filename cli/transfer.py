@@ -43,8 +43,13 @@ def add_parser(sub):
     p.add_argument("-o", "--output", required=True,
                    help="output rig: .glb or .gltf, or UsdSkel .usda .usdc .usdz (needs asetransfer[usd])")
     p.add_argument("--report", help="write a JSON report (timings, residuals, fallbacks, warnings)")
-    p.add_argument("--preview", metavar="PNG", help="also draw both characters with the markers and the "
-                                                    "transferred skeleton (front and side views)")
+    p.add_argument("--preview", metavar="PNG",
+                   help="also draw a picture to check the rig: both characters front and side at one scale, the "
+                        "target in test poses, close-ups of its hands and feet, the verdict (needs matplotlib: "
+                        "pip install 'asetransfer[preview]')")
+    p.add_argument("--qa", metavar="PAGE.html",
+                   help="also write a web page to check the rig in a browser (one file, opens offline): orbit, "
+                        "skeleton, weights of a clicked joint, fit map, markers, test poses, the verdict")
     add_options(p)
     p.set_defaults(run=run)
 
@@ -152,7 +157,7 @@ def run(args) -> int:
     from asetransfer.job import transfer_files
 
     done = transfer_files(args.source, args.target, args.output, args.markers, options=options_of(args),
-                          report=args.report, preview=args.preview,
+                          report=args.report, preview=args.preview, qa=args.qa,
                           progress=_Progress(getattr(args, "quiet", False)))
     if not getattr(args, "quiet", False):
         r = done.report

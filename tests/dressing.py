@@ -110,6 +110,23 @@ def sword(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray) -> list
     return [bar(grip, direction, 0.5 * H, 0.012 * H, 0.03 * H, left)]
 
 
+def sword_parts(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray) -> list:
+    """The sword of :func:`sword` as a modeller builds one: grip, guard and blade, three closed
+    pieces that intersect each other (the guard crosses the grip's top, the blade starts inside
+    the guard), the grip in the right hand."""
+    H = body_height(mesh.vertices, up)
+    left = np.cross(up, forward)
+    direction = -up * np.cos(np.radians(30)) + forward * np.sin(np.radians(30))
+    grip_start = joints["hand.R"] - direction * 0.05 * H
+    grip_length = 0.1 * H
+    guard_at = grip_start + direction * (grip_length - 0.005 * H)
+    across = np.cross(direction, left)
+    return [bar(grip_start, direction, grip_length, 0.016 * H, 0.016 * H, left),
+            bar(guard_at - 0.04 * H * left, left, 0.08 * H, 0.01 * H, 0.012 * H, direction),
+            bar(guard_at - direction * 0.004 * H, direction, 0.4 * H, 0.012 * H, 0.03 * H, left)] if across.any() \
+        else []
+
+
 def strip(rows: np.ndarray, across: np.ndarray, width: np.ndarray):
     """A single-sided quad strip (two triangles a segment) through the points ``rows``
     (K, 3), ``width[k]`` wide along the unit vectors ``across[k]``: a hair card."""
@@ -227,7 +244,8 @@ def cut_faces(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray, gap
     return ~np.isfinite(near) & (piece[f] == piece[f][:, :1]).all(axis=1)
 
 
-BUILDERS = {"covers": covers, "shirt": shirt, "hair": hair, "eyes": eyes, "sword": sword, "cards": cards}
+BUILDERS = {"covers": covers, "shirt": shirt, "hair": hair, "eyes": eyes, "sword": sword, "cards": cards,
+            "sword_parts": sword_parts}
 
 
 def dress(mesh: Mesh, kinds, joints: dict, up, forward) -> Mesh:

@@ -1,14 +1,17 @@
 """A minimal binary FBX 7.4 writer for tests: node records from nested tuples.
 
 A node is ``(name, [props], [children])``; a prop is an int (``L``, int64), a float
-(``D``), a str (``S``), a numpy float array (``d``) or int array (``i``), or a tuple
-``("I", value)`` for an explicit int32.  Enough to build the files a Maya / FBX SDK
+(``D``), a str (``S``), a numpy float array (``d``) or int array (``i``), a tuple
+``("I", value)`` for an explicit int32, ``("zlib", array)`` for an array stored compressed
+(encoding 1, as exporters write large arrays), or ``("array", code, count, encoding, payload)``
+for an array header and bytes as given (a broken or hostile one).  Enough to build the files a Maya / FBX SDK
 exporter writes (Objects, Connections, GlobalSettings, Properties70), which the Blender
 fixtures do not cover.
 """
 from __future__ import annotations
 
 import struct
+import zlib
 
 import numpy as np
 
@@ -19,6 +22,13 @@ NULL_RECORD = b"\x00" * 13
 def _prop(p) -> bytes:
     if isinstance(p, tuple) and p[0] == "I":
         return b"I" + struct.pack("<i", p[1])
+    if isinstance(p, tuple) and p[0] == "array":
+        _, code, count, encoding, payload = p
+        return code + struct.pack("<III", count, encoding, len(payload)) + payload
+    if isinstance(p, tuple) and p[0] == "zlib":
+        a = np.asarray(p[1])
+        code, dtype = (b"d", "<f8") if a.dtype.kind == "f" else (b"i", "<i4")
+        return _prop(("array", code, a.size, 1, zlib.compress(a.astype(dtype).tobytes())))
     if isinstance(p, bool):
         return b"C" + struct.pack("<?", p)
     if isinstance(p, int):

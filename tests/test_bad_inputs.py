@@ -611,7 +611,7 @@ def markers_bad_json(c):
 
 @bad("not UTF-8")
 def markers_not_utf8(c):
-    p = c.bytes_file("markers.json", '{"markers": [{"name": "\u00e9"}]}'.encode("utf-16"))
+    p = c.bytes_file("markers.json", '{"markers": [{"name": "\u00e9"}]}'.encode("latin-1"))
     return c.transfer(markers=p), p
 
 

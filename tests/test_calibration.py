@@ -71,6 +71,12 @@ CONVENTIONS = {
                **_side_names("DEF-{}.L", "DEF-{}.R", dict(zip(_SIDE_KEYS, (
                    "shoulder", "upper_arm", "forearm", "hand", "thumb.01", "f_index.01", "f_middle.01",
                    "f_pinky.01", "thigh", "shin", "foot", "toe"))))},
+    # 3ds Max Biped counts the fingers from 0: Finger0 is the thumb, Finger1 the index
+    "biped": {**{"hips": "Bip01 Pelvis", "spine1": "Bip01 Spine", "spine2": "Bip01 Spine1",
+                 "chest": "Bip01 Spine2", "neck": "Bip01 Neck", "head": "Bip01 Head"},
+              **_side_names("Bip01 L {}", "Bip01 R {}", dict(zip(_SIDE_KEYS, (
+                  "Clavicle", "UpperArm", "Forearm", "Hand", "Finger0", "Finger1", "Finger2", "Finger4",
+                  "Thigh", "Calf", "Foot", "Toe0"))))},
 }
 
 
@@ -100,6 +106,68 @@ def test_skeleton_map_from_naming_conventions(convention):
             role = _ROLE_OF[base]
             expected[role if base == key else f"{role}_{key[-1].lower()}"] = name
     assert mapping == expected
+
+
+def _renamed(rig, names: dict):
+    """``rig`` with its joints renamed by ``names`` (old -> new; the others kept)."""
+    from dataclasses import replace
+
+    from asetransfer.model.rig import Rig
+    skeleton = replace(rig.skeleton, names=tuple(names.get(n, n) for n in rig.skeleton.names))
+    return Rig(rig.mesh, skeleton, rig.skin)
+
+
+def _biped_names(names) -> dict:
+    """3ds Max Biped names for the fixture source's joints (``thumb.02.L`` -> ``Bip01 L Finger01``)."""
+    out = {"hips": "Bip01 Pelvis", "spine.001": "Bip01 Spine", "spine.002": "Bip01 Spine1",
+           "spine.003": "Bip01 Spine2", "neck": "Bip01 Neck", "head": "Bip01 Head", "head_end": "Bip01 HeadNub"}
+    for s in "LR":
+        out.update({f"clavicle.{s}": f"Bip01 {s} Clavicle", f"upperarm.{s}": f"Bip01 {s} UpperArm",
+                    f"forearm.{s}": f"Bip01 {s} Forearm", f"hand.{s}": f"Bip01 {s} Hand",
+                    f"thigh.{s}": f"Bip01 {s} Thigh", f"shin.{s}": f"Bip01 {s} Calf", f"foot.{s}": f"Bip01 {s} Foot",
+                    f"toe.{s}": f"Bip01 {s} Toe0", f"toe_end.{s}": f"Bip01 {s} Toe0Nub"})
+        for k, finger in enumerate(("thumb", "index", "middle", "ring", "pinky")):
+            out.update({f"{finger}.01.{s}": f"Bip01 {s} Finger{k}", f"{finger}.02.{s}": f"Bip01 {s} Finger{k}1",
+                        f"{finger}.03.{s}": f"Bip01 {s} Finger{k}2", f"{finger}_end.{s}": f"Bip01 {s} Finger{k}Nub"})
+    assert set(out) == set(names)
+    return out
+
+
+def test_calibrate_source_of_a_biped_rig_maps_finger0_as_the_thumb(tmp_path, fixture_source):
+    """A 3ds Max Biped rig was mapped one finger off (Finger1, the index, read as the thumb)."""
+    at.save_rig(tmp_path / "biped.glb", _renamed(fixture_source, _biped_names(fixture_source.skeleton.names)))
+    out = tmp_path / "biped.calibration.json"
+    assert main(["calibrate-source", str(tmp_path / "biped.glb"), "-o", str(out), "-q"]) == 0
+    mapping = json.loads(out.read_text())["skeleton_map"]
+    for s, side in (("L", "l"), ("R", "r")):
+        assert mapping[f"thumb_{side}"] == f"Bip01 {s} Finger0"
+        assert mapping[f"index_{side}"] == f"Bip01 {s} Finger1"
+        assert mapping[f"mid_hand_{side}"] == f"Bip01 {s} Finger2"
+        assert mapping[f"pinky_{side}"] == f"Bip01 {s} Finger4"
+
+
+def test_numbered_fingers_beside_a_named_thumb_count_from_the_index(fixture_source):
+    """Without a Finger0 the numbering is ambiguous: the hand's geometry finds the thumb (the chain
+    apart from the others); numbered fingers beside a thumb named by word count from the index,
+    numbered fingers whose chain 1 is the thumb count from 1 (MakeHuman)."""
+    from asetransfer.humanoid.skeleton_map import numbered_from_zero, thumb_chain
+    rename = {}
+    for s in "LR":
+        for k, finger in enumerate(("index", "middle", "ring", "pinky"), start=1):
+            rename.update({f"{finger}.0{i}.{s}": f"finger{k}_{i}.{s}" for i in (1, 2, 3)})
+    mapping, _ = propose_skeleton_map(_renamed(fixture_source, rename).skeleton)
+    assert mapping["thumb_l"] == "thumb.01.L" and mapping["index_l"] == "finger1_1.L"
+    assert mapping["mid_hand_r"] == "finger2_1.R" and mapping["pinky_r"] == "finger4_1.R"
+    # the same hand with all five numbered from 1 (MakeHuman): chain 1 is the thumb
+    sk = fixture_source.skeleton
+    below = sk.hierarchy.descendants(sk.names.index("hand.L"))
+    makehuman = {f"{finger}{part}.L": f"finger{k}-{i}.L" for k, finger in enumerate(
+        ("thumb", "index", "middle", "ring", "pinky"), start=1)
+        for i, part in enumerate((".01", ".02", ".03", "_end"), start=1)}
+    numbered = [makehuman[sk.names[j]] for j in below]
+    positions = sk.rest_world()[below, :3, 3]
+    assert thumb_chain(numbered, positions) == "1" and not numbered_from_zero(numbered, positions)
+    assert thumb_chain([sk.names[j] for j in below], positions) == "thumb"
 
 
 def test_split_side_examples():

@@ -89,3 +89,34 @@ def test_console_script_help_and_exit_codes(tmp_path, rig_file):
     assert r.returncode == 0 and "info" in r.stdout
     r = subprocess.run(cmd + ["info", str(tmp_path / "missing.glb")], capture_output=True, text=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "file not found" in r.stderr
+
+
+def test_markers_from_a_pipe_are_read_once_to_their_end(tmp_path, capsys):
+    """``--markers <(...)`` (a FIFO) was refused as 'not a regular file'; read once, it rigs
+    as the file itself does (the output checks only look at its name)."""
+    import os
+    import threading
+
+    from conftest import FIXTURES
+
+    markers = (FIXTURES / "markers_heavy.json").read_bytes()
+    fifo = tmp_path / "markers.fifo"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as f:  # opens when the reader does; one writer, one read
+            f.write(markers)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    args = [str(FIXTURES / "source.glb"), str(FIXTURES / "target_heavy.ply")]
+    assert main(["transfer", *args, "--markers", str(fifo), "-o", str(tmp_path / "piped.glb"), "-q"]) == 0
+    writer.join(5)
+    assert not writer.is_alive()
+    assert main(["transfer", *args, "--markers", str(FIXTURES / "markers_heavy.json"),
+                 "-o", str(tmp_path / "file.glb"), "-q"]) == 0
+    assert (tmp_path / "piped.glb").read_bytes() == (tmp_path / "file.glb").read_bytes()
+    # a pipe that gives nothing is one line
+    threading.Thread(target=lambda: open(fifo, "wb").close(), daemon=True).start()
+    assert main(["transfer", *args, "--markers", str(fifo), "-o", str(tmp_path / "empty.glb")]) == 2
+    assert "the pipe gave no data" in capsys.readouterr().err

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 
 import numpy as np
 import pytest
@@ -204,6 +205,39 @@ def _hierarchy_cycle(tmp_path):
     return _edited_sdk_file(tmp_path, old, old[:-8] + struct.pack("<q", 13))
 
 
+def _compressed_array_file(count: int, payload: bytes) -> bytes:
+    """An FBX whose mesh's ``Vertices`` is a zlib array declaring ``count`` doubles over ``payload``."""
+    from fbx_builder import fbx_bytes
+
+    array = ("array", b"d", count, 1, payload)
+    return fbx_bytes([("Objects", [], [("Geometry", [1, "g\x00\x01Geometry", "Mesh"], [("Vertices", [array], [])])])])
+
+
+def _zeros_compressed(n_bytes: int) -> bytes:
+    """``n_bytes`` zero bytes as one zlib stream (made a megabyte at a time: a thousandth of its size)."""
+    import zlib
+
+    stream, chunk = zlib.compressobj(9), bytes(1 << 20)
+    parts = [stream.compress(chunk) for _ in range(n_bytes >> 20)]
+    return b"".join(parts) + stream.flush()
+
+
+def _inflates_past_its_count(tmp_path):
+    # 64 MiB of zeros in 64 kB, declared as 8 values (inflated in full, gigabytes of them took 30 s, then a
+    # MemoryError)
+    return _compressed_array_file(8, _zeros_compressed(1 << 26))
+
+
+def _count_beyond_its_bytes(tmp_path):
+    # 2^31 doubles (16 GiB) declared over 1 kB of compressed bytes: no zlib stream inflates that far
+    return _compressed_array_file(2**31, _zeros_compressed(1 << 20)[:1000])
+
+
+def _count_beyond_the_files_budget(tmp_path):
+    # 128 MiB declared over 130 kB: zlib could, the file's size does not allow it (64 MiB + 64 x 130 kB)
+    return _compressed_array_file(1 << 24, _zeros_compressed(1 << 27))
+
+
 BAD = {
     "truncated": (_truncated, "source", r"corrupt or truncated FBX file"),
     "not_fbx": (lambda _: b"PK\x03\x04 a zip file, not FBX" * 10, "source", r"not a binary FBX file"),
@@ -215,6 +249,12 @@ BAD = {
     "cluster_vertex_out_of_range": (_cluster_vertex_out_of_range, "source",
                                     r"skin cluster of joint 'mixamorig:Hips' names vertex 9, the mesh has 5"),
     "hierarchy_cycle": (_hierarchy_cycle, "source", r"the node hierarchy has a cycle"),
+    "inflates_past_its_count": (_inflates_past_its_count, "source",
+                                r"compressed array of node 'Vertices' inflates past its 8 declared values"),
+    "count_beyond_its_bytes": (_count_beyond_its_bytes, "target",
+                               r"declares 2147483648 values \(17179869184 bytes\) in 1000 compressed bytes"),
+    "count_beyond_the_files_budget": (_count_beyond_the_files_budget, "source",
+                                      r"compressed arrays inflate to more than 64 MiB \+ 64 times the file's size"),
 }
 
 
@@ -227,7 +267,9 @@ def test_bad_fbx_exits_2_with_one_line_naming_the_file(name, tmp_path, capsys):
     tgt = bad if role == "target" else FIXTURES / "target_heavy.ply"
     out = tmp_path / "out" / "rigged.glb"
     out.parent.mkdir()
+    started = time.perf_counter()
     code, _, err = run(capsys, ["transfer", src, tgt, "--markers", FIXTURES / "markers_heavy.json", "-o", out])
+    assert time.perf_counter() - started < 20  # no 30 s spent inflating a hostile array
     lines = err.splitlines()
     assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
     assert lines[0].startswith(f"asetransfer: error: {bad}: "), err
@@ -313,6 +355,23 @@ def test_an_fbx_sdk_style_rig(tmp_path):
     np.testing.assert_allclose(w[:5], [[1, 0, 0], [0.5, 0.5, 0], [0.5, 0.5, 0], [0, 1, 0], [0.5, 0.5, 0]])
     np.testing.assert_allclose(w[5:], [[0, 0, 1]] * 5)  # the hat follows the head rigidly
     assert file_frame(path) == {"metres_per_unit": 0.0254, "up_axis": "+Z"}
+
+
+def test_a_cluster_entry_of_weight_0_may_name_any_vertex(tmp_path):
+    """-1 with weight 0 pads a cluster (it binds nothing): read, not refused; -1 with a weight is refused."""
+    import struct
+
+    path = tmp_path / "padded.fbx"
+    _sdk_style_file(path)
+    data = path.read_bytes()
+    indexes, weights = struct.pack("<4i", 0, 1, 2, 4), struct.pack("<4d", 1.0, 0.5, 0.3, 0.2)
+    padded = data.replace(indexes, struct.pack("<4i", 0, 1, 2, -1))
+    path.write_bytes(padded.replace(weights, struct.pack("<4d", 1.0, 0.5, 0.3, 0.0)))
+    w = load_rig(path).skin.to_dense()
+    np.testing.assert_allclose(w[:5], [[1, 0, 0], [0.5, 0.5, 0], [0.5, 0.5, 0], [0, 1, 0], [0, 1, 0]])
+    path.write_bytes(padded)
+    with pytest.raises(at.InputError, match="skin cluster of joint 'mixamorig:Hips' names vertex -1"):
+        load_rig(path)
 
 
 def test_a_joint_name_used_twice_is_renamed_as_for_gltf(tmp_path, caplog):

@@ -3,7 +3,9 @@
 Random byte edits (flips, insertions, deletions, truncation) and random JSON edits
 (any value replaced by any JSON value, keys and items deleted) of a valid marker file
 and of a valid small GLB are fed to :func:`asetransfer.io.load_markers` and
-:func:`asetransfer.io.load_rig`.  Any other exception, or a read taking more than
+:func:`asetransfer.io.load_rig`; so are a small FBX whose compressed arrays get any
+header and any zlib stream (issue 41: the declared counts cap what is inflated), and
+the heavy fixture's markers exchanged, moved, rounded and saved in any encoding.  Any other exception, or a read taking more than
 a few seconds, fails.  Examples are derandomised (reproducible in CI) and bounded:
 the whole file runs in ~10 s.
 """
@@ -394,3 +396,184 @@ def test_bvh_byte_mutations(data):
 @given(json_mutations(json.loads(CALIBRATION)))
 def test_calibration_json_mutations(doc):
     valid_or_input_error(read_calibration_file, "cal.json", json.dumps(doc).encode())
+
+
+# ---------------------------------------------------------------------------- FBX compressed arrays (issue 41)
+def _valid_fbx() -> bytes:
+    """A small skinned FBX whose arrays are all zlib-compressed (as exporters write large ones):
+    a two-joint chain binding a quad strip."""
+    from fbx_builder import fbx_bytes, matrix, model, p70
+
+    def at_height(y):
+        m = np.eye(4)
+        m[1, 3] = y
+        return matrix(m)
+
+    verts = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 2, 0], [1, 2, 0]], float)
+    objects = [
+        model(11, "Hips", "LimbNode"),
+        model(12, "Spine", "LimbNode", Lcl_Translation=[0, 1, 0]),
+        model(20, "Body", "Mesh"),
+        ("Geometry", [21, "Body\x00\x01Geometry", "Mesh"],
+         [("Vertices", [("zlib", verts.ravel())], []),
+          ("PolygonVertexIndex", [("zlib", np.array([0, 1, 3, ~2, 2, 3, 5, ~4]))], [])]),
+        ("Deformer", [40, "Skin\x00\x01Deformer", "Skin"], []),
+        ("Deformer", [41, "Hips\x00\x01SubDeformer", "Cluster"],
+         [("Indexes", [("zlib", np.array([0, 1, 2, 3]))], []), ("Weights", [("zlib", np.array([1, 1, 0.5, 0.5]))], []),
+          ("Transform", [("zlib", at_height(0))], []), ("TransformLink", [("zlib", at_height(0))], [])]),
+        ("Deformer", [42, "Spine\x00\x01SubDeformer", "Cluster"],
+         [("Indexes", [("zlib", np.array([2, 3, 4, 5]))], []), ("Weights", [("zlib", np.array([0.5, 0.5, 1, 1]))], []),
+          ("Transform", [("zlib", at_height(0))], []), ("TransformLink", [("zlib", at_height(1))], [])]),
+    ]
+    links = [(11, 0), (12, 11), (20, 0), (21, 20), (40, 21), (41, 40), (42, 40), (11, 41), (12, 42)]
+    return fbx_bytes([("GlobalSettings", [], [p70(UpAxis=1)]), ("Objects", [], objects),
+                      ("Connections", [], [("C", ["OO", child, parent], []) for child, parent in links])])
+
+
+FBX = _valid_fbx()
+
+
+def _fbx_arrays(data: bytes) -> list:
+    """Where the compressed arrays of ``data`` are: (offset of the 12-byte header, payload length)."""
+    out, at_ = [], 0
+    while True:
+        at_ = data.find(b"\x78\x9c", at_ + 1)  # a zlib stream, 12 bytes after its array header
+        if at_ < 0:
+            return out
+        count, encoding, size = struct.unpack_from("<III", data, at_ - 12)
+        if encoding == 1 and data[at_ - 13:at_ - 12] in (b"d", b"i"):
+            out.append((at_ - 12, size))
+
+
+FBX_ARRAYS = _fbx_arrays(FBX)
+
+
+def read_fbx_rig(path):
+    return read_rig(path)
+
+
+def test_the_valid_fbx_is_valid():
+    rig = read_fbx_rig(write("valid.fbx", FBX))
+    assert rig.skeleton.names == ("Hips", "Spine") and rig.mesh.n_vertices == 6
+    np.testing.assert_allclose(rig.skin.to_dense()[2], [0.5, 0.5])
+    assert len(FBX_ARRAYS) == 10  # vertices, polygons, and per cluster indexes, weights and two matrices
+
+
+@FUZZ_SMALL
+@given(st.sampled_from(range(len(FBX_ARRAYS))), st.data())
+def test_fbx_compressed_array_mutations(k, data):
+    """An array's header (count, encoding, byte length) set to any number, or its compressed
+    bytes edited: read, or one InputError, and fast (the count caps what is inflated)."""
+    offset, size = FBX_ARRAYS[k]
+    out = bytearray(FBX)
+    if data.draw(st.booleans()):
+        field = data.draw(st.sampled_from([0, 4, 8]))
+        value = data.draw(st.one_of(st.integers(0, 2**32 - 1), st.sampled_from([0, 1, 2, 2**31, 2**32 - 1])))
+        out[offset + field:offset + field + 4] = struct.pack("<I", value)
+    else:
+        payload = data.draw(byte_mutations(bytes(out[offset + 12:offset + 12 + size]), keep_length=True))
+        out[offset + 12:offset + 12 + size] = payload
+    valid_or_input_error(read_fbx_rig, "rig.fbx", bytes(out))
+
+
+@FUZZ_SMALL
+@given(st.sampled_from(range(len(FBX_ARRAYS))), st.integers(0, 1 << 22), st.integers(0, 2**32 - 1),
+       st.sampled_from([b"\x00", b"\xff", b"abc"]))
+def test_fbx_arrays_replaced_by_any_zlib_stream(k, inflated, count, filler):
+    """An array replaced by a valid zlib stream of any length (up to 4 MiB inflated, a
+    thousandth of it compressed) declaring any count: read, or one InputError."""
+    import zlib
+
+    offset, size = FBX_ARRAYS[k]
+    stream = zlib.compress((filler * (inflated // len(filler) + 1))[:inflated])
+    header = struct.pack("<III", count, 1, len(stream))
+    data = FBX[:offset] + header + stream + FBX[offset + 12 + size:]
+    data = _fixed_record_ends(data, offset, len(stream) - size)
+    valid_or_input_error(read_fbx_rig, "rig.fbx", data)
+
+
+def _fixed_record_ends(data: bytes, at_: int, grown: int) -> bytes:
+    """``data`` with the end offsets of the records enclosing byte ``at_`` moved by ``grown``
+    bytes (and their property lengths, for the record the array belongs to), as a writer
+    would have written them: a replaced array keeps the file well formed."""
+    from asetransfer.io.fbx_binary import HEADER_SIZE
+
+    out = bytearray(data)
+
+    def walk(pos: int, end: int):
+        while pos + 13 <= end:
+            node_end, n_props, props_len = struct.unpack_from("<III", out, pos)
+            if node_end == 0:
+                return
+            name_len = out[pos + 12]
+            props_start = pos + 13 + name_len
+            if pos < at_ < node_end:
+                if props_start <= at_ < props_start + props_len:
+                    struct.pack_into("<I", out, pos + 8, props_len + grown)
+                struct.pack_into("<I", out, pos, node_end + grown)
+                walk(props_start + props_len + (grown if props_start <= at_ < props_start + props_len else 0),
+                     node_end + grown)
+                pos = node_end + grown
+            elif node_end > at_ and pos > at_:
+                struct.pack_into("<I", out, pos, node_end + grown)
+                walk(props_start + props_len, node_end + grown)
+                pos = node_end + grown
+            else:
+                pos = node_end
+    walk(HEADER_SIZE, len(out))
+    return bytes(out)
+
+
+# ---------------------------------------------------------------------------- marker files on real meshes (issue 41)
+def _heavy_case():
+    from conftest import FIXTURES
+    from asetransfer.io import load_mesh
+
+    source = load_rig(FIXTURES / "source.glb").mesh
+    target = load_mesh(FIXTURES / "target_heavy.ply")
+    return source, target, json.loads((FIXTURES / "markers_heavy.json").read_text())["markers"]
+
+
+HEAVY_SOURCE, HEAVY_TARGET, HEAVY_MARKERS = _heavy_case()
+
+
+@FUZZ_SMALL
+@given(st.lists(st.integers(0, len(HEAVY_MARKERS) - 1), max_size=len(HEAVY_MARKERS), unique=True),
+       st.floats(0.0, 0.2), st.integers(0, 2**32 - 1),
+       st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-16-be", "utf-32", "latin-1"]))
+def test_marker_files_exchanged_moved_and_encoded(exchanged, noise, seed, encoding):
+    """The heavy fixture's markers, some with source and target exchanged, their points moved
+    by up to ``noise`` (metres) and the file in any encoding: read (with warnings), or one
+    InputError -- never another exception."""
+    rng = np.random.default_rng(seed)
+    markers = copy.deepcopy(HEAVY_MARKERS)
+    for i in exchanged:
+        markers[i]["source"], markers[i]["target"] = markers[i]["target"], markers[i]["source"]
+    for m in markers:
+        for side in ("source", "target"):
+            m[side]["point"] = (np.array(m[side]["point"]) + noise * rng.standard_normal(3)).tolist()
+    text = json.dumps({"markers": markers}, ensure_ascii=False)
+    path = write("heavy.markers.json", text.encode(encoding))
+    with time_limit(TIME_LIMIT):
+        try:
+            load_markers(path, HEAVY_SOURCE, HEAVY_TARGET)
+        except InputError as e:
+            assert e.path == path and "\n" not in str(e)
+
+
+@FUZZ_SMALL
+@given(st.lists(st.floats(-0.02, 1.02, allow_nan=False), min_size=3, max_size=3), st.integers(0, 3))
+def test_marker_barycentric_coordinates(bary, decimals):
+    """Any barycentric row, rounded to ``decimals`` (0: as drawn): accepted rows are divided
+    by their sum (non-negative, summing to 1), the others are one InputError."""
+    bary = [round(b, decimals) for b in bary] if decimals else bary
+    ms = json.loads(MARKERS)
+    ms["markers"][1]["target"] = {"face": 300, "bary": bary}
+    path = write("markers.json", json.dumps(ms).encode())
+    try:
+        markers = read_markers(path)
+    except InputError as e:
+        assert e.path == path and "\n" not in str(e)
+        return
+    row = markers.target.bary[1]
+    assert (row >= 0).all() and abs(row.sum() - 1.0) < 1e-12

@@ -18,7 +18,7 @@ from conftest import FIXTURES
 
 SOURCE, TARGET, MARKERS = FIXTURES / "source.glb", FIXTURES / "target_heavy.ply", FIXTURES / "markers_heavy.json"
 #: options that name the one transfer's own files (the batch derives them per target)
-FILE_OPTIONS = {"output", "report", "preview", "markers", "help", "quiet", "debug", "source", "target"}
+FILE_OPTIONS = {"output", "report", "preview", "qa", "markers", "help", "quiet", "debug", "source", "target"}
 
 #: two runs that together give every transfer option a value other than its default,
 #: as command-line words and as the JobOptions the Python job takes ("CAL": the calibration)

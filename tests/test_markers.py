@@ -1,4 +1,6 @@
 import json
+import logging
+import random
 
 import numpy as np
 import pytest
@@ -6,7 +8,8 @@ import pytest
 import asetransfer as at
 from asetransfer import InputError
 from asetransfer.io.markers import markers_to_json
-from conftest import tube_rig
+from asetransfer_cli.main import main
+from conftest import FIXTURES, tube_rig
 
 
 @pytest.fixture
@@ -89,6 +92,33 @@ def test_marker_errors_name_the_marker_and_field(tmp_path, meshes, markers, mess
     assert str(e.value).startswith(str(p)) and "\n" not in str(e.value)
 
 
+def test_rounded_barycentric_coordinates_are_accepted_and_renormalised(tmp_path, meshes):
+    """Three decimals sum to 0.999 (refused by a 1e-3 tolerance); a rounded corner to -0.001."""
+    src, tgt = meshes
+
+    def with_bary(bary):
+        return write(tmp_path, good(3) + [dict(GOOD, name="b", source={"face": 7, "bary": bary}, target={"vertex": 40})])
+
+    for bary, want in (([0.333, 0.333, 0.333], [1 / 3] * 3), ([0.5, 0.501, -0.001], [0.5 / 1.001, 0.501 / 1.001, 0]),
+                       ([0.2, 0.3, 0.509], [0.2 / 1.009, 0.3 / 1.009, 0.509 / 1.009])):
+        np.testing.assert_allclose(at.load_markers(with_bary(bary), src, tgt).source.bary[3], want, atol=1e-12)
+    for bary in ([0.5, 0.51, -0.01], [0.33, 0.33, 0.33], [0.2, 0.3, 0.52]):  # no rounding: refused
+        with pytest.raises(InputError, match="must be non-negative and sum to 1"):
+            at.load_markers(with_bary(bary), src, tgt)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-32"])
+def test_marker_files_in_unicode_encodings_are_read(tmp_path, meshes, encoding):
+    src, tgt = meshes
+    p = tmp_path / "m.json"
+    p.write_bytes(json.dumps({"markers": [dict(m, name=f"t\u00eate {i}") for i, m in enumerate(good(3))]},
+                             ensure_ascii=False).encode(encoding))
+    assert at.load_markers(p, src, tgt).names == ("t\u00eate 0", "t\u00eate 1", "t\u00eate 2")
+    p.write_bytes(json.dumps({"markers": good(3)}).replace("m0", "t\u00eate").encode("latin-1"))
+    with pytest.raises(InputError, match=r"marker file is not UTF-8 or UTF-16 text \(read as UTF-8"):
+        at.load_markers(p, src, tgt)
+
+
 def test_not_json(tmp_path, meshes):
     p = tmp_path / "m.json"
     p.write_text('{"markers": [}')
@@ -102,3 +132,60 @@ def test_markers_flagged_automatic_in_the_file_stay_automatic(tmp_path, meshes):
     ms[1]["automatic"], ms[2]["automatic"] = True, False
     m = at.load_markers(write(tmp_path, ms), src, tgt)
     assert m.automatic == {"m1"}
+
+
+# ---------------------------------------------------------------------- plausibility before the fit
+@pytest.fixture(scope="module")
+def heavy():
+    return at.load_mesh(FIXTURES / "target_heavy.ply")
+
+
+def _heavy_markers():
+    return json.loads((FIXTURES / "markers_heavy.json").read_text())["markers"]
+
+
+def _exchanged(markers, names=None):
+    """``markers`` with the source and target of those named ``names`` (all: None) exchanged."""
+    return [dict(m, source=m["target"], target=m["source"]) if names is None or m["name"] in names else m
+            for m in markers]
+
+
+def test_a_file_with_source_and_target_exchanged_is_refused(tmp_path, fixture_source, heavy, capsys):
+    """Exchanged, the heavy fixture's markers rigged 26-111 mm off with verdict 'ok'."""
+    path = write(tmp_path, _exchanged(_heavy_markers()))
+    with pytest.raises(InputError, match="source and target are exchanged: 31 of the 31 markers") as e:
+        at.load_markers(path, fixture_source.mesh, heavy)
+    assert str(e.value).startswith(str(path))
+    # the command line: exit 2, one line naming the marker file, nothing written
+    out = tmp_path / "rig.glb"
+    assert main(["transfer", str(FIXTURES / "source.glb"), str(FIXTURES / "target_heavy.ply"),
+                 "--markers", str(path), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(path) in err[0] and "exchanged" in err[0] and not out.exists()
+    # the file as given is accepted, without a warning
+    at.load_markers(write(tmp_path, _heavy_markers()), fixture_source.mesh, heavy)
+
+
+def test_a_few_exchanged_markers_are_named_in_a_warning(tmp_path, fixture_source, heavy, caplog):
+    path = write(tmp_path, _exchanged(_heavy_markers(), {"navel", "lower_back"}))
+    with caplog.at_level(logging.WARNING, logger="asetransfer"):
+        at.load_markers(path, fixture_source.mesh, heavy)
+    assert "marker(s) 'navel', 'lower_back' lie on the other mesh" in caplog.text
+
+
+def test_markers_linking_unrelated_points_are_refused(tmp_path, fixture_source, heavy):
+    markers = _heavy_markers()
+    targets = [m["target"] for m in markers]
+    random.Random(1).shuffle(targets)  # the names link other points (a reordered list)
+    with pytest.raises(InputError, match="do not have one shape: .* 98.8 % of their spread apart"):
+        at.load_markers(write(tmp_path, [dict(m, target=t) for m, t in zip(markers, targets)]),
+                        fixture_source.mesh, heavy)
+
+
+def test_points_placed_on_another_mesh_are_warned(tmp_path, fixture_source, heavy, caplog):
+    """The heavy target's points scaled by 1.03 (a character 5 cm taller): within the snap
+    distance of the heavy target's surface, but off it, as points picked on another mesh are."""
+    markers = [dict(m, target={"point": [1.03 * x for x in m["target"]["point"]]}) for m in _heavy_markers()]
+    with caplog.at_level(logging.WARNING, logger="asetransfer"):
+        at.load_markers(write(tmp_path, markers), fixture_source.mesh, heavy)
+    assert "the target points lie a median 0.8" in caplog.text and "source points" not in caplog.text

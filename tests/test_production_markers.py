@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from asetransfer.config import Config
-from asetransfer.humanoid.landmarks.rig import finger_of, rig_landmarks
+from asetransfer.humanoid.landmarks.rig import rig_landmarks
+from asetransfer.humanoid.naming import finger_of
 from asetransfer.job import load_source, load_target
 from asetransfer.stages.markers import MarkerError, landmarks_of, source_landmarks
 from asetransfer.stages.transfer import transfer
@@ -122,3 +123,22 @@ def test_a_rig_turned_in_the_body_is_never_ok():
     assert hand.verdict == "ok" and not hand.feet_pointing_back and not hand.bones_out_of_proportion
     assert turned.verdict == "poor" and sorted(turned.feet_pointing_back) == ["toe.L", "toe.R"]
     assert any("toe joints point to the heels" in r for r in turned.reasons)
+
+
+def test_pointed_feet_with_fewer_than_three_sole_points_are_no_crash():
+    """Feet touching the ground at one vertex each (a robot's pointed feet) ended in an
+    IndexError (exit 1) in the ground-plane fit; now the up axis is the head-to-feet line and
+    the feet, without length, are one line naming the problem (exit 2)."""
+    from asetransfer.geometry.topology import welded_surface
+    from asetransfer.humanoid.landmarks.frame import frame_from_feet
+    from asetransfer.humanoid.landmarks.surface import BodySurface, NotHumanoidError
+
+    # a diamond 'body': head at the top, two feet each a single lowest vertex
+    v = np.array([[0, 2, 0], [-0.5, 0, 0.05], [0.5, 0, 0.05], [-0.4, 0.1, -0.1], [0.4, 0.1, -0.1],
+                  [0, 1, 0.3], [0, 1, -0.3]], dtype=float)
+    f = np.array([[0, 5, 1], [0, 2, 5], [0, 1, 6], [0, 6, 2], [1, 5, 3], [5, 2, 4], [1, 3, 6], [6, 4, 2],
+                  [3, 5, 4], [3, 4, 6]])
+    vertices, faces, original = welded_surface(v, f)
+    surface = BodySurface(vertices, faces, original, np.arange(len(faces)), 0.02)
+    with pytest.raises(NotHumanoidError, match="feet have no length"):
+        frame_from_feet(surface, 0, [1, 2], 0)

@@ -11,7 +11,8 @@ pxr = pytest.importorskip("pxr", reason="usd-core (asetransfer[usd]) is not inst
 
 import asetransfer as at  # noqa: E402
 from asetransfer.io import file_frame, load_character, load_rig, save_rig  # noqa: E402
-from asetransfer.io.usd import joint_paths, usd_identifier  # noqa: E402
+from asetransfer.errors import InputError  # noqa: E402
+from asetransfer.io.usd import joint_paths, read_usd_rig, usd_identifier  # noqa: E402
 from asetransfer_cli.main import main  # noqa: E402
 from conftest import FIXTURES, assert_rigs_equal  # noqa: E402
 
@@ -107,6 +108,25 @@ def test_usda_bytes_are_deterministic(source, tmp_path):
     save_rig(tmp_path / "a.usda", source)
     save_rig(tmp_path / "b.usda", source)
     assert (tmp_path / "a.usda").read_bytes() == (tmp_path / "b.usda").read_bytes()
+
+
+def test_a_joint_index_of_weight_0_may_name_any_joint(tmp_path):
+    """-1 with weight 0 pads a jointIndices row (it binds nothing): read, not refused (it
+    was: 'negative axis 1 index'); a weight on a joint outside the skeleton is refused."""
+    from conftest import tube_rig
+    rig = tube_rig()
+    save_rig(tmp_path / "tube.usda", rig)
+    text = (tmp_path / "tube.usda").read_text()
+    key = "primvars:skel:jointIndices = ["
+    assert text[text.index(key) + len(key):].startswith("0, 0")  # vertex 0: joint 0 weight 1, a 0-weight slot
+    (tmp_path / "padded.usda").write_text(text.replace(key + "0, 0", key + "0, -1", 1))
+    np.testing.assert_array_equal(read_usd_rig(tmp_path / "padded.usda").skin.to_dense(),
+                                  read_usd_rig(tmp_path / "tube.usda").skin.to_dense())
+    key_w = "primvars:skel:jointWeights = ["
+    weighted = text.replace(key + "0, 0", key + "0, -1", 1).replace(key_w + "1, 0", key_w + "0.5, 0.5", 1)
+    (tmp_path / "weighted.usda").write_text(weighted)
+    with pytest.raises(InputError, match="vertex 0 has a skin weight on joint index -1, outside the skeleton's 3"):
+        read_usd_rig(tmp_path / "weighted.usda")
 
 
 def test_names_that_usd_paths_cannot_hold():

@@ -142,6 +142,69 @@ def test_robust_mode_attaches_a_held_prop_to_the_hand(fixture_source):
     assert np.array_equal(rigs["auto"].skin.weights, rigs["robust"].skin.weights)
 
 
+def _heavy_with_sword():
+    """The heavy fixture with a sword of three intersecting parts (grip, guard, blade) in its
+    right hand (tests/dressing.sword_parts), and its body's vertex count."""
+    import json
+
+    from dressing import FIXTURE_JOINTS, dress
+
+    from asetransfer.io import load_mesh
+    body = load_mesh(FIXTURES / "target_heavy.ply")
+    truth = json.loads((FIXTURES / "target_heavy.truth.json").read_text())["joints"]
+    joints = {r: np.array(truth[n]) for r, n in FIXTURE_JOINTS.items()}
+    return dress(body, "sword_parts", joints, [0, 1, 0], [0, 0, 1]), body.n_vertices
+
+
+def test_a_prop_of_intersecting_parts_is_bound_whole_to_one_joint(fixture_source, caplog):
+    """Weighted piece by piece, the sword's parts were split between the hand and thumb joints
+    (it bent when the thumb curled); now its parts are one rigid group on the hand."""
+    import logging
+
+    from test_skeleton_transfer import _fixture_markers
+
+    from asetransfer.stages.transfer import transfer
+    target, n = _heavy_with_sword()
+    markers = _fixture_markers(fixture_source.mesh, target)
+    with caplog.at_level(logging.WARNING, logger="asetransfer"):
+        rig = transfer(fixture_source, target, markers).rig
+    W = rig.skin.to_dense()[n:]
+    joint = int(np.argmax(W[0]))
+    np.testing.assert_array_equal(W[:, joint], 1.0)  # every sword vertex: 100 % one joint
+    assert rig.skeleton.names[joint] == "hand.R"
+    assert "bound rigidly to joint 'hand.R'" in caplog.text
+    bend = np.eye(3)[[0, 2, 1]] * [1, 1, -1]  # 90 degrees about x
+    sk = rig.skeleton
+    posed = rig.posed_vertices(sk.posed_world({sk.index("thumb.02.R"): bend}))[n:]
+    np.testing.assert_allclose(posed, rig.posed_vertices()[n:], atol=1e-9)  # curling the thumb leaves it
+
+
+def test_prop_groups_join_the_props_that_touch_and_leave_the_body():
+    from dressing import bar
+
+    from asetransfer.stages.weights import prop_groups
+    tube = tube_rig().mesh
+    x, y, z = np.eye(3)
+    parts = [(tube.vertices, tube.faces),
+             bar(np.array([0.0, 1.0, 0.0]), x, 1.0, 0.1, 0.1, y),        # crosses the tube: a grip in a hand
+             bar(np.array([0.5, 0.8, 0.0]), y, 0.4, 0.05, 0.05, x),      # crosses the grip: a guard
+             bar(np.array([3.0, 1.0, 0.0]), x, 0.5, 0.1, 0.1, y),        # apart: another prop
+             bar(np.array([3.5, 1.0, 0.0]), x, 0.5, 0.1, 0.1, y)]        # touching it end to end
+    offsets = np.cumsum([0] + [len(v) for v, _ in parts[:-1]])
+    v = np.concatenate([p[0] for p in parts])
+    f = np.concatenate([p[1] + o for p, o in zip(parts, offsets)])
+    accepted = np.arange(len(v)) < len(tube.vertices)
+    groups = prop_groups(v, f, accepted, prop_fraction=0.25, touch_distance=1e-3)
+    part = np.repeat(np.arange(len(parts)), [len(p[0]) for p in parts])
+    assert (groups[part == 0] == -1).all()
+    assert len(set(groups[(part == 1) | (part == 2)])) == 1 and len(set(groups[(part == 3) | (part == 4)])) == 1
+    assert groups[part == 1][0] != groups[part == 3][0]
+    # a group that matched the source (the source has it: its weights say how it moves) is no prop
+    accepted[part == 2] = True
+    groups = prop_groups(v, f, accepted, prop_fraction=0.25, touch_distance=1e-3)
+    assert (groups[(part == 1) | (part == 2)] == -1).all() and (groups[part == 3] == 0).all()
+
+
 def test_cli_transfer_on_a_fixture_is_bound_and_reimports(tmp_path, fixture_source):
     """The README's main job on the Z-up cartoon fixture: the written file is the in-memory rig,
     and bending the left forearm moves exactly the vertices weighted to it or below it."""

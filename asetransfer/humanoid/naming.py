@@ -104,3 +104,30 @@ def spine_chain(names, parents, head: str | None = None) -> np.ndarray:
     else:
         h = list(names).index(head)
     return np.concatenate([tree.ancestors(h)[::-1], [h]]).astype(np.int64)
+
+
+_FINGER_WORDS = (("thumb", r"thumb|pollex"), ("index", r"index|pointer"), ("middle", r"middle"),
+                 ("ring", r"ring"), ("pinky", r"pinky|little|small"))
+#: a numbered finger joint (MakeHuman's ``finger2-1``, 3ds Max Biped's ``Finger01``): its number
+FINGER_NUMBER = re.compile(r"finger(\d)")
+
+
+def finger_of(name: str, zero_based: bool) -> str | None:
+    """The finger a joint name names (``thumb``, ``index``, ``middle``, ``ring``, ``pinky``) or
+    None; numbered fingers count from the thumb, from 0 when ``zero_based`` (3ds Max Biped's
+    ``Finger0``) else from 1 (MakeHuman's ``finger1-1``).
+
+    >>> finger_of("mixamorig:LeftHandIndex2", zero_based=False)
+    'index'
+    >>> finger_of("Bip01 L Finger0", zero_based=True)
+    'thumb'
+    """
+    base = split_side(name)[1]
+    for finger, words in _FINGER_WORDS:
+        if re.search(words, base):
+            return finger
+    number = FINGER_NUMBER.search(base)
+    if number is None:
+        return None
+    k = int(number.group(1)) - (0 if zero_based else 1)
+    return _FINGER_WORDS[k][0] if 0 <= k < len(_FINGER_WORDS) else None

@@ -6,8 +6,14 @@ upper leg, knee, ankle, toe) plus the thumb, index and little finger bases, whic
 give the palm's orientation and the finger-tip key vertices.  :func:`propose_skeleton_map` fills them from the joint
 names of common conventions -- Mixamo / HumanIK (``mixamorig:LeftForeArm``),
 MakeHuman (``lowerarm01.L``), Unreal (``lowerarm_l``), Blender Rigify
-(``DEF-forearm.L``, head ``spine.006``) -- and from the hierarchy:
-the hips are where the two legs meet, the upper spine where the two arms meet.
+(``DEF-forearm.L``, head ``spine.006``), 3ds Max Biped (``Bip01 L Forearm``) -- and from
+the hierarchy: the hips are where the two legs meet, the upper spine where the two arms meet.
+
+Fingers are named by word (``HandThumb1``, ``thumb_01_l``, ``f_index.01.L``) or by number
+from the thumb: MakeHuman counts from 1 (``finger1-1`` is the thumb), Biped from 0
+(``Finger0`` is the thumb, ``Finger01`` its second segment, ``Finger1`` the index).  A hand
+with a ``finger0`` counts from 0; one without counts from 1 unless its geometry says
+otherwise (:func:`numbered_from_zero`).
 
 :func:`~asetransfer.humanoid.body.body_axes` gives a character's up, forward and left
 directions from its mapped joints.
@@ -20,7 +26,7 @@ import numpy as np
 
 from ..model.roles import REQUIRED, ROLES, SIDES
 from ..model.skeleton import Skeleton
-from .naming import spine_chain, split_side
+from .naming import FINGER_NUMBER, finger_of, spine_chain, split_side
 
 # name patterns per side role, on the side-free, lower-case, separator-free base name;
 # earlier patterns win, then the joint nearest the root
@@ -29,21 +35,30 @@ _PATTERNS = {
     "shoulder": [r"(upperarm|uparm|arm|humerus)(0*1)?"],
     "elbow": [r"(forearm|lowerarm|loarm|elbow)(0*1)?"],
     "wrist": [r"(hand|wrist)"],
-    "mid_hand": [r"(handmiddle|middle|fmiddle|middlefinger|finger3)(0*1)?"],
-    "thumb": [r"(handthumb|thumb|fthumb|finger1)(0*1)?"],
-    "index": [r"(handindex|index|findex|indexfinger|finger2)(0*1)?"],
-    "pinky": [r"(handpinky|pinky|fpinky|little|littlefinger|finger5)(0*1)?"],
+    "mid_hand": [r"(handmiddle|middle|fmiddle|middlefinger|finger{middle})(0*1)?"],
+    "thumb": [r"(handthumb|thumb|fthumb|finger{thumb})(0*1)?"],
+    "index": [r"(handindex|index|findex|indexfinger|finger{index})(0*1)?"],
+    "pinky": [r"(handpinky|pinky|fpinky|little|littlefinger|finger{pinky})(0*1)?"],
     "upper_leg": [r"(upperleg|upleg|thigh|femur)(0*1)?", r"hip(joint)?"],
     "knee": [r"(lowerleg|loleg|calf|shin|knee|leg|tibia)(0*1)?"],
     "ankle": [r"(foot|ankle)"],
     "toe": [r"(toebase|toes?|ball)\d*"],
 }
 _NECK = re.compile(r"neck\d*")
+#: a numbered finger joint (MakeHuman ``finger2-1``, Biped ``Finger21``): its first digit is the finger
+#: the fingers in the order numbered names count them, from the thumb
+_FINGER_ORDER = ("thumb", "index", "middle", "ring", "pinky")
+#: the thumb's chain is the finger chain whose nearest other chain is farthest, when that distance
+#: is at least this factor times every other chain's (2.3-2.9 on the fixture, dev and production rigs)
+THUMB_SEPARATION = 1.5
 
-def _match(role, joints, bases, depth):
-    """The joint among ``joints`` matching ``role``'s patterns: best pattern, then shallowest."""
+
+def _match(role, joints, bases, depth, first_finger: int = 1):
+    """The joint among ``joints`` matching ``role``'s patterns: best pattern, then shallowest.
+    ``first_finger``: the number of the thumb in numbered finger names (0: Biped, 1: MakeHuman)."""
+    numbers = {f: first_finger + k for k, f in enumerate(_FINGER_ORDER)}
     for pat in _PATTERNS[role]:
-        rx = re.compile(pat)
+        rx = re.compile(pat.format(**numbers))
         hits = [j for j in joints if rx.fullmatch(bases[j])]
         if hits:
             return min(hits, key=lambda j: (depth[j], j))
@@ -76,9 +91,10 @@ def propose_skeleton_map(skeleton: Skeleton):
     if "wrist_l" in found and "wrist_r" in found:
         found["upper_spine"] = tree.common_ancestor(found["wrist_l"], found["wrist_r"])
     _spine_roles(skeleton, sides, bases, found)
+    positions = skeleton.rest_world()[:, :3, 3]
     for s in SIDES:
-        _arm_roles(tree, s, bases, depth, found)
-        _leg_roles(tree, s, bases, depth, skeleton.rest_world()[:, :3, 3], found)
+        _arm_roles(tree, s, names, bases, depth, positions, found)
+        _leg_roles(tree, s, bases, depth, positions, found)
     mapping = {r: names[found[r]] for r in ROLES if r in found}
     missing = [r for r in REQUIRED if r not in mapping]
     return mapping, missing
@@ -108,9 +124,10 @@ def _spine_roles(skeleton: Skeleton, sides, bases, found: dict) -> None:
                 found["neck"] = (named or above)[0]
 
 
-def _arm_roles(tree, side: str, bases, depth, found: dict) -> None:
+def _arm_roles(tree, side: str, names, bases, depth, positions: np.ndarray, found: dict) -> None:
     """Clavicle, shoulder and elbow down the path from the upper spine to the wrist (each
-    below the last found), and the hand's roles among the wrist's descendants."""
+    below the last found), and the hand's roles among the wrist's descendants (numbered
+    fingers counted as :func:`numbered_from_zero` says)."""
     if "upper_spine" not in found or f"wrist_{side}" not in found:
         return
     arm = tree.path(found["upper_spine"], found[f"wrist_{side}"]).tolist()[:-1]
@@ -120,10 +137,74 @@ def _arm_roles(tree, side: str, bases, depth, found: dict) -> None:
             found[f"{role}_{side}"] = j
             arm = arm[arm.index(j) + 1:]  # the next role lies further down the arm
     hand = tree.descendants(found[f"wrist_{side}"]).tolist()
+    first = 0 if numbered_from_zero([names[j] for j in hand], positions[hand]) else 1
     for role in ("mid_hand", "thumb", "index", "pinky"):
-        j = _match(role, hand, bases, depth)
+        j = _match(role, hand, bases, depth, first)
         if j is not None:
             found[f"{role}_{side}"] = j
+
+
+def numbered_from_zero(names, positions: np.ndarray) -> bool:
+    """Whether a hand's numbered finger joints count the thumb as 0 (3ds Max Biped) rather
+    than 1 (MakeHuman).
+
+    A hand with a ``finger0`` counts from 0.  Without one the names are ambiguous and the
+    hand's geometry decides: the thumb is the finger chain farthest from the others
+    (:func:`thumb_chain`); when that is a chain named by word (``thumb_01``), the numbered
+    fingers beside it count from the index (0 would be the thumb); otherwise they count from 1.
+
+    Parameters
+    ----------
+    names : the joint names below the wrist.
+    positions : (N, 3) their positions.
+    """
+    numbers = [FINGER_NUMBER.search(split_side(n)[1]) for n in names]
+    if not any(numbers):
+        return False
+    if any(m is not None and m.group(1) == "0" for m in numbers):
+        return True
+    return thumb_chain(names, positions) == "thumb"
+
+
+def thumb_chain(names, positions: np.ndarray) -> str | None:
+    """The key of the finger chain that is the thumb by the hand's geometry, or None when no
+    chain stands out.
+
+    The joints below a wrist are grouped into chains by finger: numbered ones by their number
+    (the key ``"2"`` for ``finger2-1`` ... ``finger2-3``), the others by the finger word
+    they name (``"thumb"``, ``"index"``...).  With ``c_k`` the mean position of chain ``k``'s
+    joints and ``d_k = min_{m != k} |c_k - c_m|``, the thumb is ``argmax d_k`` when
+    ``d_k >= THUMB_SEPARATION * d_m`` for every other chain ``m`` (it lies apart from the four
+    fingers side by side).
+
+    Parameters
+    ----------
+    names : the joint names below the wrist.
+    positions : (N, 3) their positions.
+    """
+    chains = {}
+    for name, at in zip(names, positions):
+        number = FINGER_NUMBER.search(split_side(name)[1])
+        key = number.group(1) if number else finger_word(name)
+        if key is not None:
+            chains.setdefault(key, []).append(at)
+    if len(chains) < 3:
+        return None
+    keys = list(chains)
+    centres = np.array([np.mean(chains[k], axis=0) for k in keys])
+    gaps = np.linalg.norm(centres[:, None] - centres[None], axis=2)
+    np.fill_diagonal(gaps, np.inf)
+    nearest = gaps.min(axis=1)
+    order = np.argsort(-nearest, kind="stable")
+    if not nearest[order[0]] >= THUMB_SEPARATION * nearest[order[1]]:
+        return None
+    return keys[order[0]]
+
+
+def finger_word(name: str) -> str | None:
+    """The finger a joint name names by word (``thumb`` ... ``pinky``; numbered names: None)."""
+    base = split_side(name)[1]
+    return None if FINGER_NUMBER.search(base) else finger_of(name, zero_based=False)
 
 
 def _leg_roles(tree, side: str, bases, depth, positions: np.ndarray, found: dict) -> None:

@@ -3,9 +3,11 @@
 Outputs are written to a temporary file next to them, named
 ``.NAME.asetransfer-PID-RANDOM.part``, and renamed over ``NAME`` when complete.
 Only a process killed outright (SIGKILL, power loss) can leave such a file; the
-next write of ``NAME`` removes it once the process ``PID`` no longer runs, so the
-name is what makes the clean-up safe: it never touches a file another tool made,
-nor one a running asetransfer is still writing.
+next run that checks or writes ``NAME`` removes it once its writer is gone: the
+process ``PID`` no longer runs, or the process that has that number now started
+after the file was last written (a number used again: in a container every run
+may be process 1).  So the name is what makes the clean-up safe: it never touches
+a file another tool made, nor one a running asetransfer is still writing.
 
 All the outputs of one command are one :func:`transaction`: inside it each write
 stays in its temporary file until the block ends, then all are renamed together;
@@ -21,13 +23,15 @@ import tempfile
 from ..errors import InputError
 
 PART_SUFFIX = ".part"
+#: between an output's name and the writer's process number in its temporary file's name
+PART_MARK = ".asetransfer-"
 #: inside a :func:`transaction`: the ``(temporary file, final path)`` pairs written so far
 _STAGED: contextvars.ContextVar = contextvars.ContextVar("asetransfer_staged_writes", default=None)
 
 
 def _part_prefix(path: str, pid: int | None = None) -> str:
     """``.NAME.asetransfer-PID-``: the start of every temporary file for ``path``."""
-    return f".{os.path.basename(path)}.asetransfer-{os.getpid() if pid is None else pid}-"
+    return f".{os.path.basename(path)}{PART_MARK}{os.getpid() if pid is None else pid}-"
 
 
 def _is_running(pid: int) -> bool:
@@ -40,27 +44,61 @@ def _is_running(pid: int) -> bool:
     return True
 
 
-def remove_stale_parts(path) -> list:
-    """Remove temporary files of ``path`` left by asetransfer runs that no longer run; returns them."""
-    path = os.fspath(path)
-    parent = os.path.dirname(os.path.abspath(path))
-    head = f".{os.path.basename(path)}.asetransfer-"
-    removed = []
+def _started_at(pid: int) -> float | None:
+    """When process ``pid`` started (seconds since the epoch, rounded down), or None where
+    the system does not say (no Linux ``/proc``).  ``/proc/PID/stat`` field 22 is its start
+    in clock ticks after boot, ``btime`` of ``/proc/stat`` the boot in whole seconds."""
     try:
-        names = os.listdir(parent)
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()  # after the name, which may hold spaces
+        with open("/proc/stat", "rb") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith(b"btime "))
+        return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def _writer_gone(pid: int, part: str) -> bool:
+    """Whether the process that wrote ``part`` (named after ``pid``) has ended: ``pid`` does
+    not run, or the process ``pid`` now is started after ``part`` was last written (a
+    second's margin for the boot time's rounding), so it cannot be the writer."""
+    if not _is_running(pid):
+        return True
+    started = _started_at(pid)
+    try:
+        return started is not None and os.stat(part).st_mtime < started - 1.0
     except OSError:
-        return removed
-    for name in names:
-        if not (name.startswith(head) and name.endswith(PART_SUFFIX)):
-            continue
-        pid_text = name[len(head):].split("-", 1)[0]
-        if not pid_text.isdigit() or _is_running(int(pid_text)):
-            continue
+        return False
+
+
+def remove_stale_parts(*paths) -> list:
+    """Remove the temporary files of ``paths`` left by asetransfer runs whose writer is gone
+    (:func:`_writer_gone`); returns them.  Each directory is listed once, however many of
+    its files are named (a batch's outputs)."""
+    heads = {}
+    for path in paths:
+        path = os.fspath(path)
+        heads.setdefault(os.path.dirname(os.path.abspath(path)), set()).add(
+            f".{os.path.basename(path)}{PART_MARK}")
+    removed = []
+    for parent, wanted in heads.items():
         try:
-            os.unlink(os.path.join(parent, name))
-            removed.append(os.path.join(parent, name))
+            names = os.listdir(parent)
         except OSError:
-            pass
+            continue
+        for name in names:
+            cut = name.rfind(PART_MARK) + len(PART_MARK)
+            if not (PART_MARK in name and name.endswith(PART_SUFFIX) and name[:cut] in wanted):
+                continue
+            pid_text = name[cut:].split("-", 1)[0]
+            part = os.path.join(parent, name)
+            if not pid_text.isdigit() or not _writer_gone(int(pid_text), part):
+                continue
+            try:
+                os.unlink(part)
+                removed.append(part)
+            except OSError:
+                pass
     return removed
 
 

@@ -12,6 +12,13 @@ uint32 encoding -- 0 raw, 1 zlib -- uint32 byte length, data).
 Only the reading is here; what the nodes mean is :mod:`.fbx`.  Every inconsistency
 (truncated file, offsets out of range, unknown type codes, a broken zlib stream)
 raises :class:`~asetransfer.errors.InputError` naming the file.
+
+Every declared size is a cap: a compressed array is inflated to at most the bytes its
+element count declares (a stream that would inflate further is refused, not inflated),
+its count may not exceed what its compressed bytes can inflate to (:data:`DEFLATE_RATIO`),
+and all the arrays of a file together may not inflate to more than
+:data:`INFLATE_FLOOR` + :data:`INFLATE_RATIO` times the file's size: a few kilobytes that
+inflate to gigabytes are one line, not a ``MemoryError`` after half a minute.
 """
 from __future__ import annotations
 
@@ -31,6 +38,12 @@ SCALARS = {b"Y": "<h", b"C": "<?", b"I": "<i", b"F": "<f", b"D": "<d", b"L": "<q
 ARRAYS = {b"i": "<i4", b"l": "<i8", b"f": "<f4", b"d": "<f8", b"b": "u1"}
 #: deepest node nesting accepted (real files use < 10; a cap keeps recursion bounded)
 MAX_DEPTH = 64
+#: deflate cannot inflate a stream more than 1032:1 (a 258-byte match from every 2 bits), plus its header
+DEFLATE_RATIO = 1032
+#: [bytes] the arrays of any file may inflate to this much ...
+INFLATE_FLOOR = 64 << 20
+#: ... plus this multiple of the file's size (1.5-2.2 on the fixtures written by Blender's exporter)
+INFLATE_RATIO = 64
 
 
 @dataclass
@@ -84,6 +97,7 @@ class _Reader:
     def __init__(self, path, data: bytes, wide: bool):
         self.path, self.data, self.wide = path, data, wide
         self.head = struct.Struct("<QQQ" if wide else "<III")
+        self.inflate_left = INFLATE_FLOOR + INFLATE_RATIO * len(data)  # bytes the arrays may still inflate to
 
     def fail(self, msg):
         raise InputError(self.path, f"corrupt or truncated FBX file: {msg}")
@@ -165,12 +179,37 @@ class _Reader:
         raw = self.data[pos:pos + size]
         dtype = np.dtype(ARRAYS[code])
         if encoding == 1:
-            try:
-                raw = zlib.decompress(raw, bufsize=max(count * dtype.itemsize, 1))
-            except zlib.error as e:
-                self.fail(f"a compressed array of node {node!r} cannot be decompressed ({e})")
+            raw = self.inflate(raw, count, dtype.itemsize, node)
         elif encoding != 0:
             self.fail(f"an array of node {node!r} has unknown encoding {encoding}")
         if len(raw) != count * dtype.itemsize:
             self.fail(f"an array of node {node!r} holds {len(raw)} bytes for {count} values")
         return np.frombuffer(raw, dtype=dtype).astype(dtype.newbyteorder("="), copy=True), pos + size
+
+    def inflate(self, compressed: bytes, count: int, itemsize: int, node: str) -> bytes:
+        """A zlib-compressed array's bytes, inflated to at most its declared ``count`` values.
+
+        Refused before inflating: a count its compressed bytes cannot hold (more than
+        ``DEFLATE_RATIO`` times them), and one beyond what the file's arrays may still
+        inflate to (``inflate_left``); while inflating, a stream that holds more.
+        """
+        expected = count * itemsize
+        if expected > DEFLATE_RATIO * len(compressed) + 64:
+            self.fail(f"a compressed array of node {node!r} declares {count} values ({expected} bytes) in "
+                      f"{len(compressed)} compressed bytes, more than they can inflate to")
+        if expected > self.inflate_left:
+            raise InputError(self.path, f"compressed arrays inflate to more than {INFLATE_FLOOR >> 20} MiB + "
+                                        f"{INFLATE_RATIO} times the file's size (node {node!r} declares {count} "
+                                        "values); refusing a file that is mostly compressed padding")
+        self.inflate_left -= expected
+        stream = zlib.decompressobj()
+        try:
+            raw = stream.decompress(compressed, expected)
+            # the output is full: what is left may only close the stream (inflating to nothing)
+            if stream.unconsumed_tail and stream.decompress(stream.unconsumed_tail, 1):
+                self.fail(f"a compressed array of node {node!r} inflates past its {count} declared values")
+        except zlib.error as e:
+            self.fail(f"a compressed array of node {node!r} cannot be decompressed ({e})")
+        if not stream.eof:
+            self.fail(f"a compressed array of node {node!r} cannot be decompressed (the stream is cut short)")
+        return raw

@@ -140,11 +140,13 @@ def cluster_influences(scene: FbxScene, clusters: list, jindex: dict, n: int) ->
         idx, w = idx.props[0].astype(np.int64), w.props[0].astype(np.float64)
         if idx.shape != w.shape:
             scene.fail(f"skin cluster of joint {scene.names[m]!r} has {len(idx)} vertex indices and {len(w)} weights")
-        if len(idx) and (idx.min() < 0 or idx.max() >= n):
-            scene.fail(f"skin cluster of joint {scene.names[m]!r} names vertex {int(idx.max())}, "
-                       f"the mesh has {n} vertices")
         if not np.isfinite(w).all() or (w < -1e-6).any():
             scene.fail(f"skin cluster of joint {scene.names[m]!r} has negative, NaN or infinite weights")
+        idx, w = idx[w > 0], w[w > 0]  # an entry of weight 0 binds nothing, whatever index it names (-1 padding)
+        outside = (idx < 0) | (idx >= n)
+        if outside.any():
+            scene.fail(f"skin cluster of joint {scene.names[m]!r} names vertex {int(idx[outside][0])}, "
+                       f"the mesh has {n} vertices")
         rows.append(idx)
         cols.append(np.full(len(idx), jindex[m]))
         vals.append(np.maximum(w, 0.0))

@@ -11,6 +11,11 @@ bounding-box diagonal), ``{"vertex": i}`` or ``{"face": f, "bary": [a, b, c]}``.
 least 3 markers, not all on one line, are needed on each side.  Every fault is an
 :class:`~asetransfer.errors.InputError` naming the marker and field.  The location
 parser and resolver are shared with calibration files (:mod:`.calibration`).
+
+A file can be well formed and still wrong for these meshes; before any fit
+:func:`load_markers` refuses (or warns about) one whose source and target points are
+exchanged (:func:`_check_sides`), whose points were placed on another mesh, and one whose
+two sides do not have one shape (:func:`_check_shape`: the names link unrelated points).
 """
 from __future__ import annotations
 
@@ -24,12 +29,19 @@ from ..config import Config, CorrespondenceConfig, QualityConfig
 from ..errors import InputError
 from ..model.mesh import Mesh
 from ..model.surface import SurfacePoints
+from ..geometry.alignment import umeyama
 from ..geometry.surface import closest_points, vertex_faces
 from .atomic import atomic_write
 from .files import parse_json_file
 from ..model.markers import Markers
 
 log = logging.getLogger("asetransfer")
+
+#: barycentric coordinates may sum to 1 within this and are divided by their sum: tools round them
+#: (0.333 x 3 = 0.999 at three decimals); a sum 1 % off is no rounding
+BARY_SUM = 1e-2
+#: ... and be negative down to this (set to 0): a corner's coordinate rounded from -0.0004 to -0.001
+BARY_NEGATIVE = 1e-3
 
 
 def parse_markers(path, data: bytes | None = None, minimum: int = 3) -> list:
@@ -118,9 +130,10 @@ def parse_location(path, label: str, loc) -> dict:
     b = loc["bary"]
     if not _finite_numbers(b, 3):
         raise InputError(path, f"{label}.bary must be 3 finite numbers")
-    if min(b) < -1e-6 or abs(sum(b) - 1.0) > 1e-3:
+    if min(b) < -BARY_NEGATIVE or abs(sum(b) - 1.0) > BARY_SUM:
         raise InputError(path, f"{label}.bary {b} must be non-negative and sum to 1")
-    return {"face": f, "bary": [float(x) / sum(b) for x in b]}
+    b = [max(float(x), 0.0) for x in b]
+    return {"face": f, "bary": [x / sum(b) for x in b]}
 
 
 def resolve_locations(path, locations: list, mesh: Mesh, *, side: str, labels: list,
@@ -218,6 +231,121 @@ def _check_units(path, source_points, source: Mesh, target_points, target: Mesh,
     log.warning("%s: %s; check that every marker sits on the same body part on both sides", path, what)
 
 
+def _diagonal(mesh: Mesh) -> float:
+    lo, hi = mesh.bounds()
+    return max(float(np.linalg.norm(hi - lo)), 1e-300)
+
+
+def side_distances(specs: list, source: Mesh, target: Mesh):
+    """How far each marker's given points lie from their own mesh and from the other one.
+
+    Only ``point`` locations tell (a vertex or face index lies on its mesh by definition).
+
+    Parameters
+    ----------
+    specs : K ``(name, source_loc, target_loc, automatic)`` from :func:`parse_markers`.
+    source, target : the meshes.
+
+    Returns
+    -------
+    own : (K, 2) ``d(p_s, S) / diag(S)`` and ``d(p_t, T) / diag(T)``, with ``d(p, M)`` the
+        distance from a given point to the surface of mesh ``M`` (source ``S``, target ``T``).
+    other : (K, 2) the same on the other mesh: ``d(p_s, T) / diag(T)``, ``d(p_t, S) / diag(S)``.
+    given : (K, 2) bool, the sides given as points (the others are 0 in ``own`` and ``other``).
+    """
+    own, other = np.zeros((len(specs), 2)), np.zeros((len(specs), 2))
+    given = np.zeros((len(specs), 2), dtype=bool)
+    for side, mesh, twin in ((0, source, target), (1, target, source)):
+        ks = [k for k, spec in enumerate(specs) if "point" in spec[1 + side]]
+        if not ks:
+            continue
+        points = np.array([specs[k][1 + side]["point"] for k in ks])
+        own[ks, side] = closest_points(points, mesh.vertices, mesh.faces)[2] / _diagonal(mesh)
+        other[ks, side] = closest_points(points, twin.vertices, twin.faces)[2] / _diagonal(twin)
+        given[ks, side] = True
+    return own, other, given
+
+
+def _check_sides(path, specs: list, source: Mesh, target: Mesh, quality: QualityConfig) -> None:
+    """Refuse a marker file whose source and target points are exchanged; warn about single
+    markers that are.
+
+    A given point lies on the other mesh when ``other < own / marker_side_ratio`` and
+    ``own > marker_side_floor`` (:func:`side_distances`), on its own when the reverse holds;
+    where the two bodies coincide (a head and its heavier twin's) neither holds.  A marker
+    lies on the other mesh when one of its points does and neither lies on its own.  When
+    at least 3 markers, and ``marker_swapped_refuse`` of those whose points tell, lie on
+    the other mesh, the file's sides are exchanged: a transfer from it is several
+    centimetres off with residuals like a good one's.
+    """
+    own, other, given = side_distances(specs, source, target)
+    ratio, floor = quality.marker_side_ratio, quality.marker_side_floor
+    on_other = (given & (own > floor) & (ratio * other < own)).any(axis=1)
+    on_own = (given & (other > floor) & (ratio * own < other)).any(axis=1)
+    swapped, straight = on_other & ~on_own, on_own & ~on_other
+    n_swapped, n_telling = int(swapped.sum()), int(swapped.sum() + straight.sum())
+    if n_swapped >= 3 and n_swapped >= quality.marker_swapped_refuse * n_telling:
+        off = own[swapped].sum(axis=1) / given[swapped].sum(axis=1)
+        raise InputError(path, f"source and target are exchanged: {n_swapped} of the {n_telling} markers whose "
+                               f"points tell lie on the other mesh (their source points on the target's surface, "
+                               f"their target points on the source's, {100 * float(np.median(off)):.3g} % "
+                               f"of the size from their own); exchange 'source' and 'target' in every marker")
+    if n_swapped:
+        names = [specs[k][0] for k in np.flatnonzero(swapped)]
+        log.warning("%s: marker(s) %s lie on the other mesh (the source point on the target's surface, the target "
+                    "point on the source's): are their source and target exchanged?", path,
+                    ", ".join(map(repr, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else ""))
+
+
+def _warn_off_surface(path, specs: list, source: Mesh, target: Mesh, quality: QualityConfig) -> None:
+    """Warn when one side's given points lie off its surface: tools write points on it, so a
+    median distance above ``marker_off_surface_warn`` (of the mesh's diagonal) says they were
+    placed on another mesh or another version of it (a file for another character)."""
+    for side, what, mesh in ((1, "source", source), (2, "target", target)):
+        points = [spec[side]["point"] for spec in specs if "point" in spec[side]]
+        if len(points) < 3:
+            continue
+        off = float(np.median(closest_points(np.array(points), mesh.vertices, mesh.faces)[2])) / _diagonal(mesh)
+        if off > quality.marker_off_surface_warn:
+            log.warning("%s: the %s points lie a median %.3g %% of the %s's size off its surface (tools place them "
+                        "on it): were they placed on another mesh, or another version of it?", path, what, 100 * off,
+                        what)
+
+
+def marker_shape_residual(source_points: np.ndarray, target_points: np.ndarray) -> float:
+    """How far the markers' two sides are from one shape: with ``f`` the least-squares
+    similarity (:func:`~asetransfer.geometry.alignment.umeyama`) from the source points
+    ``s_k`` to the target points ``t_k``,
+    ``sqrt(mean_k |f(s_k) - t_k|^2) / sqrt(mean_k |t_k - mean(t)|^2)``: 0 for one shape,
+    about 1 for unrelated points (the best similarity then shrinks them to the mean).
+
+    Parameters
+    ----------
+    source_points, target_points : (K, 3) the markers' points on each mesh.
+    """
+    fit = umeyama(source_points, target_points)
+    residual = fit.apply(source_points) - target_points
+    spread = target_points - target_points.mean(axis=0)
+    return float(np.sqrt((residual ** 2).sum(axis=1).mean() / max((spread ** 2).sum(axis=1).mean(), 1e-300)))
+
+
+def _check_shape(path, source_points: np.ndarray, target_points: np.ndarray, quality: QualityConfig) -> None:
+    """Refuse markers whose two sides have no shape in common (:func:`marker_shape_residual`
+    above ``marker_shape_refuse``: the names link unrelated points, a file for other characters
+    or one whose lists were reordered); warn above ``marker_shape_warn``.  Judged from
+    ``few_markers`` markers on (fewer fit any shape)."""
+    if len(source_points) < quality.few_markers:
+        return
+    residual = marker_shape_residual(source_points, target_points)
+    what = (f"the markers' source and target points do not have one shape: after the best rotation, scale and "
+            f"shift they lie {100 * residual:.3g} % of their spread apart")
+    if residual > quality.marker_shape_refuse:
+        raise InputError(path, f"{what} (unrelated points: about 100 %); the names link other points on the two "
+                               "meshes (a file for other characters, or its lists reordered)")
+    if residual > quality.marker_shape_warn:
+        log.warning("%s: %s; check that every marker sits on the same body part on both sides", path, what)
+
+
 def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3, data: bytes | None = None,
                  config: Config | None = None) -> Markers:
     """Read a marker file and place every marker on the source and target surfaces.
@@ -230,25 +358,30 @@ def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3, data: bytes
         fewer when automatic markers will complete them.
     data : the file's bytes when they are already in memory (the Blender add-on's
         markers, read exactly as the file it saves would be).
-    config : the snap distance and marker-spread thresholds (:class:`~asetransfer.config.Config`).
+    config : the snap distance and the plausibility thresholds (:class:`~asetransfer.config.Config`).
 
     Raises
     ------
-    InputError naming the marker and field at fault.
+    InputError naming the marker and field at fault, or saying why the markers cannot be
+    these meshes' (exchanged sides, other units, unrelated points).
     """
     config = config or Config()
     snap = config.correspondence.marker_snap_distance
     specs = parse_markers(path, data, minimum=minimum)
+    _check_sides(path, specs, source, target, config.quality)
     labels = [f"marker {i} ({n!r})" for i, (n, _, _, _) in enumerate(specs)]
     src = resolve_locations(path, [s for _, s, _, _ in specs], source, side="source", labels=labels,
                             snap_distance=snap)
     tgt = resolve_locations(path, [t for _, _, t, _ in specs], target, side="target", labels=labels,
                             snap_distance=snap)
+    _warn_off_surface(path, specs, source, target, config.quality)
     if len(specs) >= 3:  # fewer are completed by automatic markers, which bring their own spread
         _check_spread(path, "source", src, source)
         _check_spread(path, "target", tgt, target)
-        _check_units(path, src.positions(source.vertices, source.faces), source,
-                     tgt.positions(target.vertices, target.faces), target, config.quality)
+        source_points, target_points = src.positions(source.vertices, source.faces), tgt.positions(
+            target.vertices, target.faces)
+        _check_units(path, source_points, source, target_points, target, config.quality)
+        _check_shape(path, source_points, target_points, config.quality)
     return Markers(tuple(n for n, _, _, _ in specs), src, tgt, frozenset(n for n, _, _, a in specs if a))
 
 

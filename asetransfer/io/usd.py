@@ -309,12 +309,26 @@ def _usd_rig(path, skel, meshes) -> Rig:
     if not pieces:
         raise InputError(path, "has a skeleton but no mesh bound to it")
     mesh = merge_pieces(path, pieces)
-    idx, w = stack_influences(rows)
+    idx, w = _influences_on_joints(path, *stack_influences(rows), len(names))
     try:
         skeleton = Skeleton.from_world(names, parents, global_from_local(rest, parents), bind)
         return Rig(mesh, skeleton, SkinWeights.from_influences(idx, w, len(names)))
     except ValueError as e:
         raise InputError(path, str(e)) from None
+
+
+def _influences_on_joints(path, indices: np.ndarray, weights: np.ndarray, n_joints: int) -> tuple:
+    """(V, K) joint indices and weights with the slots of weight 0 set to joint 0 (they bind
+    nothing, whatever joint they name: -1 pads rows in some exporters); InputError naming the
+    first weighted slot whose joint lies outside ``0 .. n_joints - 1``."""
+    empty = ~(weights != 0)  # NaN weights stay for the rig's own check
+    indices = np.where(empty, 0, indices)
+    outside = (indices < 0) | (indices >= n_joints)
+    if outside.any():
+        v, k = np.argwhere(outside)[0]
+        raise InputError(path, f"vertex {v} has a skin weight on joint index {indices[v, k]}, outside the "
+                               f"skeleton's {n_joints} joints")
+    return indices, weights
 
 
 def usd_frame(path) -> dict:

@@ -166,7 +166,8 @@ def _transfer_weights(source: Rig, target: Mesh, corr: Correspondence, config: C
             registered_source=corr.registered_source, source_faces=source.mesh.faces,
             max_distance=wc.robust_distance * diagonal, max_angle=wc.robust_angle,
             smooth_iterations=wc.smooth_iterations, contact_neighbours=wc.contact_neighbours,
-            max_influences=limit, prune=wc.prune)
+            max_influences=limit, prune=wc.prune, prop_fraction=wc.prop_fraction,
+            touch_distance=wc.prop_touch * diagonal, skeleton=source.skeleton)
     else:
         skin = transfer_weights(source.skin, corr.target_to_source, source.mesh.faces, max_influences=limit,
                                 prune=wc.prune)

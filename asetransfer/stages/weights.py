@@ -9,6 +9,13 @@ Two methods:
   close to its registered source point and the normals agree; the other vertices
   (props, clothing, parts the source does not have) get weights inpainted from the
   accepted ones by minimising the bi-Laplacian energy over the target mesh.
+
+  A prop -- a piece of the target the source has no surface for (most of its matches
+  rejected) -- moves rigidly: the prop pieces that touch or cross each other (a sword's
+  grip, guard and blade) are one rigid group, bound whole to the one joint with the
+  largest share of the group's weights (the wrist for a finger), with a warning naming it
+  (:func:`prop_groups`, :func:`bind_rigidly`).  Weighted piece by piece, such a sword was split between the hand
+  and a thumb joint and bent when the thumb curled.
 """
 from __future__ import annotations
 
@@ -19,10 +26,12 @@ import scipy.sparse as sp
 
 from ..geometry.laplacian import bilaplacian
 from ..geometry.linsolve import Factorization
+from ..humanoid.skeleton_map import propose_skeleton_map
 from ..model.report import RobustStats
+from ..model.skeleton import Skeleton
 from ..model.skin import SkinWeights
 from ..model.surface import SurfacePoints, interpolate
-from ..geometry.topology import vertex_components, vertex_normals, weld
+from ..geometry.topology import components, vertex_components, vertex_normals, weld
 
 log = logging.getLogger("asetransfer")
 
@@ -162,9 +171,165 @@ def _inpaint_unknown(V, F, Wd, known, *, smooth_iterations: int) -> None:
             Wd[unknown] = 0.5 * Wd[unknown] + 0.5 * (avg[unknown] @ Wd)
 
 
+def prop_groups(vertices, faces, accepted: np.ndarray, *, prop_fraction: float, touch_distance: float) -> np.ndarray:
+    """The rigid group of every target vertex: pieces that touch, which the source has no surface for.
+
+    The target's pieces (connected once seams are welded) other than the body -- the piece
+    with the most accepted matches (:func:`accepted_matches`) -- are grouped: two are in one
+    group when vertices of theirs lie within ``touch_distance`` of each other or an edge of
+    one crosses a triangle of the other (:func:`_crossing_pieces`), and groups are the
+    connected components of that relation (touching the body joins nothing: a grip sits in
+    the hand).  A group is a prop when fewer than ``prop_fraction`` of its vertices have an
+    accepted match: the source has no surface there to say how it deforms.
+
+    Parameters
+    ----------
+    vertices : (n, 3), faces : (F, 3) the target mesh.
+    accepted : (n,) bool, the vertices whose match with the source was kept.
+    prop_fraction : ``WeightsConfig.prop_fraction``; touch_distance : in the target's units.
+
+    Returns
+    -------
+    (n,) int64: the prop group of each vertex, numbered from 0, or -1 outside any prop.
+    """
+    V, F, index = weld(vertices, faces)
+    none = np.full(len(index), -1, dtype=np.int64)
+    if not len(F):
+        return none
+    labels = vertex_components(len(V), F)
+    known = np.ones(len(V), dtype=bool)
+    np.logical_and.at(known, index, np.asarray(accepted, dtype=bool))  # all copies accepted
+    used = np.unique(F)
+    pieces = int(labels.max()) + 1
+    matched = np.bincount(labels[used], weights=known[used], minlength=pieces)
+    others = np.bincount(labels[used], minlength=pieces) > 0
+    others[int(np.argmax(matched))] = False  # the body, however badly it matched
+    if not others.any():
+        return none
+    pairs = _touching_pieces(V, F, labels, others, touch_distance)
+    group = components(pieces, pairs[:, 0], pairs[:, 1])[labels]
+    size = np.bincount(group[used], minlength=pieces)
+    prop = np.bincount(group[used], weights=known[used], minlength=pieces) < prop_fraction * size
+    prop &= np.bincount(group[used], weights=others[labels[used]], minlength=pieces) > 0
+    numbered = np.full(pieces, -1, dtype=np.int64)
+    numbered[np.flatnonzero(prop)] = np.arange(int(prop.sum()))
+    return numbered[group][index]
+
+
+def _touching_pieces(V, F, labels, pieces, touch_distance: float) -> np.ndarray:
+    """(P, 2) pairs of the pieces ``pieces`` ((n_pieces,) bool) whose vertices lie within
+    ``touch_distance`` of each other or whose surfaces cross (:func:`_crossing_pieces`)."""
+    from scipy.spatial import cKDTree  # on use: only targets in pieces need it
+
+    faces = F[pieces[labels[F[:, 0]]]]
+    ids = np.unique(faces)
+    near = cKDTree(V[ids]).query_pairs(touch_distance, output_type="ndarray")
+    pairs = np.column_stack([labels[ids[near[:, 0]]], labels[ids[near[:, 1]]]]).reshape(-1, 2)
+    pairs = np.concatenate([pairs, _crossing_pieces(V, faces, labels)])
+    return pairs[pairs[:, 0] != pairs[:, 1]]
+
+
+def _crossing_pieces(V, faces, labels) -> np.ndarray:
+    """(P, 2) pairs of pieces an edge of one of which crosses a triangle of the other.
+
+    Candidates are the (edge, triangle) pairs whose bounding spheres meet (the triangles
+    searched in classes of radii within a factor 2, so one long blade does not widen the
+    search around every small triangle); each is tested by Moeller and Trumbore (1997): the
+    edge ``p + s (q - p)`` crosses the triangle ``a + u (b - a) + v (c - a)`` when
+    ``u, v >= 0``, ``u + v <= 1`` and ``0 <= s <= 1``.
+    """
+    from scipy.spatial import cKDTree
+
+    edges = np.unique(np.sort(faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1), axis=0)
+    corners = V[faces]
+    centres = corners.mean(axis=1)
+    radius = np.linalg.norm(corners - centres[:, None], axis=2).max(axis=1)
+    start, end = V[edges[:, 0]], V[edges[:, 1]]
+    middle, half = 0.5 * (start + end), 0.5 * np.linalg.norm(end - start, axis=1)
+    size_class = np.floor(np.log2(np.maximum(radius, 1e-300) / max(float(radius.max()), 1e-300))).clip(-60)
+    edge, face = [], []
+    for c in np.unique(size_class):
+        members = np.flatnonzero(size_class == c)
+        near = cKDTree(centres[members]).query_ball_point(middle, half + float(radius[members].max()))
+        counts = np.fromiter((len(k) for k in near), dtype=np.int64, count=len(near))
+        edge.append(np.repeat(np.arange(len(edges)), counts))
+        face.append(members[np.concatenate([np.asarray(k, dtype=np.int64) for k in near])])
+    edge, face = np.concatenate(edge), np.concatenate(face)
+    other = labels[edges[edge, 0]] != labels[faces[face, 0]]
+    edge, face = edge[other], face[other]
+    crossed = _segments_cross(start[edge], end[edge], corners[face])
+    return np.column_stack([labels[edges[edge[crossed], 0]], labels[faces[face[crossed], 0]]]).reshape(-1, 2)
+
+
+def _segments_cross(start: np.ndarray, end: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """(K,) whether segment k from ``start[k]`` to ``end[k]`` crosses triangle ``corners[k]``
+    (K, 3, 3) (Moeller and Trumbore 1997; a segment in the triangle's plane does not)."""
+    a, e1, e2 = corners[:, 0], corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]
+    direction = end - start
+    h = np.cross(direction, e2)
+    det = np.einsum("ij,ij->i", e1, h)
+    scale = np.linalg.norm(e1, axis=1) * np.linalg.norm(e2, axis=1) * np.linalg.norm(direction, axis=1)
+    ok = np.abs(det) > 1e-12 * scale
+    inv = np.divide(1.0, det, out=np.zeros_like(det), where=ok)
+    offset = start - a
+    u = inv * np.einsum("ij,ij->i", offset, h)
+    q = np.cross(offset, e1)
+    v = inv * np.einsum("ij,ij->i", direction, q)
+    s = inv * np.einsum("ij,ij->i", e2, q)
+    return ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (s >= 0) & (s <= 1)
+
+
+def bind_rigidly(weights: sp.spmatrix, groups: np.ndarray, skeleton: Skeleton | None = None) -> sp.csr_matrix:
+    """``weights`` with every rigid group's rows set to one joint: the one with the largest
+    summed weight over the group, ``argmax_j sum_{i in group} W_ij`` -- or, when that is a
+    finger (a joint below a wrist of the humanoid skeleton map), the wrist: a prop is held
+    by the hand, and bound to a finger it would swing when the finger curls.  A warning
+    names the joint.
+
+    Parameters
+    ----------
+    weights : (n, J) the weights.
+    groups : (n,) the group of each row, -1 for none (:func:`prop_groups`).
+    skeleton : the J joints (their names for the warning, the wrists); None: joint numbers.
+    """
+    W = sp.csr_matrix(weights)
+    if not (groups >= 0).any():
+        return W
+    rows, joints = [], []
+    for g in range(int(groups.max()) + 1):
+        members = np.flatnonzero(groups == g)
+        total = np.asarray(W[members].sum(axis=0)).ravel()
+        joint = _holding_joint(skeleton, int(np.argmax(total)))
+        rows.append(members)
+        joints.append(np.full(len(members), joint))
+        moved = [joint] if skeleton is None else [joint, *skeleton.hierarchy.descendants(joint).tolist()]
+        log.warning("robust weights: a prop the source has no surface for (%d vertices) is bound rigidly to joint "
+                    "%s, which with the joints below it carried %.0f %% of its weights; weight it in the source, or "
+                    "by hand, if it should follow another", len(members),
+                    repr(skeleton.names[joint]) if skeleton is not None else f"number {joint}",
+                    100 * total[moved].sum() / max(total.sum(), 1e-300))
+    rows, joints = np.concatenate(rows), np.concatenate(joints)
+    keep = sp.diags((groups < 0).astype(np.float64))
+    return sp.csr_matrix(keep @ W + sp.csr_matrix((np.ones(len(rows)), (rows, joints)), shape=W.shape))
+
+
+def _holding_joint(skeleton: Skeleton | None, joint: int) -> int:
+    """``joint``, or the wrist (skeleton map roles ``wrist_l``, ``wrist_r``) it lies below."""
+    if skeleton is None:
+        return joint
+    mapping, _ = propose_skeleton_map(skeleton)
+    above = set(skeleton.hierarchy.ancestors(joint).tolist())
+    for side in ("l", "r"):
+        wrist = mapping.get(f"wrist_{side}")
+        if wrist is not None and skeleton.names.index(wrist) in above:
+            return skeleton.names.index(wrist)
+    return joint
+
+
 def transfer_weights_robust(skin: SkinWeights, target_to_source: SurfacePoints, *, target_vertices, target_faces,
                             registered_source, source_faces, max_distance: float, max_angle: float,
-                            smooth_iterations: int, contact_neighbours: int, max_influences: int, prune: float):
+                            smooth_iterations: int, contact_neighbours: int, max_influences: int, prune: float,
+                            prop_fraction: float = 0.25, touch_distance: float = 0.0, skeleton: Skeleton | None = None):
     """Robust weight transfer: interpolated where the match is trustworthy, inpainted elsewhere.
 
     Parameters
@@ -176,6 +341,8 @@ def transfer_weights_robust(skin: SkinWeights, target_to_source: SurfacePoints, 
     max_angle : normal disagreement (degrees) above which a match is rejected.
     smooth_iterations, contact_neighbours : of :func:`inpaint_weights`.
     max_influences, prune : of :func:`transfer_weights`.
+    prop_fraction, touch_distance : of :func:`prop_groups` (each group bound to one joint,
+        :func:`bind_rigidly`); skeleton : the source's (the joint a prop is bound to, named in a warning).
 
     Returns
     -------
@@ -192,6 +359,9 @@ def transfer_weights_robust(skin: SkinWeights, target_to_source: SurfacePoints, 
         accepted[:] = True
     filled, copied = inpaint_weights(target_vertices, target_faces, W, accepted, smooth_iterations=smooth_iterations,
                                      contact_neighbours=contact_neighbours)
+    groups = prop_groups(target_vertices, target_faces, accepted, prop_fraction=prop_fraction,
+                         touch_distance=touch_distance)
+    filled = bind_rigidly(filled, groups, skeleton)
     stats = RobustStats(accepted_fraction=float(accepted.mean()), inpainted_vertices=int((~accepted & ~copied).sum()),
                         copied_vertices=int(copied.sum()), rejected_by_distance=int((distance > max_distance).sum()),
                         rejected_by_angle=int((angle > max_angle).sum()))

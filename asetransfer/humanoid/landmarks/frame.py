@@ -67,9 +67,11 @@ def frame_from_feet(surface: BodySurface, head: int, feet: list, symmetry_iterat
     # up: the normal of the plane through both soles (the head-to-feet line leans with
     # the stance; many sole points average out a rounded or uneven foot)
     ground = v[np.concatenate([soles[t] for t in feet])]
-    normal = np.linalg.svd(ground - ground.mean(axis=0), full_matrices=False)[2][2]
-    normal = normal if normal @ rough_up > 0 else -normal
-    up = normal if normal @ rough_up > np.cos(np.radians(30)) else rough_up
+    up = rough_up
+    if len(ground) >= 3:  # a plane needs three points (a robot's pointed feet may have fewer)
+        normal = np.linalg.svd(ground - ground.mean(axis=0), full_matrices=False)[2][2]
+        normal = normal if normal @ rough_up > 0 else -normal
+        up = normal if normal @ rough_up > np.cos(np.radians(30)) else rough_up
     steps = [v[t] - v[heels[t]] for t in feet]
     steps = [s - (s @ up) * up for s in steps]
     if min(np.linalg.norm(s) for s in steps) < 0.02 * height:

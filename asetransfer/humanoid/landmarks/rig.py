@@ -13,23 +13,22 @@ its left/right joints, :func:`~asetransfer.humanoid.body.body_axes`):
   forward point on the midline; straight behind the nose on the midline; its farthest
   points left and right at the nose's height;
 * hand tips and fingertips: the hand's region's farthest point from the wrist, and each
-  finger's (fingers named from their joints: thumb, index, middle, ring, pinky; MakeHuman's
-  ``finger1-5`` and 3ds Max Biped's ``Finger0-4`` count from the thumb);
+  finger's from its first joint (fingers named from their joints,
+  :func:`~asetransfer.humanoid.naming.finger_of`, numbered ones counted as the skeleton
+  map counts them);
 * toe tips and heels: the foot's region's most forward point below the ankle, and its
   rearmost point at the sole;
 * the crotch: where a ray cast down from between the upper legs leaves the body.
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from ...geometry.rays import cast_rays
 from ...model.rig import Rig
 from ..body import body_axes
-from ..naming import split_side
-from ..skeleton_map import propose_skeleton_map
+from ..naming import finger_of
+from ..skeleton_map import numbered_from_zero, propose_skeleton_map
 from .find import Landmarks, spacing_of
 from .frame import BodyFrame
 from .surface import NotHumanoidError
@@ -44,26 +43,6 @@ EAR_BAND = 0.03
 SOLE = 0.02
 #: the confidence of a landmark read from the rig (its joints name what it is)
 RIG_CONFIDENCE = 1.0
-
-_FINGER_WORDS = (("thumb", r"thumb|pollex"), ("index", r"index|pointer"), ("middle", r"middle"),
-                 ("ring", r"ring"), ("pinky", r"pinky|little|small"))
-_FINGER_NUMBER = re.compile(r"finger(\d)")
-
-
-def finger_of(name: str, zero_based: bool) -> str | None:
-    """The finger a joint name names (``thumb``, ``index``, ``middle``, ``ring``, ``pinky``) or
-    None; numbered fingers count from the thumb, from 0 when ``zero_based`` (3ds Max Biped's
-    ``Finger0``) else from 1 (MakeHuman's ``finger1-1``)."""
-    base = split_side(name)[1]
-    for finger, words in _FINGER_WORDS:
-        if re.search(words, base):
-            return finger
-    number = _FINGER_NUMBER.search(base)
-    if number is None:
-        return None
-    k = int(number.group(1)) - (0 if zero_based else 1)
-    return _FINGER_WORDS[k][0] if 0 <= k < len(_FINGER_WORDS) else None
-
 
 def rig_landmarks(rig: Rig) -> Landmarks:
     """The landmarks of a rigged humanoid from its skeleton map and weights (module docstring).
@@ -149,8 +128,7 @@ def _hand(rig: Rig, wrist: int, height: float) -> dict:
     if len(hand):
         out["hand_tip"] = int(hand[np.argmax(np.linalg.norm(v[hand] - base, axis=1))])
     below = skeleton.hierarchy.descendants(wrist).tolist()
-    numbers = [_FINGER_NUMBER.search(split_side(skeleton.names[j])[1]) for j in below]
-    zero_based = any(n is not None and n.group(1) == "0" for n in numbers)  # Biped: Finger0 is the thumb
+    zero_based = numbered_from_zero([skeleton.names[j] for j in below], skeleton.bind_world[below, :3, 3])
     fingers = {}
     for j in below:
         finger = finger_of(skeleton.names[j], zero_based)
