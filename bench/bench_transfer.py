@@ -1,13 +1,14 @@
 """The whole transfer on the MakeHuman dev cases, scored with ``../shared/eval``.
 
     python bench/bench_transfer.py [--cases d01_female ...] [--markers sparse dense]
-                                   [--variant NAME=FLAGS ...] [--out DIR] [--json FILE]
+                                   [--variant NAME=FLAGS ...] [--out DIR] [--json FILE] [--baseline]
 
 Every run is the real command line (``asetransfer transfer``) in a child process,
 so wall time and peak memory (the child's VmHWM, Linux) are what a user sees.  The
 outputs go to ``DIR/<variant>-<markers>/<case>.glb`` and are scored by
 ``mheval.score``; stage times come from the ``--report`` JSON.  A variant is a name
-and the extra flags of the transfer command, e.g. ``pa="--joints pa"``.
+and the extra flags of the transfer command, e.g. ``pa="--joints pa"``.  ``--baseline``
+also scores the scorer's copy baseline (``mheval.baseline_copy``) on every case.
 """
 from __future__ import annotations
 
@@ -92,6 +93,8 @@ def main():
     ap.add_argument("--variant", nargs="*", default=DEFAULT_VARIANTS, help="NAME=FLAGS")
     ap.add_argument("--out", default="/tmp/asetransfer-bench")
     ap.add_argument("--json", help="write all rows here")
+    ap.add_argument("--baseline", action="store_true",
+                    help="also score mheval.baseline_copy (the source rig moved by the markers' similarity)")
     args = ap.parse_args()
     if not DEV.is_dir() or not EVAL.is_dir():
         sys.exit(f"{SHARED}: dev data or scorer not found")
@@ -125,8 +128,26 @@ def main():
                       f"{s['local_mean']:5.2f}/{s['local_p95']:5.2f} {s['world_mean']:5.2f}/{s['world_p95']:5.2f} "
                       f"{fmt(s['sym_mm'], '5.2f')} {fmt(s['spine_mm'], '5.2f')} {wall:6.2f} {rss:5.0f}  "
                       f"{t.correspondence:.2f}/{t.skeleton:.3f}/{t.weights:.3f}", flush=True)
+    if args.baseline:
+        print_baseline(cases, Path(args.out) / "baseline", score)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def print_baseline(cases: list, out_dir: Path, score) -> None:
+    """Score the scorer's copy baseline (every marker of the case, Umeyama, nearest-vertex weights) per case."""
+    from mheval.baseline_copy import baseline
+    out_dir.mkdir(parents=True, exist_ok=True)
+    print(f"{'baseline':10} {'markers':7} {'case':22} {'joint mm':>8} {'max':>6} {'%H':>5} {'body%H':>6} "
+          f"{'fing%H':>6} {'orient':>6} {'w.err':>6} {'local':>11} {'world':>11}")
+    for case in cases:
+        out = out_dir / f"{case}.glb"
+        baseline(str(DEV / case), str(out))
+        s = summarise(score(str(DEV / case), str(out)))
+        print(f"{'copy':10} {'all':7} {case:22} {s['joint_mean_mm']:8.1f} {s['joint_max_mm']:6.1f} "
+              f"{s['joint_mean_pct']:5.2f} {s['body_mean_pct']:6.2f} {s['finger_mean_pct']:6.2f} "
+              f"{s['orient_deg']:6.2f} {s['weight_err']:6.3f} "
+              f"{s['local_mean']:5.2f}/{s['local_p95']:5.2f} {s['world_mean']:5.2f}/{s['world_p95']:5.2f}", flush=True)
 
 
 if __name__ == "__main__":
