@@ -1,4 +1,4 @@
-"""Bad-input corpus (issue 7): every way a user's file can be wrong.
+"""Bad-input corpus: every way a user's file can be wrong.
 
 Each case is generated here (from the tube rig of ``conftest.py``, the writer's own
 glTF document edited with ``gltf_builder.py``, or the fixtures) and run through the
@@ -783,7 +783,7 @@ def report_is_the_output(c):
     return c.transfer() + ["--report", c.out], c.out
 
 
-# --- resource limits (issue 16): nothing read that the file does not hold
+# --- resource limits: nothing read that the file does not hold
 @bad("is not a regular file")
 def target_is_a_fifo(c):
     p = c.path("target.obj")
@@ -830,7 +830,7 @@ def gltf_many_small_zero_accessors_claim_more_than_the_file_holds(c):
     return c.transfer(src=c.gltf(edit)), c.path("source.glb")
 
 
-# --- numbers beyond any sense (issue 16): one line, exit 2, never an internal error
+# --- numbers beyond any sense: one line, exit 2, never an internal error
 @bad("invalid glTF JSON: integer .* has 40 digits")
 def gltf_integer_longer_than_any_index(c):
     doc, blob = rig_document(c.base.rig)
@@ -947,7 +947,7 @@ def calibration_capsule_point_is_a_list(c):
     return _calibration(c, lambda doc: doc["capsules"][0].__setitem__("point", {"x": 1}))
 
 
-# --- the frame a rig is shown in (issue 16)
+# --- the frame a rig is shown in
 def _ibm_rows(doc, blob):
     """The inverse bind matrices as a writable (J, 4, 4) row-major copy, and a function storing them back."""
     col = accessor_array(doc, blob, doc["skins"][0]["inverseBindMatrices"])
@@ -973,7 +973,7 @@ def gltf_mirrored_armature(c):
     return c.transfer(src=c.gltf(edit)), c.path("source.glb")
 
 
-# --- implausible markers and options (issue 16): refused when the tool can tell
+# --- implausible markers and options: refused when the tool can tell
 @bad("the markers span .* of the source's size but .* of the target's .*the target points are probably in "
      "other units")
 def markers_target_points_in_other_units(c):
@@ -1015,7 +1015,7 @@ def retarget_onto_a_rig_sharing_no_joint(c):
             str(c.out_dir / "anim.glb")], other
 
 
-# --- outputs (issue 16): every output against every input and every other output, before any work
+# --- outputs: every output against every input and every other output, before any work
 @bad("--report is one of the input files \\(.*markers.json")
 def report_is_a_hard_link_to_the_markers(c):
     p = str(c.out_dir.parent / "report.json")  # outside out/, which must stay empty
@@ -1448,7 +1448,7 @@ def test_an_exception_mid_way_leaves_no_partial_file_and_keeps_the_inputs(case, 
     assert snapshot(case.base.dir, case.out_dir) == before
 
 
-# ---------------------------------------------------------------------------- debris (issue 16)
+# ---------------------------------------------------------------------------- debris
 def test_sigterm_is_handled_like_ctrl_c(case, capsys, monkeypatch):
     # a real SIGTERM while the temporary file is written: it is removed, the old output kept
     import signal
@@ -1535,7 +1535,7 @@ def test_a_sixty_thousand_joint_chain_is_read(tmp_path):
     assert abs(rig.skeleton.bind_world[-1, 1, 3] - 0.01 * (n - 1)) < 1e-3
 
 
-# ---------------------------------------------------------------------------- the frame a rig is shown in (issue 16)
+# ---------------------------------------------------------------------------- the frame a rig is shown in
 def _centimetre_armature(c):
     """The base rig as exporters write an FBX character: positions and joints in cm under a 0.01 armature."""
     doc, blob = rig_document(c.base.rig)
@@ -1586,7 +1586,7 @@ def test_a_rig_is_read_in_the_frame_it_is_shown_in(case, capsys, base_result, la
 
 
 
-# ---------------------------------------------------------------------------- quality verdict (issue 16)
+# ---------------------------------------------------------------------------- quality verdict
 def test_the_report_carries_a_quality_verdict_and_the_warnings(case, capsys):
     report = case.path("report.json")
     code, out, err = run(capsys, case.transfer() + ["--report", report])

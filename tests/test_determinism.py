@@ -1,4 +1,4 @@
-"""Determinism (issue 7): the same inputs give byte-identical outputs.
+"""Determinism: the same inputs give byte-identical outputs.
 
 One run in this process and one in a fresh interpreter with another hash seed (set
 and dict orders of strings, thread pools and caches all start over), on the

@@ -1,4 +1,4 @@
-"""FBX input (issue 21): the FBX twins of the fixtures, written by Blender's FBX exporter
+"""FBX input: the FBX twins of the fixtures, written by Blender's FBX exporter
 (``fixtures/make_fbx.py``), read back as the rigs and meshes they were made from.
 
 Tolerances: Blender stores bones as float32 head/tail/roll, so the bind rotations it writes

@@ -1,10 +1,10 @@
-"""Fuzzing the readers (issue 7): a mutated file gives a valid result or an InputError.
+"""Fuzzing the readers: a mutated file gives a valid result or an InputError.
 
 Random byte edits (flips, insertions, deletions, truncation) and random JSON edits
 (any value replaced by any JSON value, keys and items deleted) of a valid marker file
 and of a valid small GLB are fed to :func:`asetransfer.io.load_markers` and
 :func:`asetransfer.io.load_rig`; so are a small FBX whose compressed arrays get any
-header and any zlib stream (issue 41: the declared counts cap what is inflated), and
+header and any zlib stream (the declared counts cap what is inflated), and
 the heavy fixture's markers exchanged, moved, rounded and saved in any encoding.  Any other exception, or a read taking more than
 a few seconds, fails.  Examples are derandomised (reproducible in CI) and bounded:
 the whole file runs in ~10 s.
@@ -304,7 +304,7 @@ def _cleanup():
     WORKDIR.cleanup()
 
 
-# ---------------------------------------------------------------------------- the other readers (issue 16)
+# ---------------------------------------------------------------------------- the other readers
 #: fewer examples for these: each reader is small, the classes of faults few
 FUZZ_SMALL = settings(FUZZ, max_examples=max(int(os.environ.get("ASETRANSFER_FUZZ_EXAMPLES", 250)) // 3, 1))
 
@@ -398,7 +398,7 @@ def test_calibration_json_mutations(doc):
     valid_or_input_error(read_calibration_file, "cal.json", json.dumps(doc).encode())
 
 
-# ---------------------------------------------------------------------------- FBX compressed arrays (issue 41)
+# ---------------------------------------------------------------------------- FBX compressed arrays
 def _valid_fbx() -> bytes:
     """A small skinned FBX whose arrays are all zlib-compressed (as exporters write large ones):
     a two-joint chain binding a quad strip."""
@@ -524,7 +524,7 @@ def _fixed_record_ends(data: bytes, at_: int, grown: int) -> bytes:
     return bytes(out)
 
 
-# ---------------------------------------------------------------------------- marker files on real meshes (issue 41)
+# ---------------------------------------------------------------------------- marker files on real meshes
 def _heavy_case():
     from conftest import FIXTURES
     from asetransfer.io import load_mesh

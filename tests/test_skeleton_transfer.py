@@ -461,7 +461,7 @@ def heavy_whole_rig(fixture_source):
 def test_a_dressed_body_rigs_like_the_body(fixture_source, heavy_whole_rig, kind):
     # joint covers, a shirt and a hair cap (open shells outside the body), eyes inside the
     # head and a sword in the right hand, as separate pieces (tests/dressing.py): the body
-    # keeps its joints (issue 19: within 0.3 %H of the one-piece placement)
+    # keeps its joints (within 0.3 %H of the one-piece placement)
     import json
     from dressing import FIXTURE_JOINTS, dress
     whole, a = heavy_whole_rig
@@ -622,7 +622,7 @@ def test_a_robot_rigs_near_the_one_piece_body_with_automatic_markers(fixture_sou
     # markers, measured 0.43 / 1.26 %H mean / max (clavicles, spine; registered in one
     # level of stiffness instead of glued_stiffness: 0.48 / 1.38); before the layer
     # test measured a piece with the plates it continues, 4.41 / 15.1 (half the plates
-    # rode along unfitted).  Not yet the 0.3 %H of issue 19: fairing a body cut at every
+    # rode along unfitted).  Not the 0.3 %H of the one-piece placement: fairing a body cut at every
     # joint differs from fairing it whole (cut at the joints only: 1.9 %H mean over the
     # vertices), and 20 markers do not bring the registration back
     from robot import carry_markers, robot

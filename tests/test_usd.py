@@ -1,4 +1,4 @@
-"""USD output (issue 21): UsdSkel files that usd-core validates, reads back as the rig
+"""USD output: UsdSkel files that usd-core validates, reads back as the rig
 written, deforms like our skinning, and writes deterministically (.usda)."""
 from __future__ import annotations
 
