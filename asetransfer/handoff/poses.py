@@ -22,6 +22,7 @@ import numpy as np
 from ..geometry.rotations import swing
 from ..humanoid.body import body_axes
 from ..humanoid.skeleton_map import propose_skeleton_map
+from ..humanoid.tpose import Poser
 from ..model.animation import Animation
 from ..model.rig import Rig
 from ..model.roles import SIDES
@@ -42,32 +43,7 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
-class _Pose:
-    """Local rotations of a skeleton being posed, with its world transforms."""
-
-    def __init__(self, skeleton: Skeleton):
-        self.skeleton = skeleton
-        self.rotations = np.tile(np.eye(3), (skeleton.n_joints, 1, 1))
-        self.world = skeleton.posed_world(self.rotations)
-
-    def position(self, j: int) -> np.ndarray:
-        return self.world[j, :3, 3]
-
-    def turn(self, j: int, world_rotation: np.ndarray) -> None:
-        """Rotate joint ``j`` and everything below it by ``world_rotation`` about the joint:
-        ``R_j <- R_j W^T G W`` with ``W`` the joint's world rotation, ``G`` the turn."""
-        w = closest_rotation(self.world[j, :3, :3])
-        self.rotations[j] = self.rotations[j] @ w.T @ world_rotation @ w
-        self.world = self.skeleton.posed_world(self.rotations)
-
-    def aim(self, j: int, child: int, direction: np.ndarray) -> None:
-        """Turn joint ``j`` so the bone to ``child`` points along ``direction`` (a swing)."""
-        bone = self.position(child) - self.position(j)
-        if np.linalg.norm(bone) > 0:
-            self.turn(j, swing(bone[None], np.asarray(direction, dtype=np.float64)[None])[0])
-
-
-def _arms_raised(pose: _Pose, joint: dict, axes: tuple) -> None:
+def _arms_raised(pose: Poser, joint: dict, axes: tuple) -> None:
     up, _, left = axes
     out = np.radians(ARMS_RAISED_OUT_DEG)
     for s in SIDES:
@@ -78,7 +54,7 @@ def _arms_raised(pose: _Pose, joint: dict, axes: tuple) -> None:
         pose.aim(joint[f"elbow_{s}"], joint[f"wrist_{s}"], raised)
 
 
-def _elbows_bent(pose: _Pose, joint: dict, axes: tuple) -> None:
+def _elbows_bent(pose: Poser, joint: dict, axes: tuple) -> None:
     forward = axes[1]
     for s in SIDES:
         upper = _unit(pose.position(joint[f"elbow_{s}"]) - pose.position(joint[f"shoulder_{s}"]))
@@ -87,7 +63,7 @@ def _elbows_bent(pose: _Pose, joint: dict, axes: tuple) -> None:
             pose.aim(joint[f"elbow_{s}"], joint[f"wrist_{s}"], _unit(bent))
 
 
-def _squat(pose: _Pose, joint: dict, axes: tuple) -> None:
+def _squat(pose: Poser, joint: dict, axes: tuple) -> None:
     """Bend hips and knees, the chest leaning forward, the feet turned back flat."""
     up, forward, left = axes
     if "spine" in joint:
@@ -115,7 +91,7 @@ def source_pose(skeleton: Skeleton, mapping: dict, name: str) -> np.ndarray:
     if name not in poses:
         raise ValueError(f"unknown test pose {name!r}; one of {', '.join(POSE_NAMES)}")
     joint = {role: skeleton.index(n) for role, n in mapping.items()}
-    pose = _Pose(skeleton)
+    pose = Poser(skeleton)
     position = skeleton.rest_world()[:, :3, 3]
     poses[name](pose, joint, body_axes({role: position[j] for role, j in joint.items()}))
     return pose.rotations

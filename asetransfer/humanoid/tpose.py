@@ -66,25 +66,32 @@ def _about(axis: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return Rotation.from_rotvec(axis * angle).as_matrix()
 
 
-class _Poser:
-    """Local rest-frame rotations being built, with world transforms recomputed on demand."""
+class Poser:
+    """A skeleton being posed: its local rest-frame rotations and their world transforms,
+    turned one joint at a time (the T-pose here, the QA page's test poses in
+    :mod:`asetransfer.handoff.poses`)."""
 
     def __init__(self, skeleton: Skeleton):
-        self.sk = skeleton
-        self.rot = np.tile(np.eye(3), (skeleton.n_joints, 1, 1))
-        self.world = skeleton.posed_world(self.rot)
+        self.skeleton = skeleton
+        self.rotations = np.tile(np.eye(3), (skeleton.n_joints, 1, 1))
+        self.world = skeleton.posed_world(self.rotations)
 
-    def pos(self, j: int) -> np.ndarray:
+    def position(self, j: int) -> np.ndarray:
         return self.world[j, :3, 3]
 
     def turn(self, j: int, world_rotation: np.ndarray) -> None:
-        """Rotate joint ``j`` (and everything below it) by a world rotation about the joint."""
+        """Rotate joint ``j`` and everything below it by ``world_rotation`` about the joint:
+        ``R_j <- R_j W^T G W`` with ``W`` the joint's world rotation, ``G`` the turn."""
         w = closest_rotation(self.world[j, :3, :3])
-        self.rot[j] = self.rot[j] @ w.T @ world_rotation @ w
-        self.world = self.sk.posed_world(self.rot)
+        self.rotations[j] = self.rotations[j] @ w.T @ world_rotation @ w
+        self.world = self.skeleton.posed_world(self.rotations)
 
     def aim(self, j: int, child: int, direction: np.ndarray) -> None:
-        self.turn(j, _swing(self.pos(child) - self.pos(j), direction))
+        """Turn joint ``j`` so the bone to ``child`` points along ``direction`` (a swing; a
+        bone of no length stays)."""
+        bone = self.position(child) - self.position(j)
+        if np.linalg.norm(bone) > 0:
+            self.turn(j, _swing(bone, direction))
 
 
 def tpose(skeleton: Skeleton, mapping: dict) -> tuple:
@@ -102,21 +109,21 @@ def tpose(skeleton: Skeleton, mapping: dict) -> tuple:
     j = {role: idx[name] for role, name in mapping.items() if name in idx}
     rest = skeleton.rest_world()[:, :3, 3]
     up, fwd, left = body_axes({r: rest[k] for r, k in j.items()})
-    p = _Poser(skeleton)
+    p = Poser(skeleton)
     for s in SIDES:
         out = left if s == "l" else -left
         chain = [r for r in (f"shoulder_{s}", f"elbow_{s}", f"wrist_{s}", f"mid_hand_{s}") if r in j]
         for a, b in zip(chain, chain[1:]):
             p.aim(j[a], j[b], out)
         if f"index_{s}" in j and f"pinky_{s}" in j and f"shoulder_{s}" in j:
-            across = p.pos(j[f"index_{s}"]) - p.pos(j[f"pinky_{s}"])
+            across = p.position(j[f"index_{s}"]) - p.position(j[f"pinky_{s}"])
             p.turn(j[f"shoulder_{s}"], _about(out, across, fwd))
         for a, b in ((f"upper_leg_{s}", f"knee_{s}"), (f"knee_{s}", f"ankle_{s}")):
             if a in j and b in j:
                 p.aim(j[a], j[b], -up)
         if f"ankle_{s}" in j and f"toe_{s}" in j:
-            p.turn(j[f"ankle_{s}"], _about(up, p.pos(j[f"toe_{s}"]) - p.pos(j[f"ankle_{s}"]), fwd))
-    anim = Animation(p.rot[None], skeleton.translation[None], 1.0 / 30.0)
+            p.turn(j[f"ankle_{s}"], _about(up, p.position(j[f"toe_{s}"]) - p.position(j[f"ankle_{s}"]), fwd))
+    anim = Animation(p.rotations[None], skeleton.translation[None], 1.0 / 30.0)
     axes = {"up": up, "forward": fwd, "left": left}
     return anim, {"axes": {k: [float(x) for x in v] for k, v in axes.items()},
                   "checks": tpose_checks(p.world[:, :3, 3], j, axes)}
