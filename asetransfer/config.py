@@ -456,6 +456,10 @@ class QualityConfig:
     # [height] a foot is the target's surface below its ankle joint within this along the toe's
     # direction; toes pointing to its shorter side (the heel) turn the verdict "poor"
     foot_reach: float = 0.15
+    # [height] a left elbow, knee or ankle more than this to the right of its partner (sides from the
+    # upper legs) is "poor": an arm's markers swapped left and right put the heavy fixture's left
+    # elbow 49 %H to the right; correct rigs keep every such pair 3 %H or more apart the right way
+    crossing_tolerance: float = 0.02
 
     def __post_init__(self):
         if not (1.0 <= self.marker_spread_warn <= self.marker_spread_refuse
@@ -464,7 +468,7 @@ class QualityConfig:
                 and 0 < self.outside_poor_fraction <= 1 and self.outside_tolerance_pct >= 0 and self.plane_offset_refuse > 0 and self.few_markers >= 3):
             raise ValueError("quality thresholds must be ordered (warn <= refuse, check <= poor) and positive")
         if not (self.proportion_factor > 1 and self.proportion_min_length >= 0
-                and 0 < self.proportion_poor_fraction <= 1 and self.foot_reach > 0):
+                and 0 < self.proportion_poor_fraction <= 1 and self.foot_reach > 0 and self.crossing_tolerance >= 0):
             raise ValueError("proportion_factor must be > 1, proportion_poor_fraction in (0, 1] and foot_reach > 0")
         if not (self.marker_side_ratio > 1 and self.marker_side_floor >= 0 and 0 < self.marker_swapped_refuse <= 1
                 and self.marker_off_surface_warn > 0 and 0 < self.marker_shape_warn <= self.marker_shape_refuse):

@@ -142,3 +142,24 @@ def test_pointed_feet_with_fewer_than_three_sole_points_are_no_crash():
     surface = BodySurface(vertices, faces, original, np.arange(len(faces)), 0.02)
     with pytest.raises(NotHumanoidError, match="feet have no length"):
         frame_from_feet(surface, 0, [1, 2], 0)
+
+
+def test_an_arm_with_its_markers_swapped_is_never_ok():
+    """Elbow, wrist and fingertip markers of the two arms exchanged on the target: the arms are
+    pulled across the chest and the fit looks fine; the left elbow on the body's right says
+    otherwise (the hands alone may cross: arms folded)."""
+    from asetransfer.config import MarkersConfig
+    from asetransfer.io import load_markers
+    from asetransfer.model.markers import Markers
+    from asetransfer.model.surface import SurfacePoints
+
+    source, target = load_source(SOURCE).rig, load_target(FIXTURES / "target_heavy.ply")
+    markers = load_markers(FIXTURES / "markers_heavy.json", source.mesh, target)
+    arm = ("elbow", "wrist", "thumb_tip", "index_tip", "middle_tip", "ring_tip", "pinky_tip")
+    names = list(markers.names)
+    order = [names.index(n.replace(".L", ".R") if n.endswith(".L") else n.replace(".R", ".L"))
+             if n.split(".")[0] in arm else k for k, n in enumerate(names)]
+    swapped = Markers(markers.names, markers.source,
+                      SurfacePoints(markers.target.face[order], markers.target.bary[order]), markers.automatic)
+    quality = transfer(source, target, swapped, Config(markers=MarkersConfig(automatic="off"))).report.quality
+    assert quality.verdict == "poor" and quality.limbs_crossed == ["forearm.L"]

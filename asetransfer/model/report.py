@@ -300,6 +300,7 @@ class QualityVerdict(Section):
     joints_outside_body: list           # joint names
     bones_out_of_proportion: list = field(default_factory=list)  # joints ending such bones
     feet_pointing_back: list = field(default_factory=list)       # toe joints pointing to the heel
+    limbs_crossed: list = field(default_factory=list)            # left elbows/knees/ankles on the right
 
 
 @dataclass

@@ -11,7 +11,9 @@ joints they concern (:func:`~asetransfer.stages.quality.assess` grades them):
   to the ears);
 * :func:`feet_pointing_back`: toe joints pointing to the back of the target's feet, which
   the target's geometry tells (its foot reaches farther in front of the ankle than behind
-  it): the rig is turned or mirrored relative to the body it sits in.
+  it): the rig is turned or mirrored relative to the body it sits in;
+* :func:`limbs_crossed`: elbows or knees on the other side of the body than their names say
+  (markers that swap one limb's left and right: the arm then crosses the chest).
 """
 from __future__ import annotations
 
@@ -90,3 +92,30 @@ def feet_pointing_back(skeleton: Skeleton, mesh: Mesh, *, reach: float) -> list:
         if along.max() < -along.min():
             out.append(mapping[f"toe_{side}"])
     return out
+
+
+#: the joints that cannot cross the body's mid-plane in any pose a body is modelled in (hands
+#: can: arms folded); their side is judged along the line between the upper legs
+CROSSING_ROLES = ("elbow", "knee", "ankle")
+
+
+def limbs_crossed(skeleton: Skeleton, height: float, *, tolerance: float) -> list:
+    """Names of the left joints of the roles ``CROSSING_ROLES`` lying to the right of their
+    right partner by more than ``tolerance`` (a fraction of ``height``), left and right taken
+    from the upper legs (skeleton map roles); empty for skeletons the humanoid map does not fill.
+
+    Markers that swap one arm's left and right fit well (the arm is pulled across the chest
+    onto the other hand) and leave every joint inside the body: the heavy fixture so swapped
+    puts its left elbow 49 %H right of its right one.
+    """
+    mapping, missing = propose_skeleton_map(skeleton)
+    if missing:
+        return []
+    index = {n: i for i, n in enumerate(skeleton.names)}
+    at = {role: skeleton.bind_world[index[name], :3, 3] for role, name in mapping.items()}
+    left = at["upper_leg_l"] - at["upper_leg_r"]
+    if not np.linalg.norm(left) > 0:
+        return []
+    left = left / np.linalg.norm(left)
+    return [mapping[f"{role}_l"] for role in CROSSING_ROLES
+            if f"{role}_l" in at and f"{role}_r" in at and (at[f"{role}_l"] - at[f"{role}_r"]) @ left < -tolerance * height]

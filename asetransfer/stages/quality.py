@@ -22,7 +22,7 @@ import logging
 import numpy as np
 
 from ..config import QualityConfig
-from .plausibility import bones_out_of_proportion, feet_pointing_back
+from .plausibility import bones_out_of_proportion, feet_pointing_back, limbs_crossed
 from ..model.mesh import Mesh
 from ..model.report import QualityVerdict
 from ..model.rig import Rig
@@ -194,6 +194,7 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
     proportions = bones_out_of_proportion(source.skeleton, height(source.mesh), rig.skeleton, h,
                                           factor=cfg.proportion_factor, min_length=cfg.proportion_min_length)
     turned = feet_pointing_back(rig.skeleton, rig.mesh, reach=cfg.foot_reach)
+    crossed = limbs_crossed(rig.skeleton, h, tolerance=cfg.crossing_tolerance)
     graded = [
         (_grade(residual, cfg.residual_check_pct, cfg.residual_poor_pct),
          f"largest marker residual {residual:.2f} % of the height"),
@@ -209,12 +210,15 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
          f"only {n_markers} markers: the alignment is barely constrained (at least {cfg.few_markers} advised)"),
     ]
     graded += _shape_checks(source, rig, cfg, proportions, turned)
+    graded.append((2 if crossed else 0, f"{', '.join(crossed)} {'lies' if len(crossed) == 1 else 'lie'} on the other "
+                                        "side of the body than the name says: markers swapped left and right on a limb?"))
     level = max((g for g, _ in graded), default=0)
     reasons = [text for g, text in graded if g > 0]
     quality = QualityVerdict(verdict=LEVELS[level], reasons=reasons, marker_residual_pct_height=residual,
                              mapped_area_fraction=mapped, fit_distance_pct_height=apart,
                              joints_outside_body=outside,
-                             bones_out_of_proportion=proportions, feet_pointing_back=turned)
+                             bones_out_of_proportion=proportions, feet_pointing_back=turned,
+                             limbs_crossed=crossed)
     if level:
         log.warning("result quality '%s': %s; check the rig before use", LEVELS[level], "; ".join(reasons))
     return quality
