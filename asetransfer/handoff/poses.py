@@ -6,13 +6,12 @@ on the *source's* rig, whose joints an artist placed, from its skeleton map
 (:mod:`~asetransfer.humanoid.skeleton_map`): every limb bone is aimed at a direction
 of the body frame (:func:`~asetransfer.humanoid.body.body_axes`) by the smallest
 world rotation about its joint, so the pose is the same whatever the rig's joint axes
-are.  The target's joints of the same names then turn by the same local rotations
-(:func:`~asetransfer.handoff.retarget.retarget` with ``rest="target"``): the transfer
-copies the source's joint orientations and, pose-normalised (the default), its rest
-rotations, so the limbs take the source's directions while every joint the pose leaves
-alone stays in the target's rest pose.  A target kept in its modelled rest pose
-(``--no-pose-normalize``) turns by the same rotations from that pose.  The hips then
-sink so the feet stay on the ground.  A skeleton without a complete humanoid map
+are.  The pose is then carried to the target by retargeting
+(:func:`~asetransfer.handoff.retarget.retarget`): each joint the pose turns takes the
+local rotation that gives its bones the source's directions, whatever rest pose the
+target keeps (pose-normalised or as modelled); every other joint stays in the target's
+rest pose, and the clip turns each joint from the rest at a constant rate.  The hips
+then sink so the feet stay on the ground.  A skeleton without a complete humanoid map
 gets no test pose.
 """
 from __future__ import annotations
@@ -140,9 +139,15 @@ def stress_poses(source: Rig, target: Rig, frames: int = 9) -> dict:
     target_mapping, target_missing = propose_skeleton_map(target.skeleton)
     if missing or target_missing:
         return {}
+    names = {n: j for j, n in enumerate(source.skeleton.names)}
+    match = np.array([names.get(n, -1) for n in target.skeleton.names])
     poses = {}
     for name in POSE_NAMES:
-        motion = pose_motion(source.skeleton, source_pose(source.skeleton, mapping, name), frames)
-        moved = retarget(motion, source, target, rest="target")[0]
-        poses[name] = feet_on_the_ground(moved, target.skeleton, target_mapping)
+        rotations = source_pose(source.skeleton, mapping, name)
+        turned = np.abs(rotations - np.eye(3)).max(axis=(1, 2)) > 1e-9
+        moved = (match >= 0) & turned[match]
+        pose = Animation(rotations[None], source.skeleton.translation[None], 1.0)
+        carried = retarget(pose, source, target)[0].rotations[0]  # the source's directions, any target rest
+        final = np.where(moved[:, None, None], carried, np.eye(3))
+        poses[name] = feet_on_the_ground(pose_motion(target.skeleton, final, frames), target.skeleton, target_mapping)
     return poses

@@ -302,7 +302,7 @@ def _legend(fig, rect, names: list, unnamed: set) -> None:
     ax = fig.add_axes(rect)
     ax.axis("off")
     dot = dict(marker="o", linestyle="", markersize=5, markeredgecolor="black", markeredgewidth=0.3)
-    handles = [Line2D([], [], color=MARKER_COLOURS["sure"], label="marker (hand, or sure)", **dot),
+    handles = [Line2D([], [], color=MARKER_COLOURS["sure"], label="hand-placed (or sure) marker", **dot),
                Line2D([], [], color=MARKER_COLOURS["unsure"], label="automatic marker, confidence < 1", **dot),
                Line2D([], [], color=MARKER_COLOURS["low"], label="low-confidence marker: check it", **dot),
                Line2D([], [], color=JOINT_COLOURS[None], marker="o", markersize=3, label="joint, bone"),

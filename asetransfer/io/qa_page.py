@@ -113,7 +113,7 @@ def _verdict_html(verdict: str, reasons, warnings, flags: dict) -> str:
             + (f'<div class="flagged">joints the checks doubt: {flagged}</div>' if flagged else ""))
 
 
-_KEY = ('<span class="swatch sure"></span> marker (hand, or sure) &nbsp; <span class="swatch unsure"></span> '
+_KEY = ('<span class="swatch sure"></span> hand-placed (or sure) marker &nbsp; <span class="swatch unsure"></span> '
         'automatic, confidence &lt; 1 &nbsp; <span class="swatch low"></span> low confidence<br>'
         '<span class="swatch joint"></span> joint &nbsp; <span class="swatch check"></span> placed by a fallback '
         '&nbsp; <span class="swatch poor"></span> doubted by the checks<br>Drag to orbit, wheel to zoom, '

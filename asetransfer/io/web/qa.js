@@ -98,13 +98,31 @@ class Viewer {
     m.frustumCulled = false;  // poses move the body outside its bind-pose bounds
   }
 
-  setupView() {
+  // The box around the body at rest and at the end of every clip (sampled vertices): the view frames them all.
+  reach() {
     const box = new THREE.Box3(), p = new THREE.Vector3();
-    for (const m of this.meshes) {
-      m.updateMatrixWorld(true);
-      const n = m.geometry.attributes.position.count, step = Math.max(1, Math.floor(n / 20000));
-      for (let v = 0; v < n; v += step) box.expandByPoint(m.getVertexPosition(v, p).applyMatrix4(m.matrixWorld));
+    const expand = () => {
+      this.gltf.scene.updateMatrixWorld(true);
+      for (const m of this.meshes) {
+        const n = m.geometry.attributes.position.count, step = Math.max(1, Math.floor(n / 5000));
+        for (let v = 0; v < n; v += step) box.expandByPoint(m.getVertexPosition(v, p).applyMatrix4(m.matrixWorld));
+      }
+    };
+    expand();
+    for (const clip of Object.values(this.clips)) {
+      const action = this.mixer.clipAction(clip);
+      action.play();
+      action.time = clip.duration;
+      this.mixer.update(0);
+      expand();
+      action.stop();
     }
+    this.mixer.update(0);
+    return box;
+  }
+
+  setupView() {
+    const box = this.reach();
     this.box = box;
     this.size = box.getSize(new THREE.Vector3()).length();
     const centre = box.getCenter(new THREE.Vector3());
@@ -113,7 +131,11 @@ class Viewer {
     this.renderer.setPixelRatio(window.devicePixelRatio || 1);
     view.appendChild(this.renderer.domElement);
     this.camera = new THREE.PerspectiveCamera(30, 1, this.size / 200, this.size * 50);
-    this.camera.position.copy(centre).add(new THREE.Vector3(0.5, 0.15, 1).normalize().multiplyScalar(1.5 * this.size));
+    // far enough for the box's front to fit the view's height and width, with a margin
+    const extent = box.getSize(new THREE.Vector3()), half = Math.tan(THREE.MathUtils.degToRad(15));
+    const aspect = (view.clientWidth || 800) / (view.clientHeight || 600);
+    const distance = 1.1 * Math.max(extent.y / 2 / half, extent.x / 2 / (half * aspect)) + extent.z / 2;
+    this.camera.position.copy(centre).add(new THREE.Vector3(0.5, 0.15, 1).normalize().multiplyScalar(distance));
     this.controls = new OrbitControls(this.camera, this.renderer.domElement);
     this.controls.target.copy(centre);
     this.controls.update();
@@ -410,8 +432,11 @@ function exposeApi(viewer) {
 }
 
 async function main() {
-  const started = performance.now();
-  const viewer = new Viewer(await loadRig());
+  const timings = api.timings = { start: performance.now() };
+  const gltf = await loadRig();
+  timings.rig = performance.now();
+  const viewer = new Viewer(gltf);
+  timings.viewer = performance.now();
   setupPanel(viewer);
   exposeApi(viewer);
   viewer.recolour();
@@ -424,7 +449,7 @@ async function main() {
     viewer.update();
     viewer.renderer.render(viewer.scene, viewer.camera);
   });
-  api.loadSeconds = (performance.now() - started) / 1000;
+  api.loadSeconds = performance.now() / 1000;  // since the page began to load
   api.ready = true;
   el('status').textContent = '';
 }
