@@ -4,6 +4,7 @@ import trimesh
 
 import asetransfer as at
 from asetransfer import InputError
+from conftest import FIXTURES
 
 
 def test_obj_keeps_vertex_order_triangulates_polygons_and_reads_objects(tmp_path):
@@ -51,3 +52,13 @@ def test_bad_mesh_files(tmp_path, name, content, message):
 def test_missing_file():
     with pytest.raises(InputError, match="not found"):
         at.load_mesh("/nonexistent/dir/target.ply")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-8-sig"])
+def test_an_obj_saved_as_utf16_or_with_a_byte_order_mark_reads_the_same(tmp_path, encoding):
+    """Windows tools write UTF-16 text: read as Latin-1 it was 'mesh has no vertices'."""
+    plain = FIXTURES / "target_tall.obj"
+    copy = tmp_path / "tall.obj"
+    copy.write_bytes(plain.read_text(encoding="utf-8").encode(encoding))
+    got, want = at.load_mesh(copy), at.load_mesh(plain)
+    assert np.array_equal(got.vertices, want.vertices) and np.array_equal(got.faces, want.faces)

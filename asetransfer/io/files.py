@@ -93,6 +93,17 @@ def decode_text(path, what: str, data: bytes) -> str:
                                "save it as UTF-8") from None
 
 
+def decode_mesh_text(data: bytes) -> str:
+    """The text of a text mesh file's bytes (OBJ, OFF): UTF-8 (a byte-order mark allowed), UTF-16
+    or UTF-32 (a byte-order mark, or zero bytes among the first characters: Windows tools write
+    UTF-16), else Latin-1, in which every byte is a character (names in an old code page)."""
+    encoding = json.detect_encoding(data)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
 def parse_json_file(path, what: str, data: bytes | None = None):
     """A user's JSON file (marker, calibration file...) parsed, errors as one-line InputError.
 

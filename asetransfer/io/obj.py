@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import InputError
 from ..model.mesh import Mesh
 from .assembly import mesh_of_arrays
+from .files import decode_mesh_text
 from .glb import image_mime, read_beside
 from .look_build import LookPart, build_look
 
@@ -62,10 +63,7 @@ def read_obj_file(path, data: bytes) -> tuple:
 
 
 def _parse(path, data: bytes) -> ObjFile:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
+    text = decode_mesh_text(data)
     obj, current, material = ObjFile(), 0, -1
     for lineno, line in enumerate(text.splitlines(), 1):
         parts = line.split()
