@@ -8,7 +8,7 @@ centimetre Z-up target facing +X reads the same as a metre Y-up source; the sour
 drawn at the scale the transfer fitted it to the target (``scale``), so every body
 panel has one scale.  The body is a shaded surface (Lambert: the brightness of each
 triangle is ``ambient + diffuse |n . l|`` for its normal ``n`` and a light ``l`` over the
-viewer's shoulder), drawn far to near, on a copy merged by vertex clustering when large;
+viewer's shoulder), drawn with a depth buffer (geometry/raster.py) on a copy merged by vertex clustering when large;
 the skeleton is drawn over it.  Markers are dots coloured by confidence; labels are
 placed only where they collide with nothing, else the marker gets its number (listed in
 the legend) or no text.  Joints the checks doubt are red (orange: placed by a fallback).
@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..geometry.decimate import cluster_vertices
+from ..geometry.raster import rasterize
 from ..model.mesh import Mesh
 from .atomic import atomic_write
 
@@ -64,7 +65,7 @@ def _palm_basis(vertices: np.ndarray, root: np.ndarray, frame, mirror: bool) -> 
 
 
 def _shaded_triangles(points: np.ndarray, faces: np.ndarray, rgb=SURFACE_RGB) -> tuple:
-    """Screen triangles (G, 3, 2) drawn far to near and their RGB colours (G, 3).
+    """Screen triangles (G, 3, 3) and their RGB colours (G, 3).
 
     ``points`` (n, 3) are in screen coordinates (right, up, toward the viewer); the light
     comes from over the viewer's right shoulder; two-sided, for meshes wound either way.
@@ -74,8 +75,7 @@ def _shaded_triangles(points: np.ndarray, faces: np.ndarray, rgb=SURFACE_RGB) ->
     normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-300)
     light = np.array([0.35, 0.45, 1.0]) / np.linalg.norm([0.35, 0.45, 1.0])
     shade = AMBIENT + DIFFUSE * np.abs(normal @ light)
-    order = np.argsort(tri[:, :, 2].mean(axis=1), kind="stable")
-    return tri[order][:, :, :2], np.clip(shade[order, None] * rgb[None], 0.0, 1.0)
+    return tri, np.clip(shade[:, None] * rgb[None], 0.0, 1.0)
 
 
 def _drawn_copy(mesh: Mesh) -> tuple:
@@ -198,20 +198,27 @@ def _draw_markers(ax, panel: dict, labels: _Labels) -> list:
     return unnamed
 
 
+def _bare_axes(fig, rect):
+    """Axes at ``rect`` (figure fractions) without frame or ticks (none made: they cost)."""
+    ax = fig.add_axes(rect, frameon=False, xticks=[], yticks=[])
+    ax.axis("off")
+    return ax
+
+
 def _draw(fig, rect, panel: dict) -> list:
     """Draw ``panel`` in the axes at ``rect`` (figure fractions, limits from the panel);
     returns the numbers of the markers drawn without their name."""
-    ax = fig.add_axes(rect)
+    ax = _bare_axes(fig, rect)
+    # a text, not set_title: a title is placed by measuring the (hidden) ticks, at a tenth of the picture's cost
+    ax.text(0.5, 1.0, panel["title"], fontsize=8, ha="center", va="bottom", transform=ax.transAxes)
+    fw, fh = fig.get_size_inches()
     ax.set_xlim(panel["lo"][0], panel["hi"][0])
     ax.set_ylim(panel["lo"][1], panel["hi"][1])
-    ax.axis("off")
-    ax.set_title(panel["title"], fontsize=8, pad=2)
-    from matplotlib.collections import PolyCollection
-
-    polys, colours = _shaded_triangles(panel["screen"], panel["faces"])
-    ax.add_collection(PolyCollection(polys, facecolors=colours, edgecolors=colours, linewidths=0.25, zorder=1),
-                      autolim=False)
-    fw, fh = fig.get_size_inches()
+    # the body as pixels placed on the figure's own (no resampling; within a pixel of the axes)
+    corner = (int(round(rect[0] * fw * DPI)), int(round(rect[1] * fh * DPI)))
+    pixels = (max(int(round(rect[2] * fw * DPI)), 1), max(int(round(rect[3] * fh * DPI)), 1))
+    triangles, colours = _shaded_triangles(panel["screen"], panel["faces"])
+    fig.figimage(rasterize(triangles, colours, panel["lo"], panel["hi"], pixels), *corner, origin="upper", zorder=-1)
     dots = [] if panel.get("markers") is None else (panel["markers"] @ panel["basis"].T)[:, :2]
     labels = _Labels(ax, (rect[2] * fw, rect[3] * fh), dots)
     if panel.get("joints") is not None:
@@ -299,8 +306,7 @@ def _legend(fig, rect, names: list, unnamed: set) -> None:
     """Marker and joint colours, and the numbered markers drawn without their name."""
     from matplotlib.lines import Line2D
 
-    ax = fig.add_axes(rect)
-    ax.axis("off")
+    ax = _bare_axes(fig, rect)
     dot = dict(marker="o", linestyle="", markersize=5, markeredgecolor="black", markeredgewidth=0.3)
     handles = [Line2D([], [], color=MARKER_COLOURS["sure"], label="hand-placed (or sure) marker", **dot),
                Line2D([], [], color=MARKER_COLOURS["unsure"], label="automatic marker, confidence < 1", **dot),
@@ -371,7 +377,8 @@ def render_preview(characters: list, title: str = "", verdict: str | None = None
     _legend(fig, ((FIGURE_WIDTH - legend[0]) / FIGURE_WIDTH, y / height, (legend[0] - 0.1) / FIGURE_WIDTH,
                   row_heights[1] / height), names, unnamed)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})  # no version or date: same bytes each run
+    # no version or date: the same bytes each run; zlib level 3: 3 % larger than the default 6, 40 % faster
+    fig.savefig(buf, format="png", metadata={"Software": None}, pil_kwargs={"compress_level": 3})
     plt.close(fig)
     return buf.getvalue()
 
