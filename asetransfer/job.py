@@ -117,9 +117,15 @@ def load_source(path, digest: str | None = None) -> SourceFile:
         raise InputError(path, "the source changed while the batch was running")
     key = (os.path.abspath(path), actual)
     if key not in _SOURCES:
-        _SOURCES.clear()  # one source at a time per process
-        _SOURCES[key] = SourceFile(path, actual, load_rig(path))
+        remember_source(SourceFile(path, actual, load_rig(path)))  # one source at a time per process
     return _SOURCES[key]
+
+
+def remember_source(source: SourceFile) -> None:
+    """Make ``source`` the one :func:`load_source` returns for its path and content (a
+    batch worker given its prepared source)."""
+    _SOURCES.clear()
+    _SOURCES[(os.path.abspath(source.path), source.digest)] = source
 
 
 def load_target(path) -> Mesh:

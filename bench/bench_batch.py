@@ -1,10 +1,10 @@
-"""``asetransfer batch`` on a cast of 8 targets: one process vs two vs a local Dask cluster.
+"""``asetransfer batch`` on a cast of 20 targets: one process vs two vs a local Dask cluster.
 
     python bench/bench_batch.py [--set fixtures|dev] [--out DIR] [--no-loop]
 
 The cast: the three fixture targets (``--set fixtures``) or the dev targets that
 share ``d01_female``'s source (``--set dev``), copied under other names until there
-are 8, each with its marker file beside it.  Runs, each the real command line in a
+are 20 (``--count``), each with its marker file beside it.  Runs, each the real command line in a
 child process: a shell-style loop of ``asetransfer transfer`` (what a script does
 without batch; ``--no-loop`` leaves it out), ``batch --jobs 1``, ``batch --jobs 2``,
 ``batch --dask local:2`` and a rerun of the ``--jobs 2`` batch (everything already
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from devdata import DEV, ROOT, target_path  # noqa: E402
 
-N_TARGETS = 8
+N_TARGETS = 20
 FIXTURE_CAST = [("target_heavy.ply", "markers_heavy.json"), ("target_tall.obj", "markers_tall.json"),
                 ("target_cartoon.off", "markers_cartoon.json")]
 DEV_CASES = ["d01_female", "d02_heavy_male", "d03_female_remesh20k"]  # one source.glb, byte-identical
@@ -45,8 +45,8 @@ sys.exit(code)
 """
 
 
-def make_cast(which: str, folder: Path):
-    """(source path, [8 target paths]) with ``<stem>.markers.json`` beside each target."""
+def make_cast(which: str, folder: Path, count: int = N_TARGETS):
+    """(source path, [count target paths]) with ``<stem>.markers.json`` beside each target."""
     if which == "fixtures":
         source = ROOT / "fixtures" / "source.glb"
         originals = [(ROOT / "fixtures" / mesh, ROOT / "fixtures" / markers) for mesh, markers in FIXTURE_CAST]
@@ -55,7 +55,7 @@ def make_cast(which: str, folder: Path):
         originals = [(target_path(case), DEV / case / "markers_sparse.json") for case in DEV_CASES]
     folder.mkdir(parents=True)
     targets = []
-    for i in range(N_TARGETS):
+    for i in range(count):
         mesh, markers = originals[i % len(originals)]
         stem = f"{Path(mesh).stem if which == 'fixtures' else DEV_CASES[i % len(originals)]}_{i}"
         shutil.copyfile(mesh, folder / (stem + mesh.suffix))
@@ -109,11 +109,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=("fixtures", "dev"), default="fixtures")
     ap.add_argument("--out", type=Path, help="keep the outputs here (default: a temporary folder)")
+    ap.add_argument("--count", type=int, default=N_TARGETS, help="targets in the cast (default %(default)s)")
     ap.add_argument("--no-loop", action="store_true", help="skip the transfer-per-target loop")
     args = ap.parse_args(argv)
     work = args.out or Path(tempfile.mkdtemp(prefix="bench_batch_"))
-    source, targets = make_cast(args.set, work / "cast")
-    print(f"{N_TARGETS} targets ({args.set}), {os.cpu_count()} cores; outputs in {work}")
+    source, targets = make_cast(args.set, work / "cast", args.count)
+    print(f"{args.count} targets ({args.set}), {os.cpu_count()} cores; outputs in {work}")
     rows = []
     if not args.no_loop:
         rows.append(("transfer loop", run_loop(source, targets, work / "loop"), work / "loop"))
@@ -127,10 +128,14 @@ def main(argv=None):
           "| load at start | rigs = --jobs 1 |")
     print("|---|---|---|---|---|---|---|---|")
     for name, r, out in rows:
-        same = "yes" if rigs(out) == reference and len(reference) == N_TARGETS else "NO"
-        per = f"{r['per_target']:.2f}" if "per_target" in r else f"{r['wall'] / N_TARGETS:.2f}"
+        same = "yes" if rigs(out) == reference and len(reference) == args.count else "NO"
+        per = f"{r['per_target']:.2f}" if "per_target" in r else f"{r['wall'] / args.count:.2f}"
         print(f"| {name} | {r['wall']:.1f} | {r['cpu']:.1f} | {per} | {r['main_peak']:.0f} | "
               f"{r['worker_peak']:.0f} | {r['load']:.1f} | {same} |")
+    wall = {name: r["wall"] for name, r, _ in rows}
+    if "transfer loop" in wall:
+        print(f"throughput of batch --jobs 2 over the transfer loop: {wall['transfer loop'] / wall['batch --jobs 2']:.2f}x")
+    print(f"batch --dask local:2 / batch --jobs 2 wall time: {wall['batch --dask local:2'] / wall['batch --jobs 2']:.2f}")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@ ground-truth vertex with the nearest output vertex, so any triangulation of the
 same surface can be scored); ``joints vs 13k`` is the mean / max distance, in mm,
 between the joints placed on that size and on the case's own target.  When ``bpy``
 is importable, Blender's Data Transfer (nearest face interpolated) copies the
-source's weights onto the 50k target in a child process, for comparison.  The
+source's weights onto the 50k target in a child process, for comparison.  On the 13k
+target it also prints the medians of 5 runs of ``--help``, ``info`` and the transfer
+with and without ``--preview`` (what the preview adds).  The
 interpreter that runs it: ``--blender-python``, else ``$ASETRANSFER_BLENDER_PYTHON``
 (the one tests/test_blender.py uses, e.g. a venv with ``pip install bpy==4.5.*``),
 else this one.
@@ -37,11 +39,12 @@ from pathlib import Path
 import numpy as np
 
 from asetransfer.geometry.decimate import midpoint_subdivide
-from bench_transfer import run_cli, summarise
+from bench_transfer import CHILD_ENV, run_cli, summarise
 from devdata import DEV, EVAL, ROOT, target_path
 
 DEFAULT_SIZES = [5000, 13000, 50000, 200000, 1000000]
 BASE_SIZE = 13000  # the case's own target: the reference for the joint comparison
+REPEAT = 5  # runs of each start-up / preview figure (their median)
 
 
 def decimate(vertices: np.ndarray, faces: np.ndarray, n_vertices: int):
@@ -169,6 +172,32 @@ def blender_data_transfer(source: Path, target: Path, python: str | None = None)
     return (*(float(x) for x in line[-1].split()[1:]), wall) if line else None
 
 
+def _median_seconds(args: list, repeat: int = REPEAT) -> float:
+    """Median wall time of ``asetransfer ARGS`` in a child process (start-up included)."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "asetransfer_cli.main", *map(str, args)], cwd=ROOT, env=CHILD_ENV,
+                       check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def overheads(source: Path, target: Path, markers: Path | None, out: Path, rows: list) -> None:
+    """What the 13k path costs around the transfer: ``--help``, ``info``, and ``--preview``
+    (medians of :data:`REPEAT` runs, the same transfer with and without it)."""
+    given = [] if markers is None else ["--markers", markers]
+    plain = ["transfer", source, target, *given, "-o", out / "overhead.glb", "-q"]
+    figures = {"help_s": _median_seconds(["--help"]), "info_s": _median_seconds(["info", source]),
+               "transfer_s": _median_seconds(plain),
+               "with_preview_s": _median_seconds(plain + ["--preview", out / "overhead.png"])}
+    figures["preview_adds_s"] = figures["with_preview_s"] - figures["transfer_s"]
+    print(f"13k command, medians of {REPEAT}: --help {figures['help_s']:.2f} s, info {figures['info_s']:.2f} s, "
+          f"transfer {figures['transfer_s']:.2f} s, with --preview {figures['with_preview_s']:.2f} s "
+          f"(+{figures['preview_adds_s']:.2f} s)", flush=True)
+    rows.append({"overheads_13k": figures})
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--case", default="d01_female")
@@ -214,6 +243,8 @@ def main():
               f"{row['wall_s'] - t['total']:5.2f}  "
               f"{stages:48}  {row['joint_mean_mm']:8.1f}  {row['weight_err']:6.3f}  {row['local_mean']:8.2f}  "
               f"{vs[0]:.2f} / {vs[1]:.2f}", flush=True)
+    base_target, base_markers, _ = built[BASE_SIZE]
+    overheads(DEV / args.case / "source.glb", base_target, base_markers, out, rows)
     fifty = min(sizes, key=lambda n: abs(n - 50000))
     blender = blender_data_transfer(DEV / args.case / "source.glb", built[fifty][0], args.blender_python)
     if blender is None:

@@ -74,19 +74,18 @@ def _dask_arg(text):
 def run(args) -> int:
     from asetransfer import batch
 
-    from asetransfer.job import load_source
-
     quiet = getattr(args, "quiet", False)
     options = transfer.options_of(args)
     jobs = batch.plan_jobs(args.targets, args.outdir, args.markers_dir, rig_format="." + args.rig_format.lstrip("."),
                            preview=args.preview, qa=args.qa)
-    source = load_source(args.source)  # a bad source: exit 2 before any work
+    # a bad source: exit 2 before any work
+    prepared = batch.prepare_source(args.source, options, automatic=any(job.markers is None for job in jobs))
     batch.make_outdir(args.outdir)
     _remove_stale_parts(jobs, options, args.outdir)
     results, t0 = {}, time.perf_counter()
     progress = Progress(len(jobs), quiet)
     restore = _sigterm_interrupts()
-    running = batch.run_jobs(source, jobs, options, workers=args.jobs, dask=args.dask)
+    running = batch.run_jobs(prepared, jobs, options, workers=args.jobs, dask=args.dask)
     try:
         for result in running:
             results[result.stem] = result
@@ -95,7 +94,7 @@ def run(args) -> int:
         running.close()  # stops the workers before the summary is written
         progress.close()
         for job in jobs:  # finished in a worker before its result came back
-            found = None if job.stem in results else batch.result_on_disk(source, job, options)
+            found = None if job.stem in results else batch.result_on_disk(prepared.source, job, options)
             if found is not None:
                 results[job.stem] = found
         write_summary(args, jobs, results, seconds=time.perf_counter() - t0, interrupted=True)

@@ -21,6 +21,20 @@ def dev_target(case: str) -> pathlib.Path:
     entry = {c["case"]: c for c in json.loads((DEV / "index.json").read_text())["cases"]}[case]
     return DEV / case / entry["target_file"]
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    """Batches cache their prepared source in a folder of the test session, not the user's."""
+    import os
+
+    before = os.environ.get("ASETRANSFER_CACHE")
+    os.environ["ASETRANSFER_CACHE"] = str(tmp_path_factory.mktemp("asetransfer-cache"))
+    yield
+    if before is None:
+        del os.environ["ASETRANSFER_CACHE"]
+    else:
+        os.environ["ASETRANSFER_CACHE"] = before
+
+
 needs_dev = pytest.mark.skipif(not DEV.is_dir(), reason="../shared/data/makehuman-dev is not present")
 
 

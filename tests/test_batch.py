@@ -277,3 +277,45 @@ def test_a_worker_killed_mid_target_does_not_sink_the_batch(reference, tmp_path)
     _, err = proc.communicate(timeout=180)
     assert proc.returncode == 0, err
     assert outputs(tmp_path) == {k: v for k, v in outputs(out).items() if k in ("heavy.glb", "tall.glb")}
+
+
+# ----------------------------------------------------------------------------- the prepared source
+def test_the_prepared_source_is_cached_by_content_and_rigs_the_same(tmp_path, monkeypatch):
+    from asetransfer.batch import prepared as prep
+    from asetransfer.job import JobOptions
+
+    monkeypatch.setenv("ASETRANSFER_CACHE", str(tmp_path / "cache"))
+    targets = make_cast(tmp_path / "cast", ["cartoon"], markers=False)  # automatic markers
+    first = prep.prepare_source(SOURCE, JobOptions(), automatic=True)
+    assert first.landmarks and len(list((tmp_path / "cache").glob("source-*.pickle"))) == 1
+    moved = tmp_path / "moved.glb"
+    shutil.copyfile(SOURCE, moved)
+
+    def unread(*_):
+        raise AssertionError("the source was read again")
+
+    monkeypatch.setattr("asetransfer.io.load_rig", unread)
+    again = prep.prepare_source(moved, JobOptions(), automatic=True)  # same bytes elsewhere: from the cache
+    assert again.source.path == str(moved) and again.source.digest == first.source.digest
+    assert again.landmarks.keys() == first.landmarks.keys()
+    monkeypatch.undo()
+    monkeypatch.setenv("ASETRANSFER_CACHE", str(tmp_path / "cache"))
+    cached = list(at.transfer_many(SOURCE, targets, tmp_path / "cached"))
+    monkeypatch.setenv("ASETRANSFER_CACHE", "off")
+    fresh = list(at.transfer_many(SOURCE, targets, tmp_path / "fresh"))
+    assert [r.status for r in cached + fresh] == ["ok", "ok"]
+    assert outputs(tmp_path / "cached") == outputs(tmp_path / "fresh")
+
+
+def test_a_broken_cache_file_is_ignored_and_replaced(tmp_path, monkeypatch):
+    from asetransfer.batch import prepared as prep
+    from asetransfer.job import JobOptions
+
+    monkeypatch.setenv("ASETRANSFER_CACHE", str(tmp_path))
+    prep.prepare_source(SOURCE, JobOptions(), automatic=False)
+    (cached,) = tmp_path.glob("source-*.pickle")
+    cached.write_bytes(b"not a pickle")
+    assert prep.prepare_source(SOURCE, JobOptions(), automatic=False).source.rig.skeleton.n_joints > 0
+    assert cached.read_bytes() != b"not a pickle"
+    monkeypatch.setenv("ASETRANSFER_CACHE", "off")
+    assert prep.cache_folder() is None

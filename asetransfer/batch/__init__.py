@@ -11,13 +11,15 @@ they finish.
 
 Each job is :func:`~asetransfer.job.transfer_files`, the command line's transfer, so
 every option means the same in a batch (``JobOptions``) and every output format is
-available.  Shared source work.  The source is read once per process
-(:func:`~asetransfer.job.load_source`, kept per worker), and with automatic markers its landmarks are found once per process
-(:func:`~asetransfer.stages.markers.landmarks_of` keeps them; they depend on the source
-alone).  Nothing else of the source can be shared without changing the output: the correspondence welds, normalises, Laplacian-factorises and selects the
-marked pieces of the source *after* moving it into each target's frame (the marker
-similarity and the target's bounding-box diagonal), and the marked pieces depend on
-each target's marker file, so every system is per target (docs/batch.md).
+available.  Shared source work: :func:`prepare_source` reads the source and, when a job
+finds its markers automatically, searches its landmarks once per batch, in the batch
+process; every worker is handed the result (:class:`PreparedSource`) instead of redoing
+it, and a folder cache keyed by the source's bytes and this code's keeps it for reruns
+and other batches (``$ASETRANSFER_CACHE``, docs/batch.md).  Nothing else of the source
+can be shared without changing the output: the correspondence welds, normalises,
+Laplacian-factorises and selects the marked pieces of the source *after* moving it into
+each target's frame (the marker similarity and the target's bounding-box diagonal), and
+the marked pieces depend on each target's marker file, so every system is per target.
 
 Resuming.  Each report records the inputs that made it (:func:`inputs_record`:
 content hashes of source, target, markers, the options and the version) and the
@@ -27,35 +29,39 @@ interrupted job is redone, never mistaken for a finished one.
 """
 from __future__ import annotations
 
-from ..job import JobOptions, file_digest, load_source
+from ..job import JobOptions, SourceFile, file_digest, load_source
 from .jobs import (Job, TargetResult, finished_report, inputs_record, make_outdir, markers_for, options_digest,
                    peak_rss_mb, plan_jobs, quality_figures, result_on_disk, run_job, target_stem, write_qa_index)
+from .prepared import PreparedSource, prepare_source
 from .workers import WORKER_DEATHS_ALLOWED, local_cluster_size, run_in_processes, run_on_dask
 
 __all__ = ["Job", "JobOptions", "TargetResult", "WORKER_DEATHS_ALLOWED", "file_digest", "finished_report",
            "inputs_record", "load_source", "local_cluster_size", "make_outdir", "markers_for", "options_digest",
-           "peak_rss_mb", "plan_jobs", "quality_figures", "result_on_disk", "run_job", "run_jobs", "target_stem",
+           "peak_rss_mb", "plan_jobs", "PreparedSource", "prepare_source", "quality_figures", "result_on_disk", "run_job", "run_jobs", "target_stem",
            "transfer_many", "write_qa_index"]
 
 
-def run_jobs(source: SourceFile, jobs: list, options: JobOptions | None = None, *, workers: int = 1,
-             dask: str | None = None, resume: bool = True):
+def run_jobs(source: PreparedSource | SourceFile, jobs: list, options: JobOptions | None = None, *,
+             workers: int = 1, dask: str | None = None, resume: bool = True):
     """Run ``jobs`` and yield a :class:`TargetResult` for each as it finishes.
 
-    ``workers`` > 1: a pool of that many processes (spawned; each reads the source
+    ``source``: :func:`prepare_source`'s (a bare :class:`SourceFile` leaves each worker
+    to search its landmarks itself).  ``workers`` > 1: a pool of that many processes (spawned; each reads the source
     once).  ``dask``: the address of a Dask scheduler (``tcp://host:8786``), or
     ``local:N`` for a local cluster of N worker processes.  Otherwise the jobs run
     one after the other in this process.  Closing the generator (or an interruption)
     cancels the jobs not yet started and stops the local workers.
     """
     options = options or JobOptions()
+    prepared = source if isinstance(source, PreparedSource) else PreparedSource(source)
     if dask:
-        yield from run_on_dask(source, jobs, options, address=dask, resume=resume)
+        yield from run_on_dask(prepared, jobs, options, address=dask, resume=resume)
     elif workers > 1 and len(jobs) > 1:
-        yield from run_in_processes(source, jobs, options, workers=workers, resume=resume)
+        yield from run_in_processes(prepared, jobs, options, workers=workers, resume=resume)
     else:
+        prepared.install()
         for job in jobs:
-            yield run_job(source.path, source.digest, job, options, resume)
+            yield run_job(prepared.source.path, prepared.source.digest, job, options, resume)
 
 
 def transfer_many(source, targets, outdir, *, markers_dir=None, options: JobOptions | None = None,
@@ -81,6 +87,8 @@ def transfer_many(source, targets, outdir, *, markers_dir=None, options: JobOpti
     its own result ``"failed"``.
     """
     jobs = plan_jobs(targets, outdir, markers_dir, rig_format=rig_format, preview=preview, qa=qa)
-    loaded = load_source(source)  # a bad source: nothing made, not even the directory
+    options = options or JobOptions()
+    # a bad source: nothing made, not even the directory
+    prepared = prepare_source(source, options, automatic=any(job.markers is None for job in jobs))
     make_outdir(outdir)
-    yield from run_jobs(loaded, jobs, options, workers=workers, dask=dask, resume=resume)
+    yield from run_jobs(prepared, jobs, options, workers=workers, dask=dask, resume=resume)

@@ -75,10 +75,7 @@ def landmarks_of(mesh: Mesh, side: str, config: Config, solid: bool = True) -> L
     layers = LayerRule.of(cc)
     rules = dict(bridge_gap=cfg.bridge_gap, extremity_radius=cfg.extremity_radius,
                  symmetry_iterations=config.skeleton.symmetry_iterations, layers=layers)
-    digest = hashlib.blake2b(digest_size=16)
-    for array in (mesh.vertices, mesh.faces):  # C-contiguous (Mesh): hashed in place, not copied
-        digest.update(array)
-    key = (digest.digest(), mesh.vertices.shape, mesh.faces.shape, cfg.search_vertices, repr(rules), solid)
+    key = (*_content(mesh), cfg.search_vertices, repr(rules), solid)
     if key in _FOUND:
         return _FOUND[key]
     searched = mesh
@@ -93,10 +90,36 @@ def landmarks_of(mesh: Mesh, side: str, config: Config, solid: bool = True) -> L
         searched = found[1]
         found = found[0]
     found = found if searched is mesh else found.moved(searched, mesh)
+    _keep(key, found)
+    return found
+
+
+def _content(mesh: Mesh) -> tuple:
+    """The part of a kept search's key that names the mesh: its content hash and shapes."""
+    digest = hashlib.blake2b(digest_size=16)
+    for array in (mesh.vertices, mesh.faces):  # C-contiguous (Mesh): hashed in place, not copied
+        digest.update(array)
+    return digest.digest(), mesh.vertices.shape, mesh.faces.shape
+
+
+def _keep(key, found: Landmarks) -> None:
     while len(_FOUND) >= _FOUND_KEPT:
         del _FOUND[next(iter(_FOUND))]  # the oldest
     _FOUND[key] = found
-    return found
+
+
+def kept_landmarks(mesh: Mesh) -> dict:
+    """The landmarks :func:`landmarks_of` keeps for ``mesh`` (key -> :class:`Landmarks`, one
+    per set of rules): what a batch finds once on its source and hands to its workers."""
+    content = _content(mesh)
+    return {key: found for key, found in _FOUND.items() if key[:3] == content}
+
+
+def keep_landmarks(entries: dict) -> None:
+    """Keep ``entries`` (:func:`kept_landmarks` of another process) as if found here; their
+    keys hold the mesh's content hash and the rules, so they only answer the same search."""
+    for key, found in entries.items():
+        _keep(key, found)
 
 
 def source_landmarks(source: Rig, config: Config) -> Landmarks:
