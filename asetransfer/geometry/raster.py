@@ -70,14 +70,21 @@ def _spans(x, y, z, width: int, height: int) -> tuple:
     first = np.clip(np.ceil(left), 0, width).astype(np.int64)
     last = np.clip(np.floor(right), -1, width - 1).astype(np.int64)
     cols = np.maximum(last - first + 1, 0)
-    span_tri, span_row = np.repeat(tri, cols), np.repeat(row, cols)
-    col = np.repeat(first, cols) + np.arange(len(span_tri)) - np.repeat(np.cumsum(cols) - cols, cols)
-    return span_row * width + col, _plane_depth(x, y, z, span_tri, col, span_row), span_tri
+    # pixel k of the spans lies at column first + (k - start) of its span: the pixel index and
+    # the depth are linear in k along a span, so each is one gather and one add or multiply-add
+    start = np.cumsum(cols) - cols
+    gx, gy, c = _planes(x, y, z)
+    slope = gx[tri]
+    k = np.arange(int(cols.sum()))
+    span = np.repeat(np.arange(len(tri)), cols)
+    pixel = (row * width + first - start)[span] + k
+    depth = slope[span] * k + (gy[tri] * row + c[tri] + slope * (first - start))[span]
+    return pixel, depth, tri[span]
 
 
-def _plane_depth(x, y, z, tri, col, row) -> np.ndarray:
-    """Depth at pixel centres (col, row) on the planes of triangles ``tri`` (a triangle seen
-    edge-on takes its mean depth)."""
+def _planes(x, y, z) -> tuple:
+    """Each triangle's plane ``depth = gx col + gy row + c`` (a triangle seen edge-on: its
+    mean depth)."""
     e1x, e1y, e2x, e2y = x[:, 1] - x[:, 0], y[:, 1] - y[:, 0], x[:, 2] - x[:, 0], y[:, 2] - y[:, 0]
     dz1, dz2 = z[:, 1] - z[:, 0], z[:, 2] - z[:, 0]
     det = e1x * e2y - e1y * e2x
@@ -86,7 +93,7 @@ def _plane_depth(x, y, z, tri, col, row) -> np.ndarray:
     gx = np.where(flat, 0.0, (dz1 * e2y - dz2 * e1y) / det)  # the plane z = gx col + gy row + c
     gy = np.where(flat, 0.0, (dz2 * e1x - dz1 * e2x) / det)
     c = np.where(flat, z.mean(axis=1), z[:, 0] - gx * x[:, 0] - gy * y[:, 0])
-    return gx[tri] * col + gy[tri] * row + c[tri]
+    return gx, gy, c
 
 
 def _centroids(x, y, z, which: np.ndarray, width: int, height: int) -> tuple:

@@ -280,10 +280,11 @@ def _skinned_influences(d: GltfDocument, p: GltfPiece, jindex: dict) -> tuple:
         if (ww < -1e-6).any():
             d.fail(f"mesh part {p.name!r} has negative skin weights")
         used = ww > 0
-        if (jj[used] >= len(jl)).any() or (jj < 0).any():
-            bad = int(jj[used].max())
+        wrong = used & ((jj >= len(jl)) | (jj < 0))  # an index in a slot of weight 0 is never read
+        if wrong.any():
+            bad = int(jj[wrong][0])
             d.fail(f"mesh part {p.name!r} JOINTS_{k} refers to joint {bad}, but skin {p.skin} "
-                   f"has {len(jl)} joints")
+                   f"has joints 0 to {len(jl) - 1}")
         js.append(remap[np.clip(jj, 0, len(jl) - 1)])
         ws.append(np.where(used, ww, 0.0))
     return np.concatenate(js, axis=1), np.concatenate(ws, axis=1)
