@@ -56,7 +56,7 @@ def add_parser(sub):
 
 
 def _jobs_arg(text):
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
     return int(text)
 

@@ -964,13 +964,17 @@ def _armature_over_joints(doc, scale):
     doc["scenes"][0]["nodes"] = [len(doc["nodes"]) - 1]
 
 
-@bad("joint 'root' is mirrored \\(a negative scale")
-def gltf_mirrored_armature(c):
-    def edit(doc, blob):
-        _armature_over_joints(doc, [-1.0, 1.0, 1.0])
-        m, store = _ibm_rows(doc, blob)
-        store(m @ np.diag([-1.0, 1.0, 1.0, 1.0]))  # bound in the mirrored frame: consistent, but a reflection
-    return c.transfer(src=c.gltf(edit)), c.path("source.glb")
+def _mirrored_armature(doc, blob):
+    """The rig under a node scaled (-1, 1, 1) and bound in that mirrored frame (a DCC's mirror)."""
+    _armature_over_joints(doc, [-1.0, 1.0, 1.0])
+    m, store = _ibm_rows(doc, blob)
+    store(m @ np.diag([-1.0, 1.0, 1.0, 1.0]))
+
+
+@bad("joint 'root' is mirrored in its rest pose only \\(a negative scale")
+def gltf_armature_mirrored_at_rest_only(c):
+    return c.transfer(src=c.gltf(lambda doc, blob: _armature_over_joints(doc, [-1.0, 1.0, 1.0]))), \
+        c.path("source.glb")
 
 
 # --- implausible markers and options: refused when the tool can tell
@@ -1659,3 +1663,39 @@ def test_numerical_warnings_of_the_libraries_do_not_reach_stderr(case):
     r = subprocess.run([sys.executable, "-c", script, "-q", *case.transfer()], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+def test_attributes_that_only_look_like_influence_sets_are_left_alone(case, capsys, base_result):
+    # "JOINTS_²" passes str.isdigit() but not int(); "JOINTS_x" and "WEIGHTS_0_extra" are no set either
+    def edit(doc, blob):
+        attrs = doc["meshes"][0]["primitives"][0]["attributes"]
+        for odd in ("JOINTS_\u00b2", "JOINTS_x", "WEIGHTS_0_extra"):
+            attrs[odd] = attrs["JOINTS_0" if odd.startswith("JOINTS") else "WEIGHTS_0"]
+    rig, err = transfer_ok(capsys, case, src=case.gltf(edit))
+    np.testing.assert_allclose(joints(rig), joints(base_result), atol=1e-9)
+
+
+def test_a_negative_joint_index_in_a_slot_of_weight_zero_is_never_read(case, capsys, base_result):
+    def edit(doc, blob):  # a signed component type (BYTE), as some exporters write, with -1 in unused slots
+        prim = doc["meshes"][0]["primitives"][0]
+        doc["accessors"][prim["attributes"]["JOINTS_0"]]["componentType"] = 5120
+        joints_0, weights_0 = attribute(doc, blob, "JOINTS_0"), attribute(doc, blob, "WEIGHTS_0")
+        joints_0[weights_0 == 0] = -1
+    rig, err = transfer_ok(capsys, case, src=case.gltf(edit))
+    np.testing.assert_allclose(joints(rig), joints(base_result), atol=1e-9)
+
+
+def test_a_mirrored_armature_is_read_with_proper_rotations_and_the_same_skinning(case, caplog):
+    plain = at.load_rig(case.base.src)
+    with caplog.at_level("WARNING", logger="asetransfer"):
+        rig = at.load_rig(case.gltf(_mirrored_armature))
+    assert "mirrored by a negative scale" in caplog.text and "'root'" in caplog.text
+    rest, bind = rig.skeleton.rest_world(), rig.skeleton.bind_world
+    np.testing.assert_allclose(np.linalg.det(rest[:, :3, :3]), 1.0, atol=1e-9)  # rotations, no reflection
+    np.testing.assert_allclose(rest[:, :3, 3], plain.skeleton.rest_world()[:, :3, 3] * [-1, 1, 1], atol=1e-9)
+    # the skinning matrices of the file, G inv(B) = mirror @ (plain G inv(B)) @ mirror: the mesh deforms as stored
+    mirror = np.diag([-1.0, 1.0, 1.0, 1.0])
+    np.testing.assert_allclose(rest @ np.linalg.inv(bind),
+                               mirror @ plain.skeleton.rest_world() @ np.linalg.inv(plain.skeleton.bind_world) @ mirror,
+                               atol=1e-9)
+    np.testing.assert_allclose(rig.mesh.vertices, plain.mesh.vertices)

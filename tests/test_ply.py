@@ -128,3 +128,16 @@ def test_point_cloud_has_no_faces(tmp_path):
                  "end_header\n0 0 0\n1 0 0\n0 1 0\n")
     with pytest.raises(InputError, match="no faces"):
         at.load_mesh(p)
+
+
+def test_a_fractional_index_is_refused_but_fractional_face_data_is_read(tmp_path):
+    header = ("ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\nproperty float z\n"
+              "element face 2\nproperty list uchar int vertex_indices\n{}end_header\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n")
+    bad = tmp_path / "bad.ply"
+    bad.write_text(header.format("") + "3 0 1 2\n3 1.5 3 2\n")  # truncated, 1.5 would read as vertex 1
+    with pytest.raises(InputError, match="1.5 is not a whole number"):
+        at.load_mesh(bad)
+    uv = tmp_path / "uv.ply"  # MeshLab's per-corner texture coordinates: a list of floats
+    uv.write_text(header.format("property list uchar float texcoord\n")
+                  + "3 0 1 2 6 0.5 0.25 1 0 0 1\n3 1 3 2 6 0.5 0.5 0.1 0.2 0.3 0.4\n")
+    assert at.load_mesh(uv).faces.tolist() == [[0, 1, 2], [1, 3, 2]]

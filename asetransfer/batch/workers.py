@@ -138,7 +138,7 @@ def local_cluster_size(address: str) -> int | None:
     if not address.startswith("local:"):
         return None
     n = address[len("local:"):]
-    if not n.isdigit() or int(n) < 1:
+    if not (n.isascii() and n.isdigit()) or int(n) < 1:
         raise ValueError(f"expected local:N with N >= 1 worker processes, got {address!r}")
     return int(n)
 

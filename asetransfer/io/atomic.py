@@ -92,7 +92,7 @@ def remove_stale_parts(*paths) -> list:
                 continue
             pid_text = name[cut:].split("-", 1)[0]
             part = os.path.join(parent, name)
-            if not pid_text.isdigit() or not _writer_gone(int(pid_text), part):
+            if not (pid_text.isascii() and pid_text.isdigit()) or not _writer_gone(int(pid_text), part):
                 continue
             try:
                 os.unlink(part)

@@ -9,6 +9,7 @@ set of a skinned one).  :mod:`.gltf_skin` makes the rig of them, :mod:`.gltf_rea
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +20,8 @@ from ..model.mesh import COORDINATE_LIMIT
 from ..model.transforms import apply, quat_to_matrix, topological_order
 from .assembly import MeshPiece
 from .glb import UBYTE, USHORT, UINT, Accessors, is_index, read_document
+
+_INFLUENCE_SET = re.compile(r"(JOINTS|WEIGHTS)_(\d+)", re.ASCII)  # a skin influence set
 
 log = logging.getLogger("asetransfer")
 
@@ -274,8 +277,8 @@ class GltfDocument:
     def _influences(self, what, attrs, n, skin):
         """Every ``JOINTS_s``/``WEIGHTS_s`` pair of a skinned primitive of ``n`` vertices:
         a list of ((n, 4) skin-local joint indices, (n, 4) weights)."""
-        sets = sorted({int(a.split("_")[1]) for a in attrs if a.startswith(("JOINTS_", "WEIGHTS_"))
-                       and a.split("_")[1].isdigit()})
+        # JOINTS_n / WEIGHTS_n with n in ASCII digits: other names ("JOINTS_x", "JOINTS_²") are no set
+        sets = sorted({int(m.group(2)) for m in map(_INFLUENCE_SET.fullmatch, attrs) if m})
         out = []
         for s in sets:
             if f"JOINTS_{s}" not in attrs or f"WEIGHTS_{s}" not in attrs:

@@ -46,18 +46,22 @@ def rig_from_document(d: GltfDocument, pieces: list) -> Rig:
     if not skinned:
         d.fail("has a skin but no triangle mesh bound to it")
     joint_nodes, inverse_bind = skin_joints(d, list(dict.fromkeys(p.skin for p in skinned)))
-    _check_not_mirrored(d, joint_nodes, inverse_bind)
+    flip = _mirrored_joints(d, joint_nodes, inverse_bind)
+    inverse_bind = dict(inverse_bind)
+    for j in np.flatnonzero(flip):  # B F: inverse F inv(B), F its own inverse
+        inverse_bind[joint_nodes[j]] = _FLIP_X @ inverse_bind[joint_nodes[j]]
     display = display_transform(d, skinned, inverse_bind)
     if display is not None:
         _to_display_frame(skinned, display)
         inv_display = np.linalg.inv(display)
         inverse_bind = {n: m @ inv_display for n, m in inverse_bind.items()}
-    skeleton = _skeleton(d, joint_nodes, inverse_bind)
+    skeleton = _skeleton(d, joint_nodes, inverse_bind, flip)
     jindex = {n: j for j, n in enumerate(joint_nodes)}
+    rest_world = _flipped(d.world[joint_nodes], flip)
     kept, rows = [], []
     for p in pieces:
         row = (_skinned_influences(d, p, jindex) if p.skin is not None else
-               _rigid_influences(d, p, jindex, skeleton.bind_world, d.world[joint_nodes]))
+               _rigid_influences(d, p, jindex, skeleton.bind_world, rest_world))
         if row is not None:
             rows.append(row)
             kept.append(p)
@@ -158,10 +162,11 @@ def _joint_parents(d: GltfDocument, joint_nodes: list) -> tuple:
     return parents, direct
 
 
-def _joint_local_matrices(d: GltfDocument, joint_nodes: list, parents, direct) -> np.ndarray:
-    """(J, 4, 4) joint transforms relative to the parent joint, ``inv(G_parent) @ G``, with
-    the file's own node matrix where no node is folded in (exact values)."""
-    world = d.world[joint_nodes]
+def _joint_local_matrices(d: GltfDocument, joint_nodes: list, parents, direct, flip) -> np.ndarray:
+    """(J, 4, 4) joint transforms relative to the parent joint, ``inv(G_parent) @ G`` (``G``
+    with the ``flip`` of :func:`_flipped`), with the file's own node matrix where no node is
+    folded in and nothing flipped (exact values)."""
+    world = _flipped(d.world[joint_nodes], flip)
     singular = nearly_singular(world[:, :3, :3])
     if singular.any():
         d.fail(f"joint {d.node_name(joint_nodes[int(np.argmax(singular))])!r} has a "
@@ -169,7 +174,8 @@ def _joint_local_matrices(d: GltfDocument, joint_nodes: list, parents, direct) -
     local = world.copy()
     child = parents >= 0
     local[child] = np.linalg.inv(world[parents[child]]) @ world[child]
-    local[direct] = d.local[np.asarray(joint_nodes)[direct]]
+    exact = direct & ~flip & ~np.where(child, flip[np.maximum(parents, 0)], False)
+    local[exact] = d.local[np.asarray(joint_nodes)[exact]]
     return local
 
 
@@ -232,26 +238,48 @@ def _to_display_frame(pieces: list, display: np.ndarray) -> None:
             p.normals = nm / np.maximum(np.linalg.norm(nm, axis=1, keepdims=True), 1e-30)
 
 
-def _check_not_mirrored(d: GltfDocument, joint_nodes: list, inverse_bind: dict) -> None:
-    """Fail on a joint whose rest or bind transform mirrors (negative determinant).
+#: the reflection that turns a mirrored joint frame into a rotation: its local X axis reversed
+_FLIP_X = np.diag([-1.0, 1.0, 1.0, 1.0])
 
-    Joint rotations cannot represent a reflection: decomposed, a mirrored armature's bone
-    axes come out wrong (tens of degrees), silently.  A negative scale is refused instead.
+
+def _flipped(world: np.ndarray, flip: np.ndarray) -> np.ndarray:
+    """(J, 4, 4) ``world`` with the joints ``flip`` marks turned by :data:`_FLIP_X` (``G F``)."""
+    out = world.copy()
+    out[flip] = world[flip] @ _FLIP_X
+    return out
+
+
+def _mirrored_joints(d: GltfDocument, joint_nodes: list, inverse_bind: dict) -> np.ndarray:
+    """(J,) True for the joints whose rest and bind transforms mirror (negative determinant:
+    a negative scale on them or above them, as a DCC's mirror leaves).
+
+    Joint rotations cannot represent a reflection, so such a joint is read with its local X
+    axis reversed (``G F`` at rest, ``B F`` at bind): its position and every skinning matrix
+    ``G inv(B)`` are unchanged, so the mesh deforms exactly as the file says (with a warning
+    naming the joint).  A joint mirrored at rest and not at bind (or the reverse) has no such
+    reading and fails.
     """
     world = d.world[joint_nodes][:, :3, :3]
     bind = np.array([inverse_bind[n][:3, :3] for n in joint_nodes])
-    mirrored = (np.linalg.det(world) < 0) | (np.linalg.det(bind) < 0)
-    if mirrored.any():
-        j = int(np.flatnonzero(mirrored)[0])
-        d.fail(f"joint {d.node_name(joint_nodes[j])!r} is mirrored (a negative scale on it or on a node above "
-               "it, determinant < 0); apply the scale in the DCC tool (Blender: Apply > Scale) and export again")
+    rest_mirrored, bind_mirrored = np.linalg.det(world) < 0, np.linalg.det(bind) < 0
+    if (rest_mirrored != bind_mirrored).any():
+        j = int(np.flatnonzero(rest_mirrored != bind_mirrored)[0])
+        d.fail(f"joint {d.node_name(joint_nodes[j])!r} is mirrored in its {'rest' if rest_mirrored[j] else 'bind'} "
+               "pose only (a negative scale, determinant < 0); apply the scale in the DCC tool "
+               "(Blender: Apply > Scale) and export again")
+    if rest_mirrored.any():
+        j = int(np.flatnonzero(rest_mirrored)[0])
+        log.warning("%s: %d joint(s) mirrored by a negative scale (first %r): read with their local X axis "
+                    "reversed, since joint rotations cannot mirror; the mesh deforms as in the file",
+                    d.path, int(rest_mirrored.sum()), d.node_name(joint_nodes[j]))
+    return rest_mirrored
 
 
-def _skeleton(d: GltfDocument, joint_nodes: list, inverse_bind: dict) -> Skeleton:
-    """The skeleton of the joint nodes: rest pose from the node transforms, bind pose
-    from the inverse bind matrices."""
+def _skeleton(d: GltfDocument, joint_nodes: list, inverse_bind: dict, flip: np.ndarray) -> Skeleton:
+    """The skeleton of the joint nodes: rest pose from the node transforms (``flip``: the
+    mirrored joints, :func:`_mirrored_joints`), bind pose from the inverse bind matrices."""
     parents, direct = _joint_parents(d, joint_nodes)
-    local = _joint_local_matrices(d, joint_nodes, parents, direct)
+    local = _joint_local_matrices(d, joint_nodes, parents, direct, flip)
     t, r, s, resid = decompose_trs(local)
     scale_mag = np.maximum(1.0, np.abs(local).max(axis=(1, 2)))
     if (resid > 1e-6 * scale_mag).any():
@@ -284,7 +312,7 @@ def _skinned_influences(d: GltfDocument, p: GltfPiece, jindex: dict) -> tuple:
         if wrong.any():
             bad = int(jj[wrong][0])
             d.fail(f"mesh part {p.name!r} JOINTS_{k} refers to joint {bad}, but skin {p.skin} "
-                   f"has joints 0 to {len(jl) - 1}")
+                   f"has {len(jl)} joints")
         js.append(remap[np.clip(jj, 0, len(jl) - 1)])
         ws.append(np.where(used, ww, 0.0))
     return np.concatenate(js, axis=1), np.concatenate(ws, axis=1)

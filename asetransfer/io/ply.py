@@ -81,7 +81,7 @@ def _header(data: bytes):
                 raise _Malformed(f"unknown format line {raw.strip()!r}")
             fmt = _FORMATS[words[1]]
         elif words[0] == "element":
-            if len(words) != 3 or not words[2].isdigit():
+            if len(words) != 3 or not (words[2].isascii() and words[2].isdigit()):  # not "²"
                 raise _Malformed(f"bad element line {raw.strip()!r}")
             elements.append((words[1], int(words[2]), []))
         elif words[0] == "property" and elements:
@@ -197,13 +197,18 @@ class _AsciiReader:
             # through the declared type, so ASCII and binary files of one mesh agree
             return {n: rows[:, i].astype(t) for i, (n, t, _) in enumerate(props)}
         return _walk_rows(count, props, lambda t: float(self._next(1)[0]),
-                          lambda item, k: _indices(np.array(self._next(k), dtype=np.float64)))
+                          lambda item, k: _indices(np.array(self._next(k), dtype=np.float64), item))
 
 
-def _indices(values: np.ndarray) -> np.ndarray:
-    """ASCII list values as int64 indices; a value no int64 holds (inf, 1e30) is malformed, not wrapped."""
+def _indices(values: np.ndarray, declared: str) -> np.ndarray:
+    """ASCII list values as int64; a value no int64 holds (inf, 1e30) is malformed, not
+    wrapped, and so is a fraction in a list ``declared`` integral (an index 1.5 truncated
+    would name another vertex, silently)."""
     if not (np.abs(values) < 2.0 ** 63).all():
         raise _Malformed(f"list value {values[~(np.abs(values) < 2.0 ** 63)][0]} is not an index")
+    if np.dtype(declared).kind in "iu" and (values != np.floor(values)).any():
+        raise _Malformed(f"list value {values[values != np.floor(values)][0]} is not a whole number, "
+                         f"in a list of integers")
     return values.astype(np.int64)
 
 
