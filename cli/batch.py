@@ -81,7 +81,7 @@ def run(args) -> int:
     # a bad source: exit 2 before any work
     prepared = batch.prepare_source(args.source, options, automatic=any(job.markers is None for job in jobs))
     batch.make_outdir(args.outdir)
-    _remove_stale_parts(jobs, options, args.outdir)
+    batch.remove_stale_parts(jobs, options, args.outdir)
     results, t0 = {}, time.perf_counter()
     progress = Progress(len(jobs), quiet)
     restore = _sigterm_interrupts()
@@ -113,18 +113,6 @@ def run(args) -> int:
         print(f"{args.outdir}: {len(jobs)} targets: {counts['ok']} rigged, {counts['skipped']} already done, "
               f"{counts['failed']} failed, {time.perf_counter() - t0:.1f} s (summary.json)")
     return EXIT_SOME_FAILED if failed else 0
-
-
-def _remove_stale_parts(jobs, options, outdir) -> None:
-    """Remove the temporary files killed runs left of every output this batch may write: a
-    target already done is skipped, so its own writes would never clean them up."""
-    from asetransfer.io.atomic import remove_stale_parts
-    from asetransfer.job import OutputPaths
-
-    paths = [out.path for job in jobs for out in OutputPaths.plan(job.output, options, job.report, job.preview,
-                                                                  job.qa).checked()]
-    remove_stale_parts(*paths, *(os.path.join(outdir, name) for name in ("summary.json", "summary.csv",
-                                                                         "index.html")))
 
 
 def _write_index(args, jobs, results: dict) -> None:

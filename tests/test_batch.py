@@ -319,3 +319,15 @@ def test_a_broken_cache_file_is_ignored_and_replaced(tmp_path, monkeypatch):
     assert cached.read_bytes() != b"not a pickle"
     monkeypatch.setenv("ASETRANSFER_CACHE", "off")
     assert prep.cache_folder() is None
+
+
+def test_transfer_many_removes_what_killed_runs_left_of_targets_it_skips(tmp_path):
+    targets = make_cast(tmp_path / "cast", ["cartoon"])
+    out = tmp_path / "out"
+    assert [r.status for r in at.transfer_many(SOURCE, targets, out)] == ["ok"]
+    dead = 2 ** 22 + 12345  # above Linux's default pid_max: no such process
+    stale = [out / f".cartoon.glb.asetransfer-{dead}-abcd.part", out / f".summary.json.asetransfer-{dead}-ef01.part"]
+    for path in stale:
+        path.write_bytes(b"half a file")
+    assert [r.status for r in at.transfer_many(SOURCE, targets, out)] == ["skipped"]
+    assert not any(path.exists() for path in stale)

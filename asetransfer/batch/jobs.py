@@ -233,6 +233,19 @@ def write_qa_index(outdir, jobs: list, results: dict, source, inputs=()) -> str:
     return path
 
 
+def remove_stale_parts(jobs: list, options: JobOptions, outdir) -> list:
+    """Remove the temporary files killed runs left of every output of ``jobs`` and of the
+    batch's own files in ``outdir``; returns them.  A target already done is skipped, so its
+    own writes would never clean them up."""
+    from ..io.atomic import remove_stale_parts as remove_parts
+    from ..job import OutputPaths
+
+    paths = [out.path for job in jobs for out in OutputPaths.plan(job.output, options, job.report, job.preview,
+                                                                  job.qa).checked()]
+    return remove_parts(*paths, *(os.path.join(outdir, name) for name in ("summary.json", "summary.csv",
+                                                                            "index.html")))
+
+
 def make_outdir(outdir) -> None:
     """Create ``outdir`` (and its parents) when missing; raise InputError unless it is then a
     writable directory."""
