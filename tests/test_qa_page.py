@@ -284,3 +284,22 @@ def test_batch_qa_writes_a_page_per_target_and_a_gallery_worst_first(tmp_path):
     report = json.loads((out / "target_cartoon.report.json").read_text())
     assert report["inputs"]["outputs"] == ["target_cartoon.glb", "target_cartoon.preview.png",
                                            "target_cartoon.qa.html"]
+
+
+def test_a_dense_marker_set_leaves_unnamed_markers_as_dots_not_numbers():
+    from matplotlib.figure import Figure
+
+    from asetransfer.io import preview
+
+    points = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]], dtype=float)
+    faces = np.array([[0, 1, 2], [1, 3, 2]])
+
+    def unnamed(count):  # every marker on one spot: at most a few names fit
+        marks = {"markers": np.full((count, 3), 0.5), "marker_ids": list(range(1, count + 1)),
+                 "marker_names": [f"marker_{k}" for k in range(count)],
+                 "marker_colours": [preview.MARKER_COLOURS["sure"]] * count}
+        panel = preview._panel("test", points, faces, np.eye(3), **marks)
+        return preview._draw(Figure(figsize=(4, 4), dpi=preview.DPI), (0.1, 0.1, 0.8, 0.8), panel)
+
+    assert len(unnamed(20)) > 10  # a sparse set: numbered, listed in the legend
+    assert unnamed(preview.NUMBERED_MARKERS + 1) == []

@@ -31,6 +31,9 @@ from .atomic import atomic_write
 #: vertex-clustering cells of the copy a body panel draws: facets a few pixels across on a
 #: 600-pixel body (measured: two 13k-vertex characters drawn in 0.68 s, 1.44 s with every triangle)
 DRAWN_CELLS = 5000
+#: markers in a panel up to which a marker whose name does not fit is numbered (and listed by
+#: number); a denser set (hundreds of markers) shows such markers as dots: its list would fill the picture
+NUMBERED_MARKERS = 80
 #: the figure: width (inches), resolution (dots per inch), label font size (points)
 FIGURE_WIDTH, DPI, LABEL_POINTS = 16.0, 110, 5.5
 SURFACE_RGB = np.array([0.74, 0.77, 0.82])
@@ -181,12 +184,12 @@ def _draw_markers(canvas: "_Canvas", panel: dict, labels: _Labels) -> list:
     xy = (panel["markers"] @ panel["basis"].T)[:, :2]
     canvas.dots(xy, [9.0] * len(xy), panel["marker_colours"], zorder=5, edgecolors="black", linewidths=0.3)
     unnamed = []
+    numbered = len(xy) <= NUMBERED_MARKERS
     order = sorted(range(len(xy)), key=lambda k: (panel["marker_colours"][k] == MARKER_COLOURS["sure"], k))
     for k in order:
-        number = str(panel["marker_ids"][k])
-        if not labels.place(xy[k], [panel["marker_names"][k]]):
+        if not labels.place(xy[k], [panel["marker_names"][k]]) and numbered:
             unnamed.append(panel["marker_ids"][k])
-            labels.place(xy[k], [number], "dimgray")
+            labels.place(xy[k], [str(panel["marker_ids"][k])], "dimgray")
     return unnamed
 
 
@@ -401,7 +404,7 @@ def _render(figure, characters: list, title: str, verdict, reasons, warnings) ->
     header = [(title, 9, "black", "normal")] * bool(title) + _header(verdict, reasons, warnings)
     top = 0.4 + sum(size for _, size, _, _ in header) * 1.45 / 72  # and the panels' titles
     rows = [_row(body, FIGURE_WIDTH - 0.3, 6.2)]
-    legend = (4.4, 1.3 + 1.25 * 5 / 72 * np.ceil(len(names) / 3))
+    legend = (4.4, 1.3 + 1.25 * 5 / 72 * np.ceil(min(len(names), NUMBERED_MARKERS) / 3))  # room for the numbers
     budget = (FIGURE_WIDTH - legend[0] - 0.3) / 2
     groups = [[p for p in close if p["view"] == view] for view in ("palm", "side")]
     rows.append([size for group in groups if group for size in _row(group, budget, 3.0)])
