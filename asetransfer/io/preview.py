@@ -100,35 +100,45 @@ def _cell_means(vertices: np.ndarray, cluster: np.ndarray) -> np.ndarray:
 class _Labels:
     """Text placed beside points where it overlaps no other label or dot (boxes in inches)."""
 
-    OFFSETS = ((1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1.6), (0, -1.6), (2.5, 0), (-2.5, 0))
+    OFFSETS = np.array([(1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1.6), (0, -1.6), (2.5, 0),
+                        (-2.5, 0)])
 
     def __init__(self, canvas: "_Canvas", dots: np.ndarray):
         self.canvas, self.size = canvas, canvas.size
         pad = LABEL_POINTS / 72 * 0.35
-        self.boxes = [(x - pad, y - pad, x + pad, y + pad) for x, y in canvas.to_inches(dots)]
+        centres = canvas.to_inches(dots)
+        self.boxes = np.concatenate([centres - pad, centres + pad], axis=1)  # (k, 4): x0, y0, x1, y1
+        self.count = len(self.boxes)
 
-    def _free(self, box) -> bool:
-        if box[0] < 0 or box[1] < 0 or box[2] > self.size[0] or box[3] > self.size[1]:
-            return False
-        return not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in self.boxes)
+    def _add(self, box: np.ndarray) -> None:
+        if self.count == len(self.boxes):  # room doubled: labels are added one at a time
+            self.boxes = np.concatenate([self.boxes, np.zeros((max(self.count, 16), 4))])
+        self.boxes[self.count] = box
+        self.count += 1
 
     def place(self, point, texts, colour="black") -> bool:
         """Write the first of ``texts`` that fits beside ``point`` (data units), trying the
         places of :data:`OFFSETS` in turn (right, left, the diagonals, above, below, farther
-        out; in units of a gap of a third of a line); False when none fits."""
+        out; in units of a gap of a third of a line); False when none fits.  A place fits
+        inside the panel, overlapping no label or dot."""
         (px, py), = self.canvas.to_inches(point)
         h = 1.15 * LABEL_POINTS / 72
         gap = 0.35 * h
+        dx, dy = self.OFFSETS[:, 0], self.OFFSETS[:, 1]
+        taken = self.boxes[:self.count]
         for text in texts:
             w = 0.56 * LABEL_POINTS / 72 * len(text)
-            for dx, dy in self.OFFSETS:
-                x = px + (gap if dx > 0 else -gap - w if dx < 0 else -w / 2) + (dx - np.sign(dx)) * gap
-                y = py + dy * 0.6 * h - h / 2
-                box = (x, y, x + w, y + h)
-                if self._free(box):
-                    self.boxes.append(box)
-                    self.canvas.text(x, y + 0.22 * h, text, color=colour, fontsize=LABEL_POINTS)
-                    return True
+            x = px + np.where(dx > 0, gap, np.where(dx < 0, -gap - w, -w / 2)) + (dx - np.sign(dx)) * gap
+            y = py + dy * 0.6 * h - h / 2
+            inside = (x >= 0) & (y >= 0) & (x + w <= self.size[0]) & (y + h <= self.size[1])
+            overlap = ((x[:, None] < taken[None, :, 2]) & (taken[None, :, 0] < x[:, None] + w)
+                       & (y[:, None] < taken[None, :, 3]) & (taken[None, :, 1] < y[:, None] + h)).any(axis=1)
+            free = np.flatnonzero(inside & ~overlap)
+            if len(free):
+                k = free[0]
+                self._add(np.array([x[k], y[k], x[k] + w, y[k] + h]))
+                self.canvas.text(x[k], y[k] + 0.22 * h, text, color=colour, fontsize=LABEL_POINTS)
+                return True
         return False
 
 
