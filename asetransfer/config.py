@@ -212,6 +212,11 @@ class SkeletonConfig:
     keep_coincident: bool = True
     # [skeleton size] the distance within which joints count as sharing a position
     coincident_tolerance: float = 1e-5
+    # [height] an unweighted root joint this close to the source's lowest point stands on the ground
+    # (a game rig's root under the body, at the origin): it is placed on the target's ground, under the
+    # target's contact points as it was under the source's, instead of by the whole-body similarity
+    # (which put it 3.6-28 %H off, below the floor, on every production character); 0 = off
+    ground_tolerance: float = 0.01
     # spine alignment, §3.1.3: "em" (Table 3.1), "pa" or "off"
     spine: str = "em"
     # the spine's joint names root..head; None: the detected root -> head path

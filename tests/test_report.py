@@ -21,7 +21,7 @@ KEYS = {
                        "stiffness_levels", "solver", "unmarked_source_vertices", "unmarked_target_vertices",
                        "proxy_vertices", "fairing_proxy_vertices", "timings"],
     "pose_match": ["limb_angles_deg", "passes", "landmark_pose_deg", "time"],
-    "skeleton": ["joints", "fallback_joints", "coincident_groups", "symmetry_plane", "target_symmetric", "mirrored",
+    "skeleton": ["joints", "fallback_joints", "coincident_groups", "grounded_joints", "symmetry_plane", "target_symmetric", "mirrored",
                  "lr_pairs", "pairs_not_mirrored", "spine", "spine_alignment", "asymmetry_before_mirroring",
                  "asymmetry", "bones_rolled", "delta_rotation_deg", "pose_normalized", "timings"],
     "weights": ["method", "chosen", "target_pieces", "robust", "max_influences", "influence_limit", "mean_influences",
