@@ -264,8 +264,8 @@ def transfer_files(source, target, output, markers=None, *, options: JobOptions 
         if outputs.report:
             _write_json(outputs.report, written.to_json(), inputs + (outputs.rig,))
         if outputs.preview or outputs.qa:
-            _write_review(outputs, source, target_mesh, result, written, config, f"{source_path}  ->  {target}",
-                          inputs + (outputs.rig,))
+            write_review(source.rig, target_mesh, result, written, config, preview=outputs.preview, qa=outputs.qa,
+                         title=f"{source_path}  ->  {target}", source_path=source.path, inputs=inputs + (outputs.rig,))
     return FilesResult(result, written, outputs)
 
 
@@ -418,27 +418,36 @@ def preview_characters(source: Rig, target: Mesh, markers, origin: MarkerOrigin,
     return shown
 
 
-def _write_review(outputs: OutputPaths, source: SourceFile, target: Mesh, result, report: TransferReport,
-                  config: Config, title: str, inputs) -> None:
-    """The preview picture and the QA page (those asked for) of a transfer."""
+def write_review(source: Rig, target: Mesh, result, report: TransferReport, config: Config, *, preview=None,
+                 qa=None, title: str = "", source_path=None, inputs=()) -> None:
+    """The preview picture (``preview``: a .png path) and the QA page (``qa``: a .html path)
+    of a transfer, those asked for: the command line's and the Blender add-on's.
+
+    Parameters
+    ----------
+    source : the source rig; target : the target mesh; result : the transfer's
+    :class:`~asetransfer.stages.transfer.Result`; report : its report (with the run's
+    warnings); config : the run's :class:`Config`; title : the first line of both;
+    source_path : the source's file (its declared up axis and its glTF animation, shown as
+    a test clip), None for a source that is no file; inputs : paths never written over.
+    """
     from .handoff.review import review_frames, review_transfer
 
-    review = review_transfer(source.rig, result.rig, result.correspondence, report, _source_motion(source.path))
-    frames = review_frames(source.rig, result.correspondence.alignment.rotation, report.marker_origin.frames,
-                           _declared_up(source.path))
+    motion, up = (_source_motion(source_path), _declared_up(source_path)) if source_path else (None, None)
+    review = review_transfer(source, result.rig, result.correspondence, report, motion)
+    frames = review_frames(source, result.correspondence.alignment.rotation, report.marker_origin.frames, up)
     verdict = {"verdict": report.quality.verdict, "reasons": report.quality.reasons, "warnings": report.warnings}
-    if outputs.preview:
+    if preview:
         from .io.preview import write_preview
 
-        shown = preview_characters(source.rig, target, result.markers, report.marker_origin, config, result.rig,
-                                   frames)
+        shown = preview_characters(source, target, result.markers, report.marker_origin, config, result.rig, frames)
         shown[1].update(joint_flags=review.joint_flags, regions=review.regions,
                         poses=review.posed(result.rig, ("arms raised", "front"), ("squat", "side")))
-        write_preview(outputs.preview, shown, title=title, inputs=inputs, **verdict)
-    if outputs.qa:
+        write_preview(preview, shown, title=title, inputs=inputs, **verdict)
+    if qa:
         from .io.qa_page import write_qa_page
 
-        write_qa_page(outputs.qa, result.rig, review, frames[1], result.markers, report.marker_origin, inputs,
+        write_qa_page(qa, result.rig, review, frames[1], result.markers, report.marker_origin, inputs,
                       title=title, fit_limit=config.quality.mapped_distance_pct / 100.0,
                       max_influences=config.weights.max_influences, **verdict)
 
