@@ -18,6 +18,8 @@ Checks:
       mesh, with modifiers applied and ignored
   failure SOURCE.glb                        a non-humanoid target: the operators cancel and
       the scene's data blocks are as before
+  shapes SOURCE.glb TARGET MARKERS.json     the source's shape keys carried onto the rigged
+      copy, the target's own kept; the preview and QA page the panel names
   found_markers, shown_surface, reports, hand_markers: tests/blender_marker_checks.py
 """
 from __future__ import annotations
@@ -31,14 +33,14 @@ import traceback
 import blender_scene  # noqa: F401  (first: puts the add-on on the path)
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
-from mathutils import Matrix  # noqa: E402
+from mathutils import Matrix, Vector  # noqa: E402
 
 import asetransfer as at  # noqa: E402
 import asetransfer_blender  # noqa: E402
 import blender_marker_checks  # noqa: E402
 from asetransfer_blender import actions, scene  # noqa: E402
-from blender_scene import (ROOT, add_target, built_rig, fresh_scene, import_source, marker_state, rigged,  # noqa: E402
-                           run, select)
+from blender_scene import (ROOT, add_target, built_rig, captured_reports, fresh_scene, import_source,  # noqa: E402
+                           marker_state, remove_result, rigged, run, select)
 
 
 def write_obj(path, vertices, faces):
@@ -207,7 +209,56 @@ def check_modifiers(out: pathlib.Path, source_path: str, target_path: str, marke
     return results
 
 
-CHECKS = {"transfer": check_transfer, "units": check_units, "failure": check_failure, "modifiers": check_modifiers,
+def check_shapes(out: pathlib.Path, source_path: str, target_path: str, markers_path: str) -> dict:
+    """Shape keys carried (the source's 'raise' lifts its head 1 cm, 'blink' too; the target has
+    its own 'blink'), and the preview and QA page written where the panel names them."""
+    fresh_scene()
+    armature = import_source(source_path)
+    body = scene.skinned_meshes(armature)[0]
+    co = np.array([list(v.co) for v in body.data.vertices])
+    world_z = co @ np.array(body.matrix_world)[:3, :3].T[:, 2] + np.array(body.matrix_world)[2, 3]
+    head = world_z > world_z.min() + 0.9 * np.ptp(world_z)
+    lift = np.linalg.inv(np.array(body.matrix_world)[:3, :3]) @ [0.0, 0.0, 0.01]  # 1 cm up in the world
+    body.shape_key_add(name="Basis", from_mix=False)
+    for name in ("raise", "blink"):
+        key = body.shape_key_add(name=name, from_mix=False)
+        moved = co + np.where(head[:, None], lift, 0.0)
+        key.data.foreach_set("co", moved.astype(np.float32).ravel())
+    target = add_target(at.load_mesh(target_path), "target")
+    target.shape_key_add(name="Basis", from_mix=False)
+    own = target.shape_key_add(name="blink", from_mix=False)
+    own.data[0].co = own.data[0].co + Vector((0.0, 0.0, 0.02))
+    settings = select(armature, target)
+    settings.preview_path = str(out / "preview.png")
+    bpy.ops.asetransfer.load_markers(filepath=markers_path)
+    lines = []
+    with captured_reports(lines):  # a preview needs matplotlib, which Blender's Python may lack: said first
+        results = {"with_preview": run(bpy.ops.asetransfer.transfer)}
+    results["preview_reports"], lines = lines, []
+    if results["with_preview"] == "FINISHED":
+        results["preview"] = (out / "preview.png").read_bytes()[:8].hex()
+        remove_result()
+    settings.preview_path, settings.qa_path = "", str(out / "qa.html")
+    with captured_reports(lines):
+        results["transfer"] = run(bpy.ops.asetransfer.transfer)
+    _, copy = rigged("target")
+    keys = copy.data.shape_keys.key_blocks
+    basis = np.array([list(v.co) for v in keys["Basis"].data])
+    offsets = (np.array([list(v.co) for v in keys["raise"].data]) - basis) @ np.array(copy.matrix_world)[:3, :3].T
+    moving = np.abs(offsets).max(axis=1) > 1e-6
+    z = (basis @ np.array(copy.matrix_world)[:3, :3].T)[:, 2]
+    results.update(keys=[k.name for k in keys], moved=int(moving.sum()), vertices=len(basis),
+                   median_lift=np.median(offsets[moving], axis=0).tolist(),
+                   lowest_moved=float((z[moving].min() - z.min()) / np.ptp(z)),
+                   own_blink_kept=float(np.linalg.norm(np.array(keys["blink"].data[0].co) - basis[0])),
+                   own_blink_moved=int((np.abs(np.array([list(v.co) for v in keys["blink"].data]) - basis).max(axis=1)
+                                        > 1e-7).sum()),
+                   reports=lines, qa=(out / "qa.html").read_text(encoding="utf-8")[:200],
+                   objects=sorted(o.name for o in bpy.data.objects))
+    return results
+
+
+CHECKS = {"transfer": check_transfer, "shapes": check_shapes, "units": check_units, "failure": check_failure, "modifiers": check_modifiers,
           **blender_marker_checks.CHECKS}
 
 

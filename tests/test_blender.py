@@ -220,3 +220,25 @@ def test_marker_pairs_added_and_removed_by_hand(tmp_path):
     assert r["hand_markers"] == 36 and max(r["by_hand_vs_loaded"].values()) <= 1e-5 * size
     # where Find finds no body, pairs can still be added
     assert r["find_crate"] == "CANCELLED" and r["add_crate"] == "FINISHED"
+
+
+def test_shape_keys_and_the_review_files_reach_the_scene(tmp_path):
+    """The source's shape keys ride onto the rigged copy (the target's own key of the same name
+    kept), and the preview and QA page are written where the panel names them."""
+    target, markers = CASES["heavy"]
+    r = blender_check(tmp_path, "shapes", SOURCE, FIXTURES / target, FIXTURES / markers)
+    assert r["transfer"] == "FINISHED"
+    assert r["keys"] == ["Basis", "blink", "raise"]  # the target's blink first, the source's raise added
+    assert r["own_blink_moved"] == 1 and abs(r["own_blink_kept"] - 0.02) < 1e-6  # the target's own, untouched
+    assert any("its own shape key 'blink'" in line for line in r["reports"])
+    # the source lifted its head 1 cm: so does the target's, and nothing below its shoulders moves
+    assert 0 < r["moved"] < r["vertices"] / 3 and r["lowest_moved"] > 0.75
+    lift = np.array(r["median_lift"])
+    assert abs(lift[2] - 0.01) < 0.003 and np.abs(lift[:2]).max() < 0.002
+    assert r["qa"].lstrip().lower().startswith("<!doctype html")
+    # a preview without matplotlib in Blender's Python: refused before any work, nothing built
+    if r["with_preview"] == "FINISHED":
+        assert r["preview"] == "89504e470d0a1a0a"
+    else:
+        assert any("needs matplotlib" in line for line in r["preview_reports"])
+    assert r["objects"].count("target rig") == 1

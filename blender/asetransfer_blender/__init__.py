@@ -3,7 +3,8 @@
 The 3D view's sidebar (N) gets an "asetransfer" tab: pick the source armature and the
 target mesh, **Find markers** (empties the TD can move), **Add / Remove pair** (hand
 markers), **Transfer rig** (a new armature with the source's bone names and the target
-copied and bound to it; its verdict and warnings in the status bar and Info editor),
+copied and bound to it, the source's shape keys carried; its verdict and warnings in the
+status bar and Info editor; the preview picture and QA page where the panel names them),
 and **Save / Load markers** (the command line's marker files).  ``docs/blender.md``.
 """
 from __future__ import annotations
@@ -44,6 +45,13 @@ class AsetransferSettings(bpy.types.PropertyGroup):
     max_influences: EnumProperty(name="Max influences", default="source", items=[
         ("source", "As the source", "As many bones per vertex as the source uses, 4 when it uses at most 4"),
         ("4", "4", "At most 4 bones per vertex"), ("8", "8", "At most 8 bones per vertex")])
+    blendshapes: BoolProperty(name="Blend shapes", default=True,
+                              description="Carry the source's shape keys onto the rigged copy (the target's own "
+                                          "are kept; a source key of the same name is not carried)")
+    preview_path: StringProperty(name="Preview", subtype="FILE_PATH", default="",
+                                 description="Also write the preview picture here (.png; empty: none)")
+    qa_path: StringProperty(name="QA page", subtype="FILE_PATH", default="",
+                            description="Also write the QA page here (.html, opens offline; empty: none)")
 
 
 def _settings(context):
@@ -196,8 +204,11 @@ class ASETRANSFER_PT_panel(bpy.types.Panel):
         row.operator(ASETRANSFER_OT_load_markers.bl_idname, icon="IMPORT")
         row.operator(ASETRANSFER_OT_save_markers.bl_idname, icon="EXPORT")
         box = layout.box()
-        for name in ("joints", "mirror", "weights", "max_influences"):
+        for name in ("joints", "mirror", "weights", "max_influences", "blendshapes"):
             box.prop(s, name)
+        box = layout.box()
+        box.prop(s, "preview_path")
+        box.prop(s, "qa_path")
         layout.operator(ASETRANSFER_OT_transfer.bl_idname, icon="ARMATURE_DATA")
 
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from asetransfer.config import Config, CorrespondenceConfig, MarkersConfig, SkeletonConfig, WeightsConfig
+from asetransfer.config import (Config, CorrespondenceConfig, MarkersConfig, ShapesConfig, SkeletonConfig,
+                               WeightsConfig)
 from asetransfer.errors import InputError
 from asetransfer.model.rig import Rig
 
@@ -45,7 +46,8 @@ def config_of(settings, found: bool = False) -> Config:
     ones found again and count as hand markers."""
     return Config(CorrespondenceConfig(), SkeletonConfig(joints=settings.joints, mirror=settings.mirror),
                   WeightsConfig(method=settings.weights, max_influences=_influences(settings.max_influences)),
-                  MarkersConfig(complete_below=0) if found else MarkersConfig())
+                  MarkersConfig(complete_below=0) if found else MarkersConfig(),
+                  shapes=ShapesConfig(mode="auto" if settings.blendshapes else "off"))
 
 
 @dataclass(eq=False)
@@ -198,24 +200,46 @@ def transfer_rig(context, settings, progress=None):
 
     from .findings import transfer_findings
 
+    if settings.preview_path:  # before any work: a missing package must not cost a finished rig
+        from asetransfer.io.preview import require_preview
+
+        require_preview(settings.preview_path)
     chars, marked = characters(context, settings), empties.scene_markers(context)
     config = config_of(settings, found=bool(marked.automatic))
     markers = read_markers(context, chars, marked, config)
+    created = scene.Created()
     with collected_warnings() as warnings:
         result = library_errors(settings, transfer, chars.rig, chars.target.mesh, markers, config, progress=progress)
-    created = scene.Created()
-    try:
-        objects = scene.build_result(context, result.rig, name=f"{settings.target.name} rig",
-                                     originals=chars.targets, apply_modifiers=settings.apply_modifiers,
-                                     created=created)
-    except Exception:
-        created.remove_all()
-        raise
+        try:
+            objects = scene.build_result(context, result.rig, name=f"{settings.target.name} rig",
+                                         originals=chars.targets, apply_modifiers=settings.apply_modifiers,
+                                         created=created)
+            review_files(settings, chars, result, config, warnings)
+        except Exception:
+            created.remove_all()
+            raise
     found = transfer_findings(result, chars.rig, warnings, config.quality)
     scene.select_findings(context, objects, found.bones, found.target_vertices)
     if found.markers:
         empties.select(context, [objects[0]] + empties.empties_of(found.markers))
     return objects, result, found
+
+
+def review_files(settings, chars: Characters, result, config: Config, warnings: list) -> None:
+    """The preview picture and the QA page the panel names (the command line's, by the same job
+    function), written over nothing the scene was read from."""
+    import bpy
+
+    preview, qa = (bpy.path.abspath(p) if p else None for p in (settings.preview_path, settings.qa_path))
+    if not (preview or qa):
+        return
+    from dataclasses import replace
+
+    from asetransfer.job import write_review
+
+    report = replace(result.report, warnings=list(warnings))
+    library_errors(settings, write_review, chars.rig, chars.target.mesh, result, report, config, preview=preview,
+                   qa=qa, title=f"{settings.source.name}  ->  {settings.target.name}")
 
 
 def save_markers(context, settings, path) -> int:

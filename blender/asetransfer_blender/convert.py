@@ -163,3 +163,47 @@ def skeleton_from_frames(names, parents, frames: np.ndarray) -> Skeleton:
     """A skeleton whose bind and rest poses are the given joint world frames (the armature's
     rest pose: Blender binds a mesh to the rest pose, so the two are one)."""
     return Skeleton.from_world(tuple(names), np.asarray(parents, dtype=np.int64), frames)
+
+
+def offsets_to_asetransfer(offsets: np.ndarray, matrix_world: np.ndarray, unit_scale: float) -> np.ndarray:
+    """Shape-key offsets (k, 3) in an object's local space -> the asetransfer frame: ``s C M d``
+    (``M`` the object's linear part: offsets move with it but not with its translation)."""
+    linear = np.asarray(matrix_world, dtype=np.float64)[:3, :3]
+    return to_asetransfer(np.asarray(offsets, dtype=np.float64) @ linear.T, unit_scale)
+
+
+def offsets_from_asetransfer(offsets: np.ndarray, matrix_world: np.ndarray, unit_scale: float) -> np.ndarray:
+    """The inverse of :func:`offsets_to_asetransfer`: asetransfer offsets -> an object's local space."""
+    world = (np.asarray(offsets, dtype=np.float64) / float(unit_scale)) @ Z_UP_TO_Y_UP  # C^T, rows
+    return world @ np.linalg.inv(np.asarray(matrix_world, dtype=np.float64)[:3, :3]).T
+
+
+def joined_shapes(per_object: list, offsets: np.ndarray) -> tuple:
+    """Blend shapes of a joined mesh from each object's shape keys.
+
+    Parameters
+    ----------
+    per_object : per object, a list of ``(name, vertices (k,), offsets (k, 3), value)`` in
+        the asetransfer frame (vertices numbered in the object).
+    offsets : (n_objects + 1,) where each object's vertices start in the joined mesh.
+
+    Returns
+    -------
+    tuple of :class:`~asetransfer.model.shapes.MorphTarget`: one per name (keys of one name on
+    several objects -- a face and its teeth -- are one shape), in first-seen order, default
+    weight the first object's value.
+    """
+    from asetransfer.model.shapes import MorphTarget
+
+    found: dict = {}
+    for start, keys in zip(offsets, per_object):
+        for name, vertices, moved, value in keys:
+            entry = found.setdefault(name, ([], [], float(value)))
+            entry[0].append(np.asarray(vertices, dtype=np.int64) + int(start))
+            entry[1].append(np.asarray(moved, dtype=np.float64).reshape(-1, 3))
+    shapes = []
+    for name, (vertices, moved, value) in found.items():
+        v, d = np.concatenate(vertices), np.concatenate(moved)
+        order = np.argsort(v, kind="stable")
+        shapes.append(MorphTarget(name, v[order], d[order], weight=value))
+    return tuple(shapes)

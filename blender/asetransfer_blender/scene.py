@@ -7,6 +7,7 @@ failure can remove it all.
 """
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 
 import bpy
@@ -17,6 +18,8 @@ from asetransfer.errors import InputError
 from asetransfer.model.rig import Rig
 
 from . import convert
+
+log = logging.getLogger("asetransfer")
 
 def unit_scale(scene) -> float:
     """Metres per Blender unit."""
@@ -188,22 +191,77 @@ def read_source(context, armature, apply_modifiers: bool) -> Rig:
     scale = unit_scale(context.scene)
     skeleton = read_skeleton(armature, scale)
     bone_index = {n: i for i, n in enumerate(skeleton.names)}
-    pieces, rows, joints, weights, offset = [], [], [], [], 0
+    pieces, keys, rows, joints, weights, offset = [], [], [], [], [], 0
     with armature_modifiers_off(objects if apply_modifiers else []):
         depsgraph = context.evaluated_depsgraph_get()
         for obj in objects:
             with evaluated_mesh(obj, depsgraph, apply_modifiers) as mesh:
                 pieces.append(world_piece(obj, mesh, scale))
                 r, j, w = group_memberships(obj, mesh, bone_index, offset)
+            keys.append(shape_keys(obj, len(pieces[-1][1]), scale))
             rows, joints, weights, offset = rows + r, joints + j, weights + w, offset + len(pieces[-1][1])
     try:
         mesh = convert.joined_mesh(pieces)
         skin, _ = convert.skin_from_groups(np.array(rows, np.int64), np.array(joints, np.int64),
                                            np.array(weights), n_vertices=mesh.n_vertices,
                                            n_joints=skeleton.n_joints, fallback=int(skeleton.roots()[0]))
-        return Rig(mesh, skeleton, skin)
+        starts = np.cumsum([0] + [len(v) for _, v, _ in pieces])
+        return Rig(mesh, skeleton, skin, convert.joined_shapes(keys, starts))
     except ValueError as e:
         raise InputError(armature.name, str(e)) from None
+
+
+def _key_points(block) -> np.ndarray:
+    co = np.empty(len(block.data) * 3, dtype=np.float32)
+    block.data.foreach_get("co", co)
+    return co.reshape(-1, 3).astype(np.float64)
+
+
+def shape_keys(obj, n_vertices: int, scale: float) -> list:
+    """``(name, vertices, offsets, value)`` of each shape key of ``obj`` but its reference key:
+    the vertices it moves from its relative key and their offsets in the asetransfer frame.
+    None when the object's modifiers change its vertex count (keys then fit no vertex; a
+    warning says so)."""
+    data = obj.data.shape_keys
+    if data is None or len(data.key_blocks) < 2:
+        return []
+    if len(data.reference_key.data) != n_vertices:
+        log.warning("%s: its shape keys are not carried: its modifiers change its vertex count", obj.name)
+        return []
+    found = []
+    for block in data.key_blocks:
+        if block == data.reference_key:
+            continue
+        moved = _key_points(block) - _key_points(block.relative_key)
+        rows = np.flatnonzero(np.abs(moved).max(axis=1) > 0.0)
+        found.append((block.name, rows, convert.offsets_to_asetransfer(moved[rows], matrix_array(obj.matrix_world),
+                                                                     scale), float(block.value)))
+    return found
+
+
+def add_shape_keys(copy, shapes, start: int, stop: int, scale: float) -> None:
+    """The ``shapes`` that move vertices ``start..stop-1`` of the joined target as shape keys
+    of ``copy`` (a reference key added when it has none); a key of the same name the target
+    already has is kept and the source's not carried (the command line's rule), with a warning."""
+    mine = [(s, (s.vertices >= start) & (s.vertices < stop)) for s in shapes]
+    mine = [(s, inside) for s, inside in mine if inside.any()]
+    if not mine:
+        return
+    if copy.data.shape_keys is None:
+        copy.shape_key_add(name="Basis", from_mix=False)
+    own = {block.name for block in copy.data.shape_keys.key_blocks}
+    base = _key_points(copy.data.shape_keys.reference_key)
+    matrix = matrix_array(copy.matrix_world)
+    for shape, inside in mine:
+        if shape.name in own:
+            log.warning("%s has its own shape key %r: kept, the source's of that name not carried", copy.name,
+                        shape.name)
+            continue
+        co = base.copy()
+        co[shape.vertices[inside] - start] += convert.offsets_from_asetransfer(shape.positions[inside], matrix, scale)
+        block = copy.shape_key_add(name=shape.name, from_mix=False)
+        block.data.foreach_set("co", co.astype(np.float32).ravel())
+        block.value = shape.weight
 
 
 class Created:
@@ -292,7 +350,8 @@ def bound_copy(context, created: Created, *, original, armature, groups: list, b
 
 
 def build_result(context, rig, *, name: str, originals: list, apply_modifiers: bool, created: Created) -> list:
-    """The transferred rig in the scene: an armature and a bound copy of every target object."""
+    """The transferred rig in the scene: an armature and a bound copy of every target object,
+    with the rig's blend shapes as shape keys."""
     scale = unit_scale(context.scene)
     depsgraph = context.evaluated_depsgraph_get()
     armature = build_armature(context, created, name, rig.skeleton, scale)
@@ -303,6 +362,7 @@ def build_result(context, rig, *, name: str, originals: list, apply_modifiers: b
         copies.append(bound_copy(context, created, original=original, armature=armature, groups=groups,
                                  bone_names=rig.skeleton.names, apply_modifiers=apply_modifiers,
                                  depsgraph=depsgraph))
+        add_shape_keys(copies[-1], rig.shapes, int(offsets[k]), int(offsets[k + 1]), scale)
     return [armature] + copies
 
 
