@@ -171,6 +171,22 @@ def test_an_output_that_cannot_hold_the_look_names_what_it_drops(placed, tmp_pat
     line, = [w for w in done.report.warnings if "not carried" in w]
     for what in ("COLOR_0", "TANGENT", "TEXCOORD_1", "2 materials", "3 images", "2 morph targets", "3 other nodes"):
         assert what in line, what
+    assert "TEXCOORD_0" not in line and "NORMAL" not in line  # USD holds these: each mesh's normals and st
+    from pxr import Usd, UsdGeom
+
+    from asetransfer.io.usd import _mesh_parts
+
+    mesh = done.result.rig.mesh
+    stage = Usd.Stage.Open(str(tmp_path / "rigged.usda"))
+    prims = [UsdGeom.Mesh(p) for p in stage.Traverse() if p.IsA(UsdGeom.Mesh)]
+    assert len(prims) == len(_mesh_parts(mesh))
+    for prim, (_, ids, _) in zip(prims, _mesh_parts(mesh)):
+        st = UsdGeom.PrimvarsAPI(prim.GetPrim()).GetPrimvar("st")
+        assert st.GetInterpolation() == "vertex"
+        np.testing.assert_allclose(np.array(st.Get()), mesh.uv[ids] * [1, -1] + [0, 1], atol=1e-6)  # t = 1 - v
+        normals = np.array(prim.GetNormalsAttr().Get())
+        np.testing.assert_allclose(normals, mesh.normals[ids] / np.linalg.norm(mesh.normals[ids], axis=1)[:, None],
+                                   atol=1e-6)
 
 
 # ---------------------------------------------------------------------------- OBJ and PLY targets

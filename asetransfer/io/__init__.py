@@ -108,7 +108,9 @@ def save_rig(path, rig, max_influences: int | None = 8, inputs=(), look=None, **
     if look is not None:
         from .gltf_over import look_contents
 
-        dropped = look_contents(look)
+        dropped = look_contents(look, carried=[name for name, values in (("NORMAL", rig.mesh.normals),
+                                                                         ("TEXCOORD_0", rig.mesh.uv))
+                                                 if values is not None])
         if dropped:
             log.warning("%s: not carried to %s (it holds the rig's positions, triangles and skin only): %s",
                         look.path, os.path.basename(os.fspath(path)), "; ".join(dropped))

@@ -287,13 +287,14 @@ def turned_offsets(m: np.ndarray, name: str, offsets: np.ndarray, normals, tange
     return turn(base + offsets) - turn(base)
 
 
-def look_contents(look: Look) -> list:
+def look_contents(look: Look, carried=()) -> list:
     """What ``look`` holds beyond positions and triangles, one short phrase each (empty for a
-    plain mesh): materials, images, vertex attributes, morph targets, the other nodes."""
+    plain mesh): materials, images, vertex attributes (but those ``carried`` by the writer),
+    morph targets, the other nodes."""
     doc = look.document
     prims = [doc["meshes"][p.mesh]["primitives"][k] for p in look.pieces for k in p.primitives]
     attributes = sorted({a for prim in prims for a in prim.get("attributes", {})
-                         if a != "POSITION" and not a.startswith(("JOINTS_", "WEIGHTS_"))})
+                         if a != "POSITION" and not a.startswith(("JOINTS_", "WEIGHTS_")) and a not in carried})
     targets = max((len(prim.get("targets", [])) for prim in prims), default=0)
     placed = {p.node for p in look.pieces}
     others = [i for i, n in enumerate(doc.get("nodes", [])) if i not in placed]

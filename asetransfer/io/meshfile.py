@@ -32,6 +32,8 @@ def read_ply_mesh(path) -> Mesh:
     look (:mod:`.ply_look`)."""
     vertices, faces, rest = read_ply(path, read_bytes(path))
     normals, uv, _, _ = ply_attributes(rest["vertex"])
+    if uv is not None:
+        uv = uv * [1.0, -1.0] + [0.0, 1.0]  # PLY's origin is the image's bottom left, a Mesh's its top left
     finite = {name: a for name, a in (("normals", normals), ("uv", uv)) if a is not None and np.isfinite(a).all()}
     mesh = mesh_of_arrays(path, vertices, faces, **finite)
     mesh.look = ply_look(path, mesh, rest)

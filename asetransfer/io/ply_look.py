@@ -53,7 +53,7 @@ def ply_look(path, mesh, rest: dict):
         part.attributes["NORMAL"] = mesh.normals / np.maximum(np.linalg.norm(mesh.normals, axis=1, keepdims=True),
                                                               1e-30)
     if mesh.uv is not None:
-        part.attributes["TEXCOORD_0"] = mesh.uv * [1, -1] + [0, 1]
+        part.attributes["TEXCOORD_0"] = mesh.uv  # a Mesh's uv are glTF's already
     if colours is not None and np.isfinite(colours).all():
         part.attributes["COLOR_0"] = colours
     elif colours is not None:

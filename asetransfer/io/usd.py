@@ -151,10 +151,27 @@ def rig_to_stage(rig: Rig, *, max_influences: int | None = 8, metres_per_unit: f
     for name, (part, ids, tris) in zip(names, _mesh_parts(rig.mesh)):
         prim = _define_mesh(stage, f"{ROOT}/{name}", points=rig.mesh.vertices[ids], triangles=tris,
                             indices=idx[ids], weights=w[ids])
+        _define_surface_primvars(prim, None if rig.mesh.normals is None else rig.mesh.normals[ids],
+                                 None if rig.mesh.uv is None else rig.mesh.uv[ids])
         if name != part:
             prim.SetDisplayName(part)  # the rig's own part name, which a prim name cannot hold
         _define_blend_shapes(stage, prim, ids, rig.shapes)
     return stage
+
+
+def _define_surface_primvars(mesh_prim, normals, uv) -> None:
+    """The mesh's own normals and texture coordinates, vertex-interpolated (``normals``, and
+    ``primvars:st`` with USD's origin at the image's bottom left: ``t = 1 - v``); None: none."""
+    gf, sdf, usd, usd_geom, usd_skel, vt = _pxr(None)
+    mesh = usd_geom.Mesh(mesh_prim)
+    if normals is not None:
+        unit = normals / np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-30)
+        mesh.CreateNormalsAttr(vt.Vec3fArray.FromNumpy(np.ascontiguousarray(unit, dtype=np.float32)))
+        mesh.SetNormalsInterpolation(usd_geom.Tokens.vertex)
+    if uv is not None:
+        st = usd_geom.PrimvarsAPI(mesh_prim).CreatePrimvar("st", sdf.ValueTypeNames.TexCoord2fArray,
+                                                           usd_geom.Tokens.vertex)
+        st.Set(vt.Vec2fArray.FromNumpy(np.ascontiguousarray(uv * [1.0, -1.0] + [0.0, 1.0], dtype=np.float32)))
 
 
 def _define_blend_shapes(stage, mesh_prim, ids: np.ndarray, shapes) -> None:

@@ -30,7 +30,8 @@ class Mesh:
         primitives, OBJ objects); one name for a single-piece file.
     vertex_part : (N,) int32, index into ``parts`` of each vertex.
     normals : (N, 3) float64 or None, per-vertex normals from the file.
-    uv : (N, 2) float64 or None, per-vertex texture coordinates from the file.
+    uv : (N, 2) float64 or None, per-vertex texture coordinates from the file, in glTF's
+        convention (origin at the image's top left, v down; readers of other conventions convert).
     look : the file's materials, attributes, morph targets and scene (:class:`~.look.Look`),
         or None; kept only while the vertices are the file's.
     """
