@@ -192,7 +192,7 @@ def check_symmetry_plane(config: Config, target: Mesh, target_path) -> None:
 
 
 def rig_frame(target_path, rig: Rig) -> dict:
-    """The units and up axis to declare in a USD rig: those the target's file declares (FBX,
+    """The units and up axis to declare in a USD or FBX rig: those the target's file declares (FBX,
     USD), else guesses: the up axis from the skeleton, the unit from the body height."""
     from .handoff.calibration import guess_units
     from .humanoid.body import guess_up_axis
@@ -299,9 +299,13 @@ def read_hand_markers(path, source: Rig, target: Mesh, config: Config):
 def _write_rig(path, rig: Rig, target_path, config: Config, inputs) -> None:
     from .io import USD_EXTENSIONS, save_rig
 
-    usd = os.path.splitext(path)[1].lower() in USD_EXTENSIONS
-    save_rig(path, rig, max_influences=config.weights.max_influences, inputs=inputs, look=rig.mesh.look,
-             **(rig_frame(target_path, rig) if usd else {}))
+    ext = os.path.splitext(path)[1].lower()
+    frame = rig_frame(target_path, rig) if ext in (*USD_EXTENSIONS, ".fbx") else {}  # units and axes it declares
+    if ext == ".fbx" and os.path.splitext(os.fspath(target_path))[1].lower() == ".fbx":
+        from .io.fbx_scene import fbx_axis_system
+
+        frame["fbx_axes"] = fbx_axis_system(target_path)  # an FBX target's whole axis system
+    save_rig(path, rig, max_influences=config.weights.max_influences, inputs=inputs, look=rig.mesh.look, **frame)
 
 
 def _written_digest(path) -> str:

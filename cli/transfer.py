@@ -41,7 +41,8 @@ def add_parser(sub):
     p.add_argument("--markers", help="marker file (JSON) linking source and target points; without it (or with "
                                      "few markers) markers are found automatically (humanoids)")
     p.add_argument("-o", "--output", required=True,
-                   help="output rig: .glb or .gltf, or UsdSkel .usda .usdc .usdz (needs asetransfer[usd])")
+                   help="output rig: .glb or .gltf, .fbx (binary FBX 7.4), or UsdSkel .usda .usdc .usdz (needs "
+                        "asetransfer[usd])")
     p.add_argument("--report", help="write a JSON report (timings, residuals, fallbacks, warnings)")
     p.add_argument("--preview", metavar="PNG",
                    help="also draw a picture to check the rig: both characters front and side at one scale, the "

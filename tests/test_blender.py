@@ -242,3 +242,35 @@ def test_shape_keys_and_the_review_files_reach_the_scene(tmp_path):
     else:
         assert any("needs matplotlib" in line for line in r["preview_reports"])
     assert r["objects"].count("target rig") == 1
+
+
+FBX_IMPORT_CHECK = """
+import sys, bpy, numpy as np
+points = []
+for path in sys.argv[1:]:
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.import_scene.fbx(filepath=path)
+    meshes = sorted((o for o in bpy.data.objects if o.type == "MESH"), key=lambda o: o.name)
+    points.append(np.concatenate([np.array([o.matrix_world @ v.co for v in o.data.vertices]) for o in meshes]))
+print("largest", float(np.abs(points[0] - points[1]).max()) if len(points[0]) == len(points[1]) else "counts differ")
+"""
+
+
+@pytest.mark.parametrize("source, target, markers", [
+    ("source.glb", "target_heavy.ply", "markers_heavy.json"),
+    ("source.fbx", "target_heavy_cm_zup.fbx", None)])  # centimetres, Z up: the target's own axis system
+def test_fbx_output_imports_into_blender_and_deforms_by_its_skin(tmp_path, source, target, markers):
+    out = tmp_path / "rigged.fbx"
+    given = ["--markers", str(FIXTURES / markers)] if markers else []
+    run = command_line(tmp_path, "transfer", FIXTURES / source, FIXTURES / target, *given, "-o", out)
+    assert run.returncode == 0, run.stderr
+    check = subprocess.run([BLENDER_PYTHON, str(ROOT / "tools" / "blender" / "validate_rig.py"), str(out)],
+                           capture_output=True, text=True, timeout=600)
+    report = json.loads(check.stdout[check.stdout.index("{"):])
+    assert check.returncode == 0 and report["ok"], report["errors"]
+    assert report["bones"] == 65 and report["pose_test"]["lbs_max_err_rel"] < 1e-5
+    if target.endswith(".fbx"):  # the rigged character lies exactly where Blender puts its target
+        placed = subprocess.run([BLENDER_PYTHON, "-c", FBX_IMPORT_CHECK, str(FIXTURES / target), str(out)],
+                                capture_output=True, text=True, timeout=600)
+        line, = [s for s in placed.stdout.splitlines() if s.startswith("largest")]
+        assert float(line.split()[1]) < 1e-5

@@ -281,8 +281,9 @@ def test_bad_fbx_exits_2_with_one_line_naming_the_file(name, tmp_path, capsys):
 def _sdk_style_file(path):
     """A Maya/FBX-SDK-style rig the Blender fixtures do not cover: a rotated group node above
     the joints, namespaced joint names, pre-rotation and a ZXY rotation order, cluster
-    ``Transform`` = the mesh's world matrix at bind time (the SDK's meaning; the node has
-    moved since), a geometric translation, an
+    ``Transform`` = ``inv(TransformLink)`` times the mesh's world matrix at bind time (as the
+    SDK writes it, and Blender's importer reads every file; the node has moved since), a
+    geometric translation, an
     end joint bound by no cluster but present in the BindPose (in another pose than its
     rest), a static mesh below a joint, and weights that do not sum to 1.  Returns the
     expected values computed here, independently of the reader."""
@@ -319,10 +320,10 @@ def _sdk_style_file(path):
         ("Deformer", [40, "Skin\x00\x01Deformer", "Skin"], []),
         ("Deformer", [41, "Hips\x00\x01SubDeformer", "Cluster"],
          [("Indexes", [np.array([0, 1, 2, 4])], []), ("Weights", [np.array([1.0, 0.5, 0.3, 0.2])], []),
-          ("Transform", [matrix(mesh_world)], []), ("TransformLink", [matrix(hips)], [])]),
+          ("Transform", [matrix(np.linalg.inv(hips) @ mesh_world)], []), ("TransformLink", [matrix(hips)], [])]),
         ("Deformer", [42, "Spine\x00\x01SubDeformer", "Cluster"],
          [("Indexes", [np.array([1, 2, 3, 4])], []), ("Weights", [np.array([0.5, 0.3, 0.6, 0.2])], []),
-          ("Transform", [matrix(mesh_world)], []), ("TransformLink", [matrix(spine)], [])]),
+          ("Transform", [matrix(np.linalg.inv(spine) @ mesh_world)], []), ("TransformLink", [matrix(spine)], [])]),
         ("Pose", [50, "BindPose\x00\x01Pose", "BindPose"],
          [("PoseNode", [], [("Node", [13], []), ("Matrix", [matrix(head_bind)], [])])]),
     ]

@@ -174,13 +174,13 @@ def test_an_output_that_cannot_hold_the_look_names_what_it_drops(placed, tmp_pat
     assert "TEXCOORD_0" not in line and "NORMAL" not in line  # USD holds these: each mesh's normals and st
     from pxr import Usd, UsdGeom
 
-    from asetransfer.io.usd import _mesh_parts
+    from asetransfer.io.assembly import mesh_parts
 
     mesh = done.result.rig.mesh
     stage = Usd.Stage.Open(str(tmp_path / "rigged.usda"))
     prims = [UsdGeom.Mesh(p) for p in stage.Traverse() if p.IsA(UsdGeom.Mesh)]
-    assert len(prims) == len(_mesh_parts(mesh))
-    for prim, (_, ids, _) in zip(prims, _mesh_parts(mesh)):
+    assert len(prims) == len(mesh_parts(mesh))
+    for prim, (_, ids, _) in zip(prims, mesh_parts(mesh)):
         st = UsdGeom.PrimvarsAPI(prim.GetPrim()).GetPrimvar("st")
         assert st.GetInterpolation() == "vertex"
         np.testing.assert_allclose(np.array(st.Get()), mesh.uv[ids] * [1, -1] + [0, 1], atol=1e-6)  # t = 1 - v

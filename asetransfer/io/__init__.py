@@ -27,7 +27,8 @@ RIG_READERS = {".glb": read_gltf_rig, ".gltf": read_gltf_rig, ".fbx": "fbx:read_
 CHARACTER_READERS = {".glb": read_gltf, ".gltf": read_gltf, ".fbx": "fbx:read_fbx",
                      **{ext: "usd:read_usd" for ext in USD_EXTENSIONS}}
 #: extension -> writer of a rig, called as ``writer(path, rig, max_influences=, inputs=, **options)``
-RIG_WRITERS = {".glb": write_rig, ".gltf": write_rig, **{ext: "usd:write_usd" for ext in USD_EXTENSIONS}}
+RIG_WRITERS = {".glb": write_rig, ".gltf": write_rig, ".fbx": "fbx_write:write_fbx",
+               **{ext: "usd:write_usd" for ext in USD_EXTENSIONS}}
 #: extension -> writer of a rig over its target's look (:class:`~asetransfer.model.look.Look`),
 #: called as ``writer(look, rig, path, max_influences=, inputs=)``
 LOOK_WRITERS = {".glb": "gltf_over:write_rig_over", ".gltf": "gltf_over:write_rig_over"}

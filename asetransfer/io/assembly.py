@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..model.mesh import DEGENERATE_MESSAGE, Mesh
+from ..model.shapes import MorphTarget
 from ..model.skin import SkinWeights
 
 log = logging.getLogger("asetransfer")
@@ -158,3 +159,36 @@ def normalise_weights(path, mesh: Mesh, idx: np.ndarray, w: np.ndarray, n_joints
         indices[zero], weights[zero] = indices[weighted[near]], weights[weighted[near]]
         skin = SkinWeights(indices, weights, n_joints)
     return skin
+
+
+def mesh_parts(mesh: Mesh) -> list:
+    """``[(name, vertex ids, triangles in local ids)]``: one entry per part, or a single one when a
+    triangle spans parts (the meshes a writer makes of a rig's mesh)."""
+    part_of_face = mesh.vertex_part[mesh.faces]
+    if len(mesh.parts) == 1 or (part_of_face != part_of_face[:, :1]).any():
+        return [(mesh.parts[0] if len(mesh.parts) == 1 else "mesh", np.arange(mesh.n_vertices), mesh.faces)]
+    out = []
+    for p, name in enumerate(mesh.parts):
+        ids = np.flatnonzero(mesh.vertex_part == p)
+        local = np.full(mesh.n_vertices, -1, np.int64)
+        local[ids] = np.arange(len(ids))
+        out.append((name, ids, local[mesh.faces[part_of_face[:, 0] == p]]))
+    return out
+
+
+def joined_shapes(per_piece: list, sizes: list) -> tuple:
+    """MorphTargets of the merged mesh from each piece's shapes (name -> (local vertices,
+    (k, 3) offsets, (k, 3) normal offsets or None); pieces of ``sizes`` vertices, in merge
+    order); a name on several pieces is one shape, its default weight 0."""
+    starts = np.cumsum([0] + sizes[:-1])
+    names = list(dict.fromkeys(name for shapes in per_piece for name in shapes))
+    out = []
+    for name in names:
+        found = [(start + s[name][0], s[name][1], s[name][2]) for s, start in zip(per_piece, starts) if name in s]
+        vertices = np.concatenate([v for v, _, _ in found])
+        normals = None if all(n is None for _, _, n in found) else \
+            np.concatenate([np.zeros_like(p) if n is None else n for _, p, n in found])
+        order = np.argsort(vertices, kind="stable")
+        out.append(MorphTarget(name, vertices[order], np.concatenate([p for _, p, _ in found])[order],
+                               None if normals is None else normals[order]))
+    return tuple(out)

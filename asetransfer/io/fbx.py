@@ -17,14 +17,16 @@ What is read (``docs/formats.md``):
   post-rotation, scaling offset and pivot, scaling; property templates as defaults).
 * **Bind pose**: each cluster's ``TransformLink`` (the joint's world matrix at bind
   time); joints no cluster binds take the ``BindPose`` matrix, else keep their
-  rest-pose offset from their parent.  The mesh's bind matrix is the cluster's
-  ``Transform`` (Blender writes it relative to ``TransformLink``; the creator string
-  tells which).
+  rest-pose offset from their parent.  The mesh's bind matrix is ``TransformLink @
+  Transform`` (every writer stores a cluster's ``Transform`` relative to its link).
 * **Meshes**: every skinned mesh bound to the skeleton is one part of the merged mesh
   (vertices = control points, in file order; polygons fan-triangulated); a static mesh
   below a joint is bound rigidly to it; other meshes are left out of a rig.
 
-Ignored: normals, UVs, materials, blend shapes, animation, dual-quaternion blending,
+* **Blend shapes**: each mesh's ``BlendShape`` channels (:mod:`.fbx_shapes`), one shape
+  per name over all meshes, in the bind pose like the points.
+
+Ignored: normals, UVs, materials, animation, dual-quaternion blending,
 inherit types other than the default ``RSrs`` (read as ``RSrs``), ASCII FBX (a one-line
 error asks for binary).
 
@@ -39,8 +41,10 @@ from ..model.mesh import Mesh
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..model.transforms import apply
-from .assembly import MeshPiece, merge_pieces, normalise_weights, stack_influences, unique_joint_names
+from .assembly import (MeshPiece, joined_shapes, merge_pieces, normalise_weights, stack_influences,
+                       unique_joint_names)
 from .fbx_scene import FbxScene
+from .fbx_shapes import geometry_shapes
 from .fbx_skin import (cluster_influences, cluster_links, joint_bind_matrices, mesh_bind_matrix, rigid_piece,
                        skeleton_models, skin_clusters)
 
@@ -146,32 +150,40 @@ def rig_from_scene(scene: FbxScene) -> Rig:
     jindex = {m: j for j, m in enumerate(joints)}
     rest = np.array([scene.world(m) for m in joints])
     bind = joint_bind_matrices(scene, joints, parents, cluster_links(scene, all_clusters))
-    pieces, rows = [], []
+    pieces, rows, shapes, weights = [], [], [], {}
     for model, g in meshes:
         verts, tris = geometry_arrays(scene, g)
         if skinned[g]:
-            pos = apply(mesh_bind_matrix(scene, model, skinned[g]), verts)
+            placed = mesh_bind_matrix(scene, model, skinned[g])
             ji, w = cluster_influences(scene, skinned[g], jindex, len(verts))
         else:
             piece = rigid_piece(scene, model, jindex=jindex, bind=bind, rest=rest, verts=verts)
             if piece is None:
                 continue
-            pos, ji, w = piece
-        pieces.append(MeshPiece(scene.names[model], pos, tris))
+            placed, ji, w = piece
+        pieces.append(MeshPiece(scene.names[model], apply(placed, verts), tris))
         rows.append((ji, w))
-    return _assemble(scene, joints=joints, parents=parents, rest=rest, bind=bind, pieces=pieces, rows=rows)
+        own, default = geometry_shapes(scene, g, placed[:3, :3], len(verts))
+        shapes.append(own)
+        weights.update(default)
+    return _assemble(scene, joints=joints, parents=parents, rest=rest, bind=bind, pieces=pieces, rows=rows,
+                     shapes=(shapes, weights))
 
 
-def _assemble(scene, *, joints, parents, rest, bind, pieces, rows) -> Rig:
+def _assemble(scene, *, joints, parents, rest, bind, pieces, rows, shapes) -> Rig:
     """The Rig of the joints (with rest and bind world matrices) and the weighted pieces
     (``pieces``: :class:`~.assembly.MeshPiece` in the bind pose; ``rows``: each piece's
-    (n, k) joint indices and weights)."""
+    (n, k) joint indices and weights; ``shapes``: each piece's blend shapes and the default
+    weights by name, :func:`~.fbx_shapes.geometry_shapes`)."""
     mesh = merge_pieces(scene.path, pieces)
     idx, w = stack_influences(rows)
     skin = normalise_weights(scene.path, mesh, idx, w, len(joints))
     names = unique_joint_names(scene.path, [scene.names[m] for m in joints])  # Maya allows repeats
+    morphs = joined_shapes(shapes[0], [len(p.positions) for p in pieces])
+    for shape in morphs:
+        shape.weight = shapes[1].get(shape.name, 0.0)
     try:
-        return Rig(mesh, Skeleton.from_world(names, parents, rest, bind), skin)
+        return Rig(mesh, Skeleton.from_world(names, parents, rest, bind), skin, morphs)
     except ValueError as e:
         scene.fail(str(e))
 

@@ -208,3 +208,15 @@ def fbx_frame(path, scene: FbxScene | None = None) -> dict:
     axis = int(axis) if isinstance(axis, int) and 0 <= axis <= 2 else 1
     sign = "-" if s.get("UpAxisSign", 1) == -1 else "+"
     return {"metres_per_unit": unit / 100.0, "up_axis": sign + "XYZ"[axis]}
+
+
+def fbx_axis_system(path) -> tuple | None:
+    """(UpAxis, UpAxisSign, FrontAxis, FrontAxisSign, CoordAxis, CoordAxisSign) the file
+    declares, None unless it declares all six consistently (an FBX written in its frame
+    declares the same, so it lies in every DCC where this file did)."""
+    s = FbxScene(path).settings
+    declared = [s.get(k) for k in ("UpAxis", "UpAxisSign", "FrontAxis", "FrontAxisSign", "CoordAxis", "CoordAxisSign")]
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in declared) \
+            and sorted(declared[::2]) == [0, 1, 2] and all(v in (-1, 1) for v in declared[1::2]):
+        return tuple(declared)
+    return None

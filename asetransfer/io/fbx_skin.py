@@ -13,7 +13,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..model.skin import SkinWeights
-from ..model.transforms import apply
 from .fbx_scene import FbxScene, fbx_matrix, geometric_matrix
 
 log = logging.getLogger("asetransfer")
@@ -116,14 +115,14 @@ def cluster_links(scene: FbxScene, clusters: list) -> dict:
 def mesh_bind_matrix(scene: FbxScene, model, clusters: list) -> np.ndarray:
     """(4, 4) world matrix of a skinned mesh's geometry at bind time.
 
-    The FBX SDK stores it as each cluster's ``Transform``; Blender's exporter stores
-    ``inv(TransformLink) @ mesh matrix`` instead.  Without cluster matrices: the node's.
+    A cluster's ``Transform`` is stored as ``inv(TransformLink) @ mesh matrix`` (the FBX
+    SDK's files, assimp's and Blender's alike; reading it as the mesh matrix itself misplaced
+    an assimp-written mesh by up to 1 m).  Without cluster matrices: the node's.
     """
     for c, _ in clusters:
         transform, link = cluster_matrices(scene, c)
         if transform is not None and link is not None:
-            mesh = link @ transform if scene.creator.startswith("Blender") else transform
-            return mesh @ geometric_matrix(scene.props(model))
+            return link @ transform @ geometric_matrix(scene.props(model))
     return scene.geometry_world(model)
 
 
@@ -159,8 +158,9 @@ def cluster_influences(scene: FbxScene, clusters: list, jindex: dict, n: int) ->
 
 
 def rigid_piece(scene: FbxScene, model, *, jindex: dict, bind, rest, verts) -> tuple | None:
-    """A static mesh below a joint, bound to it with weight 1: positions moved into the
-    joint's bind pose (``B_j inv(G_j) M``) and its (n, 1) influences.  None if no joint is above."""
+    """A static mesh below a joint, bound to it with weight 1: ``(matrix, indices, weights)``,
+    the (4, 4) matrix that places its points in the joint's bind pose (``B_j inv(G_j) M``) and
+    its (n, 1) influences.  None if no joint is above."""
     a = scene.parent_model.get(model, 0)
     while a != 0 and a not in jindex:
         a = scene.parent_model.get(a, 0)
@@ -168,6 +168,6 @@ def rigid_piece(scene: FbxScene, model, *, jindex: dict, bind, rest, verts) -> t
         log.warning("%s: mesh %r is neither skinned nor below a joint; left out", scene.path, scene.names[model])
         return None
     j = jindex[a]
-    pos = apply(bind[j] @ np.linalg.inv(rest[j]) @ scene.geometry_world(model), verts)
-    return pos, np.full((len(verts), 1), j), np.ones((len(verts), 1))
+    return bind[j] @ np.linalg.inv(rest[j]) @ scene.geometry_world(model), np.full((len(verts), 1), j), \
+        np.ones((len(verts), 1))
 

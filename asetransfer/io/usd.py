@@ -30,11 +30,10 @@ from ..config import influence_limit
 from ..errors import InputError
 from ..model.mesh import Mesh
 from ..model.rig import Rig
-from ..model.shapes import MorphTarget
 from ..model.skeleton import Skeleton
 from ..model.skin import SkinWeights
 from ..model.transforms import apply, global_from_local
-from .assembly import MeshPiece, merge_pieces, stack_influences
+from .assembly import MeshPiece, joined_shapes, merge_pieces, mesh_parts, stack_influences
 from .atomic import atomic_write, check_output_path
 from .files import read_bytes
 
@@ -96,21 +95,6 @@ def _matrices(gf, vt, m: np.ndarray):
     return vt.Matrix4dArray([gf.Matrix4d(x.T.tolist()) for x in np.asarray(m, dtype=np.float64)])
 
 
-def _mesh_parts(mesh: Mesh) -> list:
-    """``[(name, vertex ids, triangles in local ids)]``: one entry per part, or a single one when a
-    triangle spans parts."""
-    part_of_face = mesh.vertex_part[mesh.faces]
-    if len(mesh.parts) == 1 or (part_of_face != part_of_face[:, :1]).any():
-        return [(mesh.parts[0] if len(mesh.parts) == 1 else "mesh", np.arange(mesh.n_vertices), mesh.faces)]
-    out = []
-    for p, name in enumerate(mesh.parts):
-        ids = np.flatnonzero(mesh.vertex_part == p)
-        local = np.full(mesh.n_vertices, -1, np.int64)
-        local[ids] = np.arange(len(ids))
-        out.append((name, ids, local[mesh.faces[part_of_face[:, 0] == p]]))
-    return out
-
-
 def _weights(rig: Rig, max_influences: int | None) -> tuple:
     """(V, K) joint indices and float32 weights (rows sum to 1 in float32), at most ``max_influences``
     (None: :func:`~asetransfer.config.influence_limit` of the skin's own)."""
@@ -147,8 +131,8 @@ def rig_to_stage(rig: Rig, *, max_influences: int | None = 8, metres_per_unit: f
     skel.CreateRestTransformsAttr(_matrices(gf, vt, sk.rest_local()))
     usd_skel.BindingAPI.Apply(root.GetPrim()).CreateSkeletonRel().SetTargets([sdf.Path(SKELETON)])
     idx, w = _weights(rig, max_influences)
-    names = _unique([usd_identifier(n) for n, _, _ in _mesh_parts(rig.mesh)])
-    for name, (part, ids, tris) in zip(names, _mesh_parts(rig.mesh)):
+    names = _unique([usd_identifier(n) for n, _, _ in mesh_parts(rig.mesh)])
+    for name, (part, ids, tris) in zip(names, mesh_parts(rig.mesh)):
         prim = _define_mesh(stage, f"{ROOT}/{name}", points=rig.mesh.vertices[ids], triangles=tris,
                             indices=idx[ids], weights=w[ids])
         _define_surface_primvars(prim, None if rig.mesh.normals is None else rig.mesh.normals[ids],
@@ -360,7 +344,7 @@ def _usd_rig(path, skel, meshes) -> Rig:
     try:
         skeleton = Skeleton.from_world(names, parents, global_from_local(rest, parents), bind)
         return Rig(mesh, skeleton, SkinWeights.from_influences(idx, w, len(names)),
-                   _joined_shapes(shapes, [len(p.positions) for p in pieces]))
+                   joined_shapes(shapes, [len(p.positions) for p in pieces]))
     except ValueError as e:
         raise InputError(path, str(e)) from None
 
@@ -400,23 +384,6 @@ def _blend_shapes_of(path, prim, placement: np.ndarray, n_points: int) -> dict:
             np.asarray(normals, dtype=np.float64).reshape(-1, 3) @ np.linalg.inv(linear)
         out[name] = (points, offsets @ linear.T, normals)
     return out
-
-
-def _joined_shapes(per_piece: list, sizes: list) -> tuple:
-    """MorphTargets of the merged mesh from each piece's :func:`_blend_shapes_of` (pieces of
-    ``sizes`` vertices, in merge order); a name on several pieces is one shape."""
-    starts = np.cumsum([0] + sizes[:-1])
-    names = list(dict.fromkeys(name for shapes in per_piece for name in shapes))
-    out = []
-    for name in names:
-        found = [(start + s[name][0], s[name][1], s[name][2]) for s, start in zip(per_piece, starts) if name in s]
-        vertices = np.concatenate([v for v, _, _ in found])
-        normals = None if all(n is None for _, _, n in found) else \
-            np.concatenate([np.zeros_like(p) if n is None else n for _, p, n in found])
-        order = np.argsort(vertices, kind="stable")
-        out.append(MorphTarget(name, vertices[order], np.concatenate([p for _, p, _ in found])[order],
-                               None if normals is None else normals[order]))
-    return tuple(out)
 
 
 def usd_frame(path) -> dict:

@@ -1,6 +1,6 @@
-"""Real-client check: does a UsdSkel file import into Blender and deform correctly?
+"""Real-client check: does a UsdSkel or FBX rig import into Blender and deform correctly?
 
-    /tmp/blender-venv/bin/python tools/blender/validate_usd.py IN.usda [--bone forearm_L] [--angle 30] [--json OUT]
+    /tmp/blender-venv/bin/python tools/blender/validate_rig.py IN.usda|IN.fbx [--bone forearm_L] [--angle 30] [--json OUT]
 
 Run with Blender as a Python module (bpy 4.5 LTS, CPython 3.11; see fixtures/README.md for
 the venv), never with the project's environment.  The approach of
@@ -85,9 +85,12 @@ def validate(path: str, bone: str | None, angle: float) -> tuple:
     errors, res = [], {"file": path, "blender": bpy.app.version_string}
     bpy.ops.wm.read_factory_settings(use_empty=True)
     try:
-        bpy.ops.wm.usd_import(filepath=os.path.abspath(path))
+        if path.lower().endswith(".fbx"):
+            bpy.ops.import_scene.fbx(filepath=os.path.abspath(path))
+        else:
+            bpy.ops.wm.usd_import(filepath=os.path.abspath(path))
     except Exception as e:  # noqa: BLE001
-        return {**res, "errors": [f"Blender's USD importer failed: {e}"]}, 2
+        return {**res, "errors": [f"Blender's importer failed: {e}"]}, 2
     arms = [o for o in bpy.data.objects if o.type == "ARMATURE"]
     skinned = [o for o in bpy.data.objects if o.type == "MESH"
                and any(m.type == "ARMATURE" and m.object is not None for m in o.modifiers)]

@@ -1,0 +1,85 @@
+"""FBX output (io/fbx_write.py): the rig, its skin, blend shapes, units and axes, read back
+by our FBX reader; Blender's own importer is checked in tests/test_blender.py."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import asetransfer as at
+from asetransfer.io.fbx_binary import parse_fbx
+from asetransfer.io.fbx_scene import FbxScene, fbx_axis_system
+from asetransfer.job import transfer_files
+from conftest import FIXTURES
+from test_blendshapes import _shapes_of_fixture
+
+
+def _same_rig(a, b, tol):
+    """Joints by name (bind and rest), mesh and weights equal within ``tol`` of the body's size."""
+    order = [b.skeleton.names.index(n) for n in a.skeleton.names]
+    size = np.ptp(a.mesh.vertices, axis=0).max()
+    np.testing.assert_allclose(b.skeleton.bind_world[order], a.skeleton.bind_world, atol=tol * size)
+    np.testing.assert_allclose(b.skeleton.rest_world()[order], a.skeleton.rest_world(), atol=tol * size)
+    parent = lambda rig, j: rig.skeleton.names[rig.skeleton.parents[j]] if rig.skeleton.parents[j] >= 0 else None
+    assert [parent(a, j) for j in range(a.skeleton.n_joints)] == [parent(b, j) for j in order]
+    np.testing.assert_allclose(b.mesh.vertices, a.mesh.vertices, atol=tol * size)
+    np.testing.assert_array_equal(b.mesh.faces, a.mesh.faces)
+    np.testing.assert_allclose(b.skin.to_dense()[:, order], a.skin.to_dense(), atol=1e-7)
+
+
+@pytest.fixture(scope="module")
+def heavy(tmp_path_factory):
+    """The heavy fixture rigged into .fbx and .glb (one transfer: the rig is the same)."""
+    folder = tmp_path_factory.mktemp("fbx_out")
+    done = transfer_files(FIXTURES / "source.glb", FIXTURES / "target_heavy.ply", folder / "heavy.fbx",
+                          FIXTURES / "markers_heavy.json")
+    return done.result.rig, folder / "heavy.fbx"
+
+
+def test_the_fbx_reads_back_as_the_rig_written(heavy, tmp_path):
+    rig, path = heavy
+    _same_rig(rig, at.load_rig(path), 1e-9)
+    assert FbxScene(path).creator.startswith("asetransfer")
+    at.save_rig(tmp_path / "again.fbx", rig)
+    assert (tmp_path / "again.fbx").read_bytes() == path.read_bytes()  # same rig, same bytes
+
+
+def test_clusters_bind_pose_and_influences_as_dcc_tools_expect(heavy):
+    rig, path = heavy
+    version, nodes = parse_fbx(path, path.read_bytes())
+    assert version == 7400
+    objects = next(n for n in nodes if n.name == "Objects")
+    clusters = [n for n in objects.children if n.name == "Deformer" and n.props[2] == "Cluster"]
+    weighted = np.flatnonzero(np.asarray(rig.skin.to_sparse().sum(axis=0)).ravel() > 0)
+    assert len(clusters) == len(weighted)
+    for cluster in clusters:  # Transform relative to the link: the mesh (at the origin) is link @ Transform
+        link = cluster.child("TransformLink").props[0].reshape(4, 4).T
+        transform = cluster.child("Transform").props[0].reshape(4, 4).T
+        np.testing.assert_allclose(link @ transform, np.eye(4), atol=1e-9)
+    pose, = [n for n in objects.children if n.name == "Pose"]
+    assert pose.child("NbPoseNodes").props[0] == rig.skeleton.n_joints + 1  # every joint and the mesh
+    assert max(len(c.child("Indexes").props[0]) for c in clusters) <= rig.mesh.n_vertices
+
+
+def test_blend_shapes_ride_along_as_blendshape_channels(fixture_source, tmp_path):
+    offsets = _shapes_of_fixture(fixture_source)
+    shapes = [at.MorphTarget(name, np.flatnonzero(np.abs(d).max(axis=1) > 0), d[np.abs(d).max(axis=1) > 0],
+                             weight=0.25 * k) for k, (name, d) in enumerate(offsets.items())]
+    rig = at.Rig(fixture_source.mesh, fixture_source.skeleton, fixture_source.skin, shapes)
+    at.save_rig(tmp_path / "shaped.fbx", rig)
+    back = at.load_rig(tmp_path / "shaped.fbx")
+    assert [s.name for s in back.shapes] == list(offsets)  # the eyes' shape on both eye meshes: one shape
+    for shape in back.shapes:
+        np.testing.assert_allclose(shape.dense(rig.mesh.n_vertices), offsets[shape.name], atol=1e-12)
+    assert [s.weight for s in back.shapes] == [0.0, 0.25, 0.5]
+
+
+def test_units_and_axis_system_follow_an_fbx_target(tmp_path):
+    target = FIXTURES / "target_heavy_cm_zup.fbx"
+    done = transfer_files(FIXTURES / "source.fbx", target, tmp_path / "rigged.fbx")
+    assert fbx_axis_system(tmp_path / "rigged.fbx") == fbx_axis_system(target)
+    assert at.io.file_frame(tmp_path / "rigged.fbx") == at.io.file_frame(target)  # centimetres, Z up
+    _same_rig(done.result.rig, at.load_rig(tmp_path / "rigged.fbx"), 1e-9)
+    # a glTF or PLY target (no axis system of its own): declared as Blender declares Y up, metres
+    done = transfer_files(FIXTURES / "source.glb", FIXTURES / "target_tall.obj", tmp_path / "tall.fbx",
+                          FIXTURES / "markers_tall.json")
+    assert fbx_axis_system(tmp_path / "tall.fbx") == (1, 1, 2, 1, 0, 1)
