@@ -236,3 +236,37 @@ def test_malformed_morph_targets_are_one_line_errors_and_odd_weights_zero(tmp_pa
                 at.load_rig(path)
         else:
             assert at.load_rig(path).shapes[0].weight == 0.0
+
+
+def test_a_target_with_tangents_gets_tangent_offsets_that_turn_with_its_normals(fixture_source, tmp_path):
+    from look_builder import Look, write_gltf
+
+    doc, blob = rig_document(fixture_source)  # the jaw with normal offsets: the target's are computed then
+    jaw = _shapes_of_fixture(fixture_source)[JAW]
+    for node in doc["nodes"]:
+        if "mesh" in node:
+            part = np.flatnonzero(fixture_source.mesh.vertex_part == fixture_source.mesh.parts.index(node["name"]))
+            add_morph_targets(doc, blob, node["mesh"], {JAW: jaw[part]}, normals={JAW: jaw[part] * 0.5})
+    source = save_glb(tmp_path / "source.glb", doc, bytes(blob))
+    body = at.load_mesh(FIXTURES / "target_heavy.ply")
+    target = write_gltf(tmp_path / "character.glb", Look(body.vertices, body.faces))  # NORMAL and TANGENT
+    transfer_files(source, target, tmp_path / "rigged.glb", FIXTURES / "markers_heavy.json")
+    from asetransfer.io.glb import Accessors
+
+    doc, buffers = read_document(tmp_path / "rigged.glb")
+    acc = Accessors("rigged", doc, buffers)
+    mesh = next(m for m in doc["meshes"] if JAW in m.get("extras", {}).get("targetNames", []))
+    prim = mesh["primitives"][0]
+    jaw = prim["targets"][mesh["extras"]["targetNames"].index(JAW)]
+    n, t = acc.read(prim["attributes"]["NORMAL"]), acc.read(prim["attributes"]["TANGENT"])[:, :3]
+    dn, dt = acc.read(jaw["NORMAL"]), acc.read(jaw["TANGENT"])
+    moved = np.abs(dn).max(axis=1) > 1e-4
+    assert moved.sum() > 20 and (np.abs(dt[moved]).max(axis=1) > 0).all()
+    shaped_n = (n + dn)[moved] / np.linalg.norm((n + dn)[moved], axis=1)[:, None]
+    shaped_t = (t + dt)[moved]
+    np.testing.assert_allclose(np.linalg.norm(shaped_t, axis=1), 1.0, atol=1e-5)  # still unit
+    assert np.abs(np.einsum("ij,ij->i", shaped_n, shaped_t)).max() < 1e-4  # still tangent to the surface
+    assert not np.abs(dt[~np.abs(dn).any(axis=1)]).any()  # nothing turns where the normal does not
+    for node in doc["nodes"]:  # a node's own morph weights (the target's) cover the shapes carried too
+        if "weights" in node:
+            assert len(node["weights"]) == len(doc["meshes"][node["mesh"]]["primitives"][0]["targets"])

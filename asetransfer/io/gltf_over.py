@@ -182,9 +182,10 @@ def _skin_meshes(doc: dict, bb: BufferBuilder, acc: Accessors, pieces: list, rig
             nodes[node]["mesh"] = len(meshes) - 1
         claimed.add(mi)
         mesh = meshes[nodes[node]["mesh"]]
-        kept, groups = set(), []
+        kept, groups, bases = set(), [], []
         for piece in (p for p in pieces if p.node == node):
             influences = _influence_attributes(bb, slots, piece.vertices, joint_type)
+            bases.append(_normal_frames(acc, mesh["primitives"][piece.primitives[0]], piece.placement))
             for k in piece.primitives:
                 prim = mesh["primitives"][k]
                 _move_primitive(prim, bb, acc, piece, rig, moved)
@@ -195,8 +196,20 @@ def _skin_meshes(doc: dict, bb: BufferBuilder, acc: Accessors, pieces: list, rig
         lost += [f"mesh {mi} primitive {k} (mode {prim.get('mode', 4)}: not triangles, cannot be skinned)"
                  for k, prim in enumerate(mesh["primitives"]) if k not in kept]
         mesh["primitives"] = [prim for k, prim in enumerate(mesh["primitives"]) if k in kept]
-        add_morph_targets(bb, mesh, groups, rig.shapes, with_normals=True)  # after the target's own, turned above
+        add_morph_targets(bb, mesh, groups, rig.shapes, with_normals=True, bases=bases)  # after the target's own
+        for user in (n for n in nodes if n.get("mesh") == nodes[node]["mesh"] and isinstance(n.get("weights"), list)):
+            user["weights"] = list(user["weights"]) + [0.0] * (len(mesh.get("weights", [])) - len(user["weights"]))
     return lost
+
+
+def _normal_frames(acc: Accessors, prim: dict, placement: np.ndarray):
+    """A primitive's (n, 3) unit normals and tangents as written (turned by its placement),
+    None unless it has both: the base of the carried shapes' TANGENT offsets."""
+    attrs = prim["attributes"]
+    if "NORMAL" not in attrs or "TANGENT" not in attrs:
+        return None
+    normals = turned_normals(placement, acc.read(attrs["NORMAL"]))
+    return normals, turned_tangents(placement, acc.read(attrs["TANGENT"]))[:, :3]
 
 
 def _influence_attributes(bb: BufferBuilder, slots: tuple, vertices: np.ndarray, joint_type: int) -> dict:

@@ -95,7 +95,8 @@ def _joined(name: str, parts: list, weight: float) -> MorphTarget:
                        normals[moved][order] if has_normals else None, weight)
 
 
-def add_morph_targets(bb: BufferBuilder, mesh: dict, groups: list, shapes, with_normals: bool) -> None:
+def add_morph_targets(bb: BufferBuilder, mesh: dict, groups: list, shapes, with_normals: bool,
+                      bases: list | None = None) -> None:
     """Append ``shapes`` to every primitive of the glTF ``mesh`` (in place), after its own.
 
     Parameters
@@ -108,13 +109,19 @@ def add_morph_targets(bb: BufferBuilder, mesh: dict, groups: list, shapes, with_
         primitives' frame; a name the mesh has already is skipped.
     with_normals : write ``NORMAL`` offsets (of the shapes that have them) on primitives
         that have a ``NORMAL`` attribute.
+    bases : per group, None or its primitives' ((n, 3) unit normals, (n, 3) unit tangents) as
+        written: a shape with normal offsets then gets ``TANGENT`` offsets too, each tangent
+        turned by the smallest rotation that takes its normal to the shaped normal (the
+        turn its normal offset encodes), ``d = R t - t``.
     """
     own = target_names(mesh)
     shapes = [s for s in shapes if s.name not in own]
     if not shapes:
         return
-    for vertices, prims in groups:
-        targets = [_target(bb, s, vertices, with_normals and "NORMAL" in prims[0]["attributes"]) for s in shapes]
+    for k, (vertices, prims) in enumerate(groups):
+        base = bases[k] if bases is not None and "TANGENT" in prims[0]["attributes"] else None
+        targets = [_target(bb, s, vertices, with_normals and "NORMAL" in prims[0]["attributes"], base)
+                   for s in shapes]
         for prim in prims:
             prim["targets"] = list(prim.get("targets", [])) + [dict(t) for t in targets]
     defaults = mesh.get("weights") if isinstance(mesh.get("weights"), list) else [0.0] * len(own)
@@ -123,15 +130,36 @@ def add_morph_targets(bb: BufferBuilder, mesh: dict, groups: list, shapes, with_
     mesh["extras"] = dict(extras, targetNames=own + [s.name for s in shapes])
 
 
-def _target(bb: BufferBuilder, shape: MorphTarget, vertices: np.ndarray, normals: bool) -> dict:
-    """A primitive's morph target of ``shape``: accessors of its offsets at ``vertices``."""
+def _target(bb: BufferBuilder, shape: MorphTarget, vertices: np.ndarray, normals: bool, base=None) -> dict:
+    """A primitive's morph target of ``shape``: accessors of its offsets at ``vertices``
+    (``base``: the primitives' normals and tangents, for TANGENT offsets; see
+    :func:`add_morph_targets`)."""
     found = np.searchsorted(shape.vertices, vertices)
     inside = found < len(shape.vertices)
     hit = np.zeros(len(vertices), bool)
     hit[inside] = shape.vertices[found[inside]] == vertices[inside]
-    out = {"POSITION": _offsets_accessor(bb, np.flatnonzero(hit), shape.positions[found[hit]], len(vertices))}
+    rows = np.flatnonzero(hit)
+    out = {"POSITION": _offsets_accessor(bb, rows, shape.positions[found[hit]], len(vertices))}
     if normals and shape.normals is not None:
-        out["NORMAL"] = _offsets_accessor(bb, np.flatnonzero(hit), shape.normals[found[hit]], len(vertices))
+        out["NORMAL"] = _offsets_accessor(bb, rows, shape.normals[found[hit]], len(vertices))
+        if base is not None:
+            out["TANGENT"] = _offsets_accessor(bb, rows, tangent_offsets(base[0][rows], shape.normals[found[hit]],
+                                                                         base[1][rows]), len(vertices))
+    return out
+
+
+def tangent_offsets(normals: np.ndarray, normal_offsets: np.ndarray, tangents: np.ndarray) -> np.ndarray:
+    """(k, 3) ``R t - t``: each unit tangent turned by the smallest rotation ``R`` taking its
+    unit normal ``n`` to ``n + d`` (zero where ``d`` is zero or turns ``n`` half round)."""
+    from ..geometry.rotations import swing
+
+    shaped = normals + normal_offsets
+    turns = (np.abs(normal_offsets).max(axis=1) > 0) & (np.einsum("ij,ij->i", normals, shaped) > 1e-6) \
+        & (np.linalg.norm(shaped, axis=1) > 1e-12)
+    out = np.zeros_like(tangents)
+    if turns.any():
+        rotation = swing(normals[turns], shaped[turns])
+        out[turns] = np.einsum("kij,kj->ki", rotation, tangents[turns]) - tangents[turns]
     return out
 
 
