@@ -16,6 +16,7 @@ from ..config import SkeletonConfig
 from ..model.correspondence import Correspondence
 from .joints import (SurfaceRays, blend_weights, delta_rotations, fitted_weights, joint_positions_em,
                      joint_positions_pa, procrustes_transforms, rigid_vertices)
+from .ground import grounded_roots
 from .orientation import aimed_children, orient_bones, roll_axes, roll_planes
 from ..model.mesh import Mesh
 from ..model.report import DeltaRotation, SkeletonReport, SkeletonTimings, Stopwatch
@@ -23,7 +24,7 @@ from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..geometry.rotations import nearest_axis_frame, swing
 from ..geometry.surface import surface_index
-from ..geometry.topology import components, used_vertices, vertex_areas, vertex_components, weld
+from ..geometry.topology import components, vertex_areas, vertex_components, weld
 from ..geometry.symmetry import estimate_symmetry_plane, normalize_plane, plane_from_pairs, reflect
 from ..humanoid.naming import lr_pairs, spine_chain
 from ..model.transforms import closest_rotation
@@ -262,8 +263,8 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
         cloud, height, size = _skinned_cloud(source, target, corr, cfg)
         unit = cfg.em_unit * height
         pos, label = _joint_positions(cloud, source, cfg, unit, size, report)
-        pos = _grounded_roots(cloud, pos, sk, target, al.apply(np.zeros((1, 3)))[0], al.rotation[:, 1],
-                              cfg.ground_tolerance * height, report)
+        pos, report.grounded_joints = grounded_roots(cloud, pos, sk, target, al.apply(np.zeros((1, 3)))[0],
+                                                     al.rotation[:, 1], cfg.ground_tolerance * height)
     with watch.timed("spine_mirror"):
         pos = _spine_and_mirror(cloud, pos, label, sk=sk, target=target, cfg=cfg, unit=unit, height=height,
                                 report=report)
@@ -361,68 +362,6 @@ def _joint_positions(cloud: SkinnedCloud, source: Rig, cfg: SkeletonConfig, unit
     report.fallback_joints = [sk.names[j] for j in np.flatnonzero(fallback)]
     report.coincident_groups = int((np.bincount(label) > 1).sum()) if cfg.keep_coincident else 0
     return pos, label
-
-
-#: [deg] the ground's normal is the coordinate axis nearest the source's up carried into the
-#: target's frame when it is within this angle of it
-GROUND_AXIS_SNAP_DEG = 15.0
-
-
-def _grounded_roots(cloud: SkinnedCloud, pos: np.ndarray, sk: Skeleton, target: Mesh, origin: np.ndarray,
-                    up: np.ndarray, tolerance: float, report: SkeletonReport) -> np.ndarray:
-    """Root joints without weights that stand on the source's ground, placed on the target's.
-
-    Such a joint (a game rig's ``root``, under the body) is held by no surface, and the
-    whole-body similarity that places it otherwise carries every difference of proportion
-    into it (3.6-28 %H off on the production characters, below the floor).  On the ground
-    it stays: at the target file's origin when it sat at the source file's and that origin
-    lies on the target's ground within its footprint (the modelling convention), else under
-    the target's contact points (vertices within ``tolerance`` of the lowest) as it was
-    under the source's: ``p_t = c_t + h(p_s - c_s)`` at the target's ground height.
-
-    Parameters
-    ----------
-    cloud : the source moved into the target's frame; pos : (J, 3) placed joints (a copy is
-    returned); origin : (3,) the source file's origin moved likewise; up : (3,) the source's
-    up axis (+Y) in the target's frame; tolerance : [target units] the ground band
-    (``ground_tolerance`` x height; 0 = off).
-    """
-    unweighted = np.diff(cloud.weights.tocsc().indptr) == 0
-    roots = np.flatnonzero((sk.parents < 0) & unweighted)
-    if tolerance <= 0 or not len(roots):
-        return pos
-    # the source stands on its own up (+Y, carried by the similarity); the target on the axis nearest
-    # to it: files stand on an axis, and the similarity tilts by proportions (5.6 deg fox -> dog)
-    axis = np.eye(3)[np.argmax(np.abs(up))] * np.sign(up[np.argmax(np.abs(up))])
-    up_t = axis if axis @ up >= np.cos(np.radians(GROUND_AXIS_SNAP_DEG)) else up
-    ground_s = (cloud.source @ up).min()
-    # at or below the lowest point (a source posed by the pose matching lifts its feet off its root)
-    grounded = roots[cloud.joints[roots] @ up - ground_s <= tolerance]
-    if not len(grounded):
-        return pos
-    surface = target.vertices[used_vertices(target.faces)]  # not loose points far away
-    ground_t = (surface @ up_t).min()
-    contact_s = cloud.source[cloud.source @ up <= ground_s + tolerance]
-    contact_t = surface[surface @ up_t <= ground_t + tolerance]
-    offset = cloud.joints[grounded] - contact_s.mean(axis=0)
-    out = pos.copy()
-    out[grounded] = contact_t.mean(axis=0) + offset - np.outer(offset @ up, up)
-    if _on_footprint(np.zeros(3), contact_t, up_t, tolerance):
-        at_origin = np.linalg.norm(cloud.joints[grounded] - origin, axis=1) <= tolerance
-        out[grounded[at_origin]] = 0.0
-    out[grounded] += np.outer(ground_t - out[grounded] @ up_t, up_t)
-    report.grounded_joints = [sk.names[j] for j in grounded]
-    return out
-
-
-def _on_footprint(point: np.ndarray, contact: np.ndarray, up: np.ndarray, tolerance: float) -> bool:
-    """Whether ``point`` lies on the ground of the ``contact`` points (within ``tolerance`` of
-    their lowest height) and inside the box their horizontal extent spans."""
-    if abs(point @ up - (contact @ up).min()) > tolerance:
-        return False
-    flat = contact - np.outer(contact @ up, up)
-    here = point - (point @ up) * up
-    return bool(((here >= flat.min(axis=0) - tolerance) & (here <= flat.max(axis=0) + tolerance)).all())
 
 
 #: the symmetry test (median distance of the reflected target to itself) uses at most
