@@ -322,3 +322,36 @@ def test_obj_corners_naming_missing_uvs_or_normals_are_read_and_named(tmp_path):
     mesh = load_mesh(path)
     assert mesh.n_faces == 2 and "OBJ texture coordinates of faces naming ones the file does not have" in mesh.look.lost
     assert set(mesh.look.document["meshes"][0]["primitives"][0]["attributes"]) == {"POSITION", "TEXCOORD_0"}
+
+
+# ---------------------------------------------------------------------------- FBX targets
+def test_fbx_uvs_normals_and_materials_with_their_texture_become_gltf(tmp_path):
+    """fixtures/target_heavy_textured.fbx, written by Blender (fixtures/make_fbx.py): a
+    cylindrical UV layer, flat normals, an embedded PNG on one material, a plain colour on
+    the faces above the neck."""
+    target = FIXTURES / "target_heavy_textured.fbx"
+    done = transfer_files(SOURCE, target, tmp_path / "rigged.glb", MARKERS)
+    assert not [w for w in done.report.warnings if "not carried" in w]
+    made, acc, buffers = document(tmp_path / "rigged.glb")
+    assert [m["name"] for m in made["materials"]] == ["skin", "hair"]
+    assert made["materials"][0]["pbrMetallicRoughness"]["baseColorTexture"] == {"index": 0}
+    np.testing.assert_allclose(made["materials"][1]["pbrMetallicRoughness"]["baseColorFactor"], [0.3, 0.2, 0.1, 1.0],
+                               atol=1e-6)
+    assert image_bytes(tmp_path / "rigged.glb")[0].startswith(b"\x89PNG")
+    prims = made["meshes"][0]["primitives"]
+    assert sorted(p["material"] for p in prims) == [0, 1]
+    rig = load_rig(tmp_path / "rigged.glb")
+    position, uv = acc.read(prims[0]["attributes"]["POSITION"]), acc.read(prims[0]["attributes"]["TEXCOORD_0"])
+    # the projection Blender's UVs were made by (Blender's (x, -z, y) is glTF's (x, y, z))
+    height = rig.mesh.vertices[:, 1]
+    u = np.arctan2(position[:, 0], position[:, 2]) / (2 * np.pi) + 0.5
+    v = (position[:, 1] - height.min()) / np.ptp(height)
+    np.testing.assert_allclose(uv[:, 0], u, atol=1e-5)
+    np.testing.assert_allclose(uv[:, 1], 1.0 - v, atol=1e-5)  # glTF's v runs down
+    # flat shading (Blender wrote each corner its face's normal): every corner its own vertex
+    normals = acc.read(prims[0]["attributes"]["NORMAL"])
+    faces = acc.read(prims[0]["indices"]).reshape(-1, 3)
+    tri = position[faces]
+    face_normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    face_normal /= np.linalg.norm(face_normal, axis=1, keepdims=True)
+    assert (np.einsum("ij,ij->i", normals[faces[:, 0]], face_normal) > 0.999).mean() > 0.99

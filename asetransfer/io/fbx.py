@@ -43,6 +43,7 @@ from ..model.skeleton import Skeleton
 from ..model.transforms import apply
 from .assembly import (MeshPiece, joined_shapes, merge_pieces, normalise_weights, stack_influences,
                        unique_joint_names)
+from .fbx_look import fbx_look
 from .fbx_scene import FbxScene
 from .fbx_shapes import geometry_shapes
 from .fbx_skin import (cluster_influences, cluster_links, joint_bind_matrices, mesh_bind_matrix, rigid_piece,
@@ -108,19 +109,20 @@ def read_fbx_mesh(path) -> Mesh:
     transform); skins are ignored (the mesh as modelled).  Vertex order: the control
     points of each mesh in turn, in file order.
     """
-    scene = FbxScene(path)
-    return mesh_from_scene(scene)
+    return mesh_from_scene(FbxScene(path))
 
 
 def mesh_from_scene(scene: FbxScene) -> Mesh:
-    """:func:`read_fbx_mesh` of a parsed file."""
-    pieces = []
-    for m, g in mesh_models(scene):
+    """:func:`read_fbx_mesh` of a parsed file, with the meshes' look (:mod:`.fbx_look`)."""
+    pieces, models = [], mesh_models(scene)
+    for m, g in models:
         verts, tris = geometry_arrays(scene, g)
         pieces.append(MeshPiece(scene.names[m], apply(scene.geometry_world(m), verts), tris))
     if not pieces:
         scene.fail("contains no triangle mesh")
-    return merge_pieces(scene.path, pieces)
+    mesh = merge_pieces(scene.path, pieces)
+    mesh.look = fbx_look(scene, models, mesh)
+    return mesh
 
 
 def read_fbx_rig(path) -> Rig:

@@ -26,6 +26,8 @@ class FbxScene:
     objects : id -> :class:`~.fbx_binary.FbxNode` of every object.
     names, kinds : id -> object name (namespace kept) and sub-type (``Mesh``, ``LimbNode``...).
     children : id -> ids of the objects connected below it (``OO`` connections, file order).
+    property_children : id -> (object id, property name) of the objects connected to one of
+        its properties (``OP``: a material's textures).
     parent_model : model id -> the model above it (0 for the scene root).
     settings : ``GlobalSettings`` properties.
     """
@@ -46,11 +48,13 @@ class FbxScene:
                 self.names[oid] = str(node.props[1]).split("\x00\x01")[0]
                 self.kinds[oid] = str(node.props[2])
                 self.order[oid] = len(self.order)
-        self.children, self.parents_of = {}, {}
+        self.children, self.parents_of, self.property_children = {}, {}, {}
         for c in sections["Connections"].all("C") if "Connections" in sections else []:
             if len(c.props) >= 3 and c.props[0] == "OO" and c.props[1] in self.objects:
                 self.children.setdefault(c.props[2], []).append(c.props[1])
                 self.parents_of.setdefault(c.props[1], []).append(c.props[2])
+            elif len(c.props) >= 4 and c.props[0] == "OP" and c.props[1] in self.objects:
+                self.property_children.setdefault(c.props[2], []).append((c.props[1], str(c.props[3])))
         self.parent_model = {m: next((p for p in self.parents_of.get(m, []) if self.is_model(p)), 0)
                              for m in self.objects if self.is_model(m)}
         self._check_tree()

@@ -1,0 +1,202 @@
+"""The look of an FBX target (:class:`~asetransfer.model.look.Look`, built by :mod:`.look_build`):
+its first UV set, normals and vertex colours (``LayerElementUV`` / ``Normal`` / ``Color``
+0, mapped by polygon vertex, by vertex or all the same, direct or through an index), its
+materials (``DiffuseColor`` x ``DiffuseFactor`` and ``Opacity`` as the base colour, the
+texture on ``DiffuseColor`` as the base colour texture: the ``Video``'s embedded content,
+else its file beside the FBX) one primitive per material (``LayerElementMaterial``).
+
+Each mesh is a part; its glTF vertices are its distinct (control point, UV, normal,
+colour) corners.  What is not carried (other UV and colour sets, tangents, binormals,
+other texture channels, a texture that cannot be read) is named in ``Look.lost``.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import InputError
+from ..model.mesh import Mesh
+from .fbx_scene import FbxScene
+from .files import read_bytes
+from .look_build import LookPart, build_look
+
+#: what a texture's first bytes say it is
+_MIME = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"))
+
+
+def fbx_look(scene: FbxScene, models: list, mesh: Mesh):
+    """The look of the meshes ``models`` ((model, geometry) in the order ``mesh`` merged them),
+    None when they hold nothing beyond positions and triangles."""
+    parts, lost, materials, images, known = [], [], [], [], {}
+    start = 0
+    for p, (model, geometry) in enumerate(models):
+        node = scene.objects[geometry]
+        pvi = np.asarray(node.child("PolygonVertexIndex").props[0], dtype=np.int64)
+        n_points = len(np.asarray(node.child("Vertices").props[0])) // 3
+        corner_point, corner_polygon, triangles = _corners(pvi)
+        world = scene.geometry_world(model)
+        attributes = _attributes(scene, node, corner_point, corner_polygon, world, lost)
+        slots = [_material(scene, m, known, materials, images, lost) for m in scene.linked(model, "Material")]
+        polygon_slot = _polygon_materials(node, int(corner_polygon.max(initial=-1)) + 1, len(slots))
+        parts.append(_part(mesh.parts[p], start + corner_point, mesh, attributes, triangles,
+                           polygon_slot[corner_polygon[triangles[:, 0]]], slots))
+        start += n_points
+    if not any(part.attributes for part in parts) and not materials:
+        return None
+    return build_look(scene.path, parts, materials, images, sorted(set(lost)))
+
+
+def _corners(pvi: np.ndarray) -> tuple:
+    """Each corner's control point and polygon, and the fan triangles as corner indices (the
+    order :func:`~.fbx.polygon_triangles` makes)."""
+    ends = np.flatnonzero(pvi < 0)
+    point = np.where(pvi < 0, ~pvi, pvi)
+    starts = np.concatenate([[0], ends[:-1] + 1]) if len(ends) else np.zeros(0, np.int64)
+    polygon = np.repeat(np.arange(len(starts)), ends - starts + 1)
+    n_tris = np.maximum(ends - starts - 1, 0)
+    poly = np.repeat(np.arange(len(starts)), n_tris)
+    k = np.arange(len(poly)) - np.repeat(np.cumsum(n_tris) - n_tris, n_tris) + 1
+    first = starts[poly]
+    return point[:len(polygon)], polygon, np.stack([first, first + k, first + k + 1], axis=1)
+
+
+def _layer(scene: FbxScene, node, element: str, values: str, index: str, width: int, corner_point, corner_polygon):
+    """(corners, width) values of layer ``element`` 0 at every corner, or None."""
+    layer = next((c for c in node.all(element) if c.props and c.props[0] == 0), None)
+    if layer is None or layer.child(values) is None:
+        return None
+    data = np.asarray(layer.child(values).props[0], dtype=np.float64)
+    if data.size % width:
+        return None  # malformed: the layer is dropped
+    data = data.reshape(-1, width)
+    mapping = str(layer.child("MappingInformationType").props[0]) if layer.child("MappingInformationType") else ""
+    reference = str(layer.child("ReferenceInformationType").props[0]) if layer.child("ReferenceInformationType") else ""
+    key = {"ByPolygonVertex": np.arange(len(corner_point)), "ByVertice": corner_point, "ByVertex": corner_point,
+           "ByPolygon": corner_polygon, "AllSame": np.zeros(len(corner_point), np.int64)}.get(mapping)
+    if key is None:
+        return None
+    if reference in ("IndexToDirect", "Index") and layer.child(index) is not None:
+        key = np.asarray(layer.child(index).props[0], dtype=np.int64)[key] if len(key) else key
+    if len(key) and (key.min() < 0 or key.max() >= len(data)):
+        return None  # a broken index: the layer is dropped (named as lost by the caller)
+    return data[key]
+
+
+def _attributes(scene: FbxScene, node, corner_point, corner_polygon, world: np.ndarray, lost: list) -> dict:
+    """glTF attribute name -> per-corner values of the carried layers (in the mesh's world)."""
+    out = {}
+    uv = _layer(scene, node, "LayerElementUV", "UV", "UVIndex", 2, corner_point, corner_polygon)
+    if uv is not None:
+        out["TEXCOORD_0"] = uv * [1.0, -1.0] + [0.0, 1.0]  # FBX's v up -> glTF's v down
+    normals = _layer(scene, node, "LayerElementNormal", "Normals", "NormalsIndex", 3, corner_point, corner_polygon)
+    if normals is not None:
+        turned = normals @ np.linalg.inv(world[:3, :3])
+        out["NORMAL"] = turned / np.maximum(np.linalg.norm(turned, axis=1, keepdims=True), 1e-30)
+    colours = _layer(scene, node, "LayerElementColor", "Colors", "ColorIndex", 4, corner_point, corner_polygon)
+    if colours is not None:
+        out["COLOR_0"] = np.clip(colours, 0.0, 1.0)
+    for element, label in (("LayerElementUV", "UV sets"), ("LayerElementColor", "colour sets"),
+                           ("LayerElementTangent", "tangents"), ("LayerElementBinormal", "binormals")):
+        others = [c for c in node.all(element) if not (c.props and c.props[0] == 0) or element in (
+            "LayerElementTangent", "LayerElementBinormal")]
+        if others:
+            lost.append(f"FBX {label} beyond the first" if element in ("LayerElementUV", "LayerElementColor")
+                        else f"FBX {label}")
+    return out
+
+
+def _polygon_materials(node, n_polygons: int, n_slots: int) -> np.ndarray:
+    """(polygons,) each polygon's material slot (-1: none)."""
+    layer = next((c for c in node.all("LayerElementMaterial") if c.props and c.props[0] == 0), None)
+    if layer is None or layer.child("Materials") is None or n_slots == 0:
+        return np.full(n_polygons, 0 if n_slots else -1, np.int64)
+    values = np.asarray(layer.child("Materials").props[0], dtype=np.int64)
+    mapping = str(layer.child("MappingInformationType").props[0]) if layer.child("MappingInformationType") else ""
+    slot = np.full(n_polygons, values[0] if len(values) else 0) if mapping == "AllSame" or len(values) != n_polygons \
+        else values
+    return np.where((slot >= 0) & (slot < n_slots), slot, -1)
+
+
+def _part(name: str, points: np.ndarray, mesh: Mesh, attributes: dict, triangles: np.ndarray, triangle_slot,
+          slots: list) -> LookPart:
+    """The glTF part of one mesh: its distinct corners (point and attribute values) and one
+    primitive per material."""
+    columns = [points[:, None].astype(np.float64)] + [attributes[a] for a in sorted(attributes)]
+    keys = np.concatenate(columns, axis=1)
+    unique, local = np.unique(keys, axis=0, return_inverse=True)
+    local = local.reshape(-1)
+    vertices = unique[:, 0].astype(np.int64)
+    part = LookPart(name, vertices, mesh.vertices[vertices])
+    at = 1
+    for a in sorted(attributes):
+        width = attributes[a].shape[1]
+        part.attributes[a] = unique[:, at:at + width]
+        at += width
+    faces = local[triangles]
+    for s in np.unique(triangle_slot):
+        part.primitives.append((faces[triangle_slot == s], None if s < 0 else slots[s]))
+    return part
+
+
+def _material(scene: FbxScene, material, known: dict, materials: list, images: list, lost: list) -> int:
+    """The glTF material index of FBX material ``material`` (made on first use)."""
+    if material in known:
+        return known[material]
+    props = scene.props(material)
+    colour = [float(x) for x in props.get("DiffuseColor", [0.8, 0.8, 0.8])[:3]]
+    factor = float(props.get("DiffuseFactor", 1.0)) if isinstance(props.get("DiffuseFactor", 1.0), (int, float)) else 1.0
+    opacity = props.get("Opacity", 1.0)
+    alpha = float(opacity) if isinstance(opacity, (int, float)) and 0 <= opacity <= 1 else 1.0
+    pbr = {"baseColorFactor": [c * factor for c in colour] + [alpha], "metallicFactor": 0.0, "roughnessFactor": 1.0}
+    texture = _diffuse_texture(scene, material, lost)
+    if texture is not None:
+        pbr["baseColorTexture"] = {"index": len(images)}
+        pbr["baseColorFactor"] = [1.0, 1.0, 1.0, alpha]  # the texture is the colour, as DCCs show it
+        images.append(texture)
+    entry = {"name": scene.names[material], "pbrMetallicRoughness": pbr}
+    if alpha < 1.0:
+        entry["alphaMode"] = "BLEND"
+    known[material] = len(materials)
+    materials.append(entry)
+    return known[material]
+
+
+def _diffuse_texture(scene: FbxScene, material, lost: list):
+    """(bytes, MIME type) of the texture on the material's diffuse colour, or None."""
+    for texture, channel in scene.property_children.get(material, []):
+        if scene.objects[texture].name != "Texture":
+            continue
+        if channel not in ("DiffuseColor", "Maya|baseColor", "Maya|TEX_color_map"):
+            lost.append(f"FBX textures on {channel}")
+            continue
+        data = _texture_bytes(scene, texture)
+        if data is None:
+            lost.append(f"FBX texture {scene.names[texture]!r} (neither embedded nor found beside the file)")
+            continue
+        mime = next((m for magic, m in _MIME if data.startswith(magic)), None)
+        if mime is None:
+            lost.append(f"FBX texture {scene.names[texture]!r} (not PNG or JPEG)")
+            continue
+        return data, mime
+    return None
+
+
+def _texture_bytes(scene: FbxScene, texture):
+    """A texture's image: its Video's embedded ``Content``, else the file it names beside the FBX."""
+    for video in scene.linked(texture, "Video"):
+        content = scene.objects[video].child("Content")
+        if content is not None and content.props and isinstance(content.props[0], (bytes, bytearray)) \
+                and len(content.props[0]):
+            return bytes(content.props[0])
+    node = scene.objects[texture]
+    for key in ("RelativeFilename", "FileName"):
+        name = node.child(key).props[0] if node.child(key) is not None and node.child(key).props else ""
+        if isinstance(name, str) and name:
+            path = os.path.join(os.path.dirname(os.fspath(scene.path)), name.replace("\\", "/"))
+            if os.path.isfile(path):
+                try:
+                    return read_bytes(path)
+                except InputError:
+                    return None
+    return None
