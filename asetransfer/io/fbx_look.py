@@ -144,10 +144,10 @@ def _material(scene: FbxScene, material, known: dict, materials: list, images: l
     if material in known:
         return known[material]
     props = scene.props(material)
-    colour = [float(x) for x in props.get("DiffuseColor", [0.8, 0.8, 0.8])[:3]]
-    factor = float(props.get("DiffuseFactor", 1.0)) if isinstance(props.get("DiffuseFactor", 1.0), (int, float)) else 1.0
-    opacity = props.get("Opacity", 1.0)
-    alpha = float(opacity) if isinstance(opacity, (int, float)) and 0 <= opacity <= 1 else 1.0
+    colour = _numbers(props.get("DiffuseColor"), 3, [0.8, 0.8, 0.8])
+    factor = _numbers(props.get("DiffuseFactor"), 1, [1.0])[0]
+    opacity = _numbers(props.get("Opacity"), 1, [1.0])[0]
+    alpha = opacity if 0.0 <= opacity <= 1.0 else 1.0
     pbr = {"baseColorFactor": [c * factor for c in colour] + [alpha], "metallicFactor": 0.0, "roughnessFactor": 1.0}
     texture = _diffuse_texture(scene, material, lost)
     if texture is not None:
@@ -160,6 +160,15 @@ def _material(scene: FbxScene, material, known: dict, materials: list, images: l
     known[material] = len(materials)
     materials.append(entry)
     return known[material]
+
+
+def _numbers(value, count: int, default: list) -> list:
+    """``count`` finite numbers from a property value (a number or a list), else ``default``."""
+    values = value if isinstance(value, (list, tuple, np.ndarray)) else [value]
+    if len(values) < count or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+                                      for v in values[:count]):
+        return default
+    return [float(v) for v in values[:count]]
 
 
 def _diffuse_texture(scene: FbxScene, material, lost: list):
