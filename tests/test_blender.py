@@ -274,3 +274,37 @@ def test_fbx_output_imports_into_blender_and_deforms_by_its_skin(tmp_path, sourc
                                 capture_output=True, text=True, timeout=600)
         line, = [s for s in placed.stdout.splitlines() if s.startswith("largest")]
         assert float(line.split()[1]) < 1e-5
+
+
+FBX_LOOK_CHECK = """
+import sys, bpy, json
+corners = []
+for path in sys.argv[1:]:
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.import_scene.fbx(filepath=path)
+    me = next(o for o in bpy.data.objects if o.type == "MESH").data
+    uv, seen = me.uv_layers[0].data, {}
+    for p in me.polygons:
+        key = tuple(sorted(p.vertices))
+        for i in p.loop_indices:
+            seen[(me.loops[i].vertex_index, key)] = (tuple(uv[i].uv), me.materials[p.material_index].name)
+    images = sorted(tuple(n.image.size) for m in me.materials for n in m.node_tree.nodes
+                    if n.type == "TEX_IMAGE" and n.image)
+    corners.append((seen, images))
+(a, images_a), (b, images_b) = corners
+print(json.dumps({"same_corners": a.keys() == b.keys(), "images": [images_a, images_b],
+                  "materials_same": all(a[k][1] == b[k][1] for k in a),
+                  "uv_diff": max(max(abs(x - y) for x, y in zip(a[k][0], b[k][0])) for k in a)}))
+"""
+
+
+def test_an_fbx_targets_uvs_materials_and_texture_reach_blender_from_the_rigged_fbx(tmp_path):
+    target, out = FIXTURES / "target_heavy_textured.fbx", tmp_path / "rigged.fbx"
+    run = command_line(tmp_path, "transfer", FIXTURES / "source.glb", target, "--markers",
+                       FIXTURES / "markers_heavy.json", "-o", out)
+    assert run.returncode == 0, run.stderr
+    check = subprocess.run([BLENDER_PYTHON, "-c", FBX_LOOK_CHECK, str(target), str(out)], capture_output=True,
+                           text=True, timeout=600)
+    r = json.loads(check.stdout.strip().splitlines()[-1])
+    assert r["same_corners"] and r["materials_same"] and r["uv_diff"] < 1e-6
+    assert r["images"][1] == r["images"][0] == [[64, 64]]

@@ -13,8 +13,9 @@ from conftest import FIXTURES
 from test_blendshapes import _shapes_of_fixture
 
 
-def _same_rig(a, b, tol):
-    """Joints by name (bind and rest), mesh and weights equal within ``tol`` of the body's size."""
+def _same_rig(a, b, tol, face_order=True):
+    """Joints by name (bind and rest), mesh and weights equal within ``tol`` of the body's size
+    (the triangles in another order when not ``face_order``: grouped by material)."""
     order = [b.skeleton.names.index(n) for n in a.skeleton.names]
     size = np.ptp(a.mesh.vertices, axis=0).max()
     np.testing.assert_allclose(b.skeleton.bind_world[order], a.skeleton.bind_world, atol=tol * size)
@@ -22,7 +23,12 @@ def _same_rig(a, b, tol):
     parent = lambda rig, j: rig.skeleton.names[rig.skeleton.parents[j]] if rig.skeleton.parents[j] >= 0 else None
     assert [parent(a, j) for j in range(a.skeleton.n_joints)] == [parent(b, j) for j in order]
     np.testing.assert_allclose(b.mesh.vertices, a.mesh.vertices, atol=tol * size)
-    np.testing.assert_array_equal(b.mesh.faces, a.mesh.faces)
+    if face_order:
+        np.testing.assert_array_equal(b.mesh.faces, a.mesh.faces)
+    else:
+        def rows(faces):
+            return np.unique(np.sort(faces, axis=1), axis=0)
+        np.testing.assert_array_equal(rows(b.mesh.faces), rows(a.mesh.faces))
     np.testing.assert_allclose(b.skin.to_dense()[:, order], a.skin.to_dense(), atol=1e-7)
 
 
@@ -83,3 +89,30 @@ def test_units_and_axis_system_follow_an_fbx_target(tmp_path):
     done = transfer_files(FIXTURES / "source.glb", FIXTURES / "target_tall.obj", tmp_path / "tall.fbx",
                           FIXTURES / "markers_tall.json")
     assert fbx_axis_system(tmp_path / "tall.fbx") == (1, 1, 2, 1, 0, 1)
+
+
+def _look_rows(mesh) -> np.ndarray:
+    """Every glTF vertex of a mesh's look as (mesh vertex, uv, normal) rows, sorted."""
+    from asetransfer.io.glb import Accessors
+
+    look = mesh.look
+    acc = Accessors(look.path, look.document, look.buffers)
+    rows = []
+    for piece in look.pieces:
+        attrs = look.document["meshes"][piece.mesh]["primitives"][piece.primitives[0]]["attributes"]
+        rows.append(np.concatenate([piece.vertices[:, None], acc.read(attrs["TEXCOORD_0"]),
+                                    acc.read(attrs["NORMAL"])], axis=1))
+    rows = np.concatenate(rows)
+    return rows[np.lexsort(rows.T[::-1])]
+
+
+def test_an_fbx_target_keeps_its_uvs_normals_materials_and_texture_in_fbx(tmp_path):
+    target = FIXTURES / "target_heavy_textured.fbx"
+    done = transfer_files(FIXTURES / "source.glb", target, tmp_path / "rigged.fbx", FIXTURES / "markers_heavy.json")
+    assert not [w for w in done.report.warnings if "not carried" in w]
+    given, made = at.load_mesh(target), at.load_mesh(tmp_path / "rigged.fbx")
+    np.testing.assert_allclose(_look_rows(made), _look_rows(given), atol=1e-6)  # every corner's UV and normal
+    assert [m["name"] for m in made.look.document["materials"]] == ["skin", "hair"]
+    images = made.look.document["images"]
+    assert len(images) == 1 and made.look.pieces[0].primitives == given.look.pieces[0].primitives
+    _same_rig(done.result.rig, at.load_rig(tmp_path / "rigged.fbx"), 1e-9, face_order=False)

@@ -7,9 +7,11 @@ The scene, as the FBX SDK and Blender's exporter lay it out:
 * one ``Model`` (``LimbNode``, with a ``LimbNode`` ``NodeAttribute``) per joint, parented
   as the skeleton, its rest pose as ``Lcl Translation`` / ``Lcl Rotation`` (Euler XYZ,
   degrees: ``R = Rz Ry Rx``) / ``Lcl Scaling``;
-* per part of the mesh (``mesh_parts``) a ``Mesh`` model at the origin and its ``Geometry``:
-  control points, triangles (``PolygonVertexIndex``, the last corner as ``~i``), normals and
-  UVs by vertex when the mesh has them (UV origin at the image's bottom left);
+* per part of the mesh a ``Mesh`` model at the origin and its ``Geometry``: control points,
+  triangles (``PolygonVertexIndex``, the last corner as ``~i``), normals and the first UV
+  set by polygon corner (UV origin at the image's bottom left), and with the target's look
+  (:mod:`.fbx_look_out`) its pieces as they were split, one Phong ``Material`` per glTF
+  material (diffuse colour, opacity, the base colour texture as an embedded ``Video``);
 * a ``Skin`` deformer per geometry and a ``Cluster`` per joint that weights it:
   ``Indexes``, ``Weights``, ``TransformLink`` = the joint's bind matrix and ``Transform`` =
   ``inv(TransformLink)`` times the mesh's (the identity), as FBX SDK and Blender write it;
@@ -22,6 +24,9 @@ Object ids count up from a constant: the same rig gives the same bytes.
 """
 from __future__ import annotations
 
+import logging
+import os
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -30,10 +35,12 @@ from ..config import influence_limit
 from ..model.rig import Rig
 from ..model.skin import SkinWeights
 from ..model.transforms import closest_rotation
-from .assembly import mesh_parts
 from .atomic import atomic_write, check_output_path
 from .fbx_binary import FbxNode as N
 from .fbx_bytes import VERSION, Int64, fbx_bytes
+from .fbx_look_out import FbxMaterial, FbxPart, parts_of_look, parts_of_mesh
+
+log = logging.getLogger("asetransfer")
 
 #: (UpAxis, UpAxisSign, FrontAxis, FrontAxisSign, CoordAxis, CoordAxisSign) of a Y-up and a Z-up rig,
 #: as Blender's exporter declares them (a Z-up file declared front -Y, coord +X came back mirrored)
@@ -41,8 +48,19 @@ AXES = {"Y": (1, 1, 2, 1, 0, 1), "Z": (2, 1, 1, 1, 0, -1)}
 _FIRST_ID = 1_000_000
 
 
+def write_fbx_over(look, rig: Rig, path, max_influences: int | None = 8, inputs=(), **options) -> None:
+    """:func:`write_fbx` with the target's look (:mod:`.fbx_look_out`): its meshes as they were
+    split, their UVs, normals and materials with their diffuse textures; what FBX is not given
+    (other attributes, the target's morph targets, other nodes) is named in one warning."""
+    from .gltf_over import look_contents
+
+    carried = ("material", "image")
+    dropped = [p for p in look_contents(look, carried=("NORMAL", "TEXCOORD_0")) if not p.rstrip("s").endswith(carried)]
+    write_fbx(path, rig, max_influences, inputs, look=look, dropped=dropped, **options)
+
+
 def write_fbx(path, rig: Rig, max_influences: int | None = 8, inputs=(), *, metres_per_unit: float = 1.0,
-              up_axis: str = "Y", fbx_axes: tuple | None = None) -> None:
+              up_axis: str = "Y", fbx_axes: tuple | None = None, look=None, dropped=()) -> None:
     """Write ``rig`` as binary FBX 7.4, atomically; ``inputs`` are never overwritten.
 
     Parameters
@@ -51,32 +69,40 @@ def write_fbx(path, rig: Rig, max_influences: int | None = 8, inputs=(), *, metr
     metres_per_unit, up_axis : what the file declares (``"Y"``/``"Z"``, a sign is kept).
     fbx_axes : the six axis-system values to declare instead (an FBX target's own, so the
         rig lies in every DCC where its target did), else :data:`AXES` of ``up_axis``.
+    look, dropped : the target's look and what of it FBX is not given (:func:`write_fbx_over`).
     """
     from .gltf_write import check_writable
 
     check_output_path(path, inputs)
     check_writable(rig)
-    nodes = fbx_nodes(rig, max_influences, metres_per_unit, up_axis, fbx_axes)
+    nodes, lost = fbx_nodes(rig, max_influences, metres_per_unit, up_axis, fbx_axes, look)
+    if list(dropped) + lost:
+        log.warning("%s: not carried to %s: %s", look.path, os.path.basename(os.fspath(path)),
+                    "; ".join(list(dropped) + lost))
     atomic_write(path, fbx_bytes(nodes), inputs=inputs)
 
 
 def fbx_nodes(rig: Rig, max_influences: int | None, metres_per_unit: float, up_axis: str,
-              fbx_axes: tuple | None = None) -> list:
-    """The top-level records of the file (module docstring)."""
+              fbx_axes: tuple | None = None, look=None) -> tuple:
+    """The top-level records of the file (module docstring) and what of ``look`` they lack."""
     scene = _Scene()
     joints = [scene.joint(rig, j) for j in range(rig.skeleton.n_joints)]
     skin = _pruned(rig.skin, max_influences)
+    parts, materials, lost = parts_of_look(look, rig.mesh) if look is not None else (None, [], [])
+    material_ids = [scene.material(m) for m in materials]
     meshes = []
-    for name, ids, tris in mesh_parts(rig.mesh):
-        meshes.append(scene.mesh(name, rig, ids, tris))
-        scene.skin(name, meshes[-1][1], joints, rig.skeleton.bind_world, skin[ids])
-        scene.shapes(name, meshes[-1][1], rig.shapes, ids)
+    for part in parts if parts is not None else parts_of_mesh(rig.mesh):
+        meshes.append(scene.mesh(part, rig))
+        for slot in part.materials:
+            scene.connect(material_ids[slot], meshes[-1][0])
+        scene.skin(part.name, meshes[-1][1], joints, rig.skeleton.bind_world, skin[part.ids])
+        scene.shapes(part.name, meshes[-1][1], rig.shapes, part.ids)
     scene.bind_pose([(m, np.eye(4)) for m, _ in meshes] + list(zip(joints, rig.skeleton.bind_world)))
     for j, p in enumerate(rig.skeleton.parents):
         scene.connect(joints[j], joints[p] if p >= 0 else 0)
     return [*_header(metres_per_unit, up_axis, fbx_axes), _definitions(scene.objects),
             N("Objects", [], scene.objects), N("Connections", [], scene.connections),
-            N("Takes", [], [N("Current", [""])])]
+            N("Takes", [], [N("Current", [""])])], lost
 
 
 def _pruned(skin: SkinWeights, max_influences: int | None) -> sp.csr_matrix:
@@ -126,29 +152,53 @@ class _Scene:
         self.connect(attribute, model)
         return model
 
-    def mesh(self, name: str, rig: Rig, ids: np.ndarray, tris: np.ndarray) -> tuple:
+    def mesh(self, part: FbxPart, rig: Rig) -> tuple:
         """A mesh model at the origin and its geometry; returns (model id, geometry id)."""
-        corners = np.ascontiguousarray(tris, dtype=np.int32).copy()
+        corners = np.ascontiguousarray(part.triangles, dtype=np.int32).copy()
         corners[:, 2] = ~corners[:, 2]
         children = [N("GeometryVersion", [124]),
-                    N("Vertices", [np.ascontiguousarray(rig.mesh.vertices[ids], dtype=np.float64).ravel()]),
+                    N("Vertices", [np.ascontiguousarray(rig.mesh.vertices[part.ids], dtype=np.float64).ravel()]),
                     N("PolygonVertexIndex", [corners.ravel()])]
         layers = []
-        if rig.mesh.normals is not None:
-            normals = rig.mesh.normals[ids] / np.maximum(np.linalg.norm(rig.mesh.normals[ids], axis=1)[:, None], 1e-30)
+        if part.normals is not None:
+            normals = part.normals / np.maximum(np.linalg.norm(part.normals, axis=1)[:, None], 1e-30)
             children.append(_layer_element("LayerElementNormal", "Normals", normals))
             layers.append("LayerElementNormal")
-        if rig.mesh.uv is not None:  # glTF's v down -> FBX's v up
-            children.append(_layer_element("LayerElementUV", "UV", rig.mesh.uv[ids] * [1.0, -1.0] + [0.0, 1.0]))
+        if part.uv is not None:
+            children.append(_layer_element("LayerElementUV", "UV", part.uv))
             layers.append("LayerElementUV")
+        if part.slots is not None and part.materials:
+            children.append(N("LayerElementMaterial", [0], [
+                N("Version", [101]), N("Name", [""]), N("MappingInformationType", ["ByPolygon"]),
+                N("ReferenceInformationType", ["IndexToDirect"]), N("Materials", [part.slots.astype(np.int32)])]))
+            layers.append("LayerElementMaterial")
         children.append(N("Layer", [0], [N("Version", [100])] + [
             N("LayerElement", [], [N("Type", [kind]), N("TypedIndex", [0])]) for kind in layers]))
-        geometry = self.add("Geometry", name, "Geometry", "Mesh", children)
-        model = self.add("Model", name, "Model", "Mesh", [N("Version", [232]), N("Shading", [True]),
-                                                           N("Culling", ["CullingOff"])])
+        geometry = self.add("Geometry", part.name, "Geometry", "Mesh", children)
+        model = self.add("Model", part.name, "Model", "Mesh", [N("Version", [232]), N("Shading", [True]),
+                                                                N("Culling", ["CullingOff"])])
         self.connect(model, 0)
         self.connect(geometry, model)
         return model, geometry
+
+    def material(self, material: FbxMaterial) -> Int64:
+        """A Phong material (diffuse colour, opacity) and its diffuse texture with the image embedded."""
+        props = N("Properties70", [], [_p("DiffuseColor", "Color", "", "A", *map(float, material.colour)),
+                                       _p("DiffuseFactor", "Number", "", "A", 1.0),
+                                       _p("Opacity", "Number", "", "A", float(material.alpha))])
+        oid = self.add("Material", material.name, "Material", "", [N("Version", [102]), N("ShadingModel", ["Phong"]),
+                                                                   N("MultiLayer", [0]), props])
+        if material.texture is not None:
+            data, filename = material.texture
+            video = self.add("Video", filename, "Video", "Clip", [
+                N("Type", ["Clip"]), N("Filename", [filename]), N("RelativeFilename", [filename]),
+                N("Content", [data])])
+            texture = self.add("Texture", filename, "Texture", "", [
+                N("Type", ["TextureVideoClip"]), N("Version", [202]), N("TextureName", [f"{filename}\x00\x01Texture"]),
+                N("Media", [f"{filename}\x00\x01Video"]), N("FileName", [filename]), N("RelativeFilename", [filename])])
+            self.connect(video, texture)
+            self.connections.append(N("C", ["OP", Int64(texture), Int64(oid), "DiffuseColor"]))
+        return oid
 
     def skin(self, name: str, geometry, joints: list, bind_world: np.ndarray, weights: sp.csr_matrix) -> None:
         """The geometry's skin deformer and a cluster per joint that weights one of its vertices."""
@@ -202,7 +252,8 @@ class _Scene:
 
 
 def _layer_element(kind: str, array: str, values: np.ndarray) -> N:
-    return N(kind, [0], [N("Version", [101]), N("Name", [""]), N("MappingInformationType", ["ByVertice"]),
+    """Layer 0 of ``kind``: ``values`` one row per polygon corner, in polygon order."""
+    return N(kind, [0], [N("Version", [101]), N("Name", [""]), N("MappingInformationType", ["ByPolygonVertex"]),
                          N("ReferenceInformationType", ["Direct"]),
                          N(array, [np.ascontiguousarray(values, dtype=np.float64).ravel()])])
 

@@ -1,0 +1,140 @@
+"""What the FBX writer makes meshes of: the rig's mesh, with the target's look when it has one.
+
+A :class:`FbxPart` is one FBX geometry: control points (rig-mesh vertices), triangles, and
+per corner the first UV set (FBX's v up) and normals, and per triangle a material slot.
+From a look (:class:`~asetransfer.model.look.Look`) each piece is a part and each of its
+glTF primitives' materials a slot (:class:`FbxMaterial`: base colour, alpha, base colour
+texture); without one, the mesh's parts with its own per-vertex normals and UVs.
+"""
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..model.look import Look
+from ..model.mesh import Mesh
+from .assembly import mesh_parts
+from .glb import Accessors, image_mime, read_beside
+
+
+@dataclass(eq=False)
+class FbxMaterial:
+    """A material as FBX holds it: ``DiffuseColor`` (3,), ``Opacity`` and the diffuse texture
+    ((bytes, file name) or None)."""
+
+    name: str
+    colour: tuple
+    alpha: float
+    texture: tuple | None = None
+
+
+@dataclass(eq=False)
+class FbxPart:
+    """One FBX geometry (module docstring); ``materials`` index the file's material list."""
+
+    name: str
+    ids: np.ndarray
+    triangles: np.ndarray
+    uv: np.ndarray | None = None
+    normals: np.ndarray | None = None
+    slots: np.ndarray | None = None
+    materials: tuple = ()
+
+
+def parts_of_mesh(mesh: Mesh) -> list:
+    """The mesh's parts (:func:`~.assembly.mesh_parts`), its per-vertex normals and UVs at
+    every corner."""
+    parts = []
+    for name, ids, tris in mesh_parts(mesh):
+        corners = ids[tris.ravel()]
+        uv = None if mesh.uv is None else mesh.uv[corners] * [1.0, -1.0] + [0.0, 1.0]
+        parts.append(FbxPart(name, ids, tris, uv, None if mesh.normals is None else mesh.normals[corners]))
+    return parts
+
+
+def parts_of_look(look: Look, mesh: Mesh) -> tuple:
+    """``(parts, materials, lost)`` of the target's look: one part per look piece, or None
+    for parts when the pieces do not hold every triangle of ``mesh`` (then its own parts)."""
+    from .gltf_over import turned_normals
+
+    doc, acc = look.document, Accessors(look.path, look.document, look.buffers)
+    materials, known, lost, parts = [], {}, [], []
+    for piece in look.pieces:
+        mesh_doc = doc["meshes"][piece.mesh]
+        prims = [mesh_doc["primitives"][k] for k in piece.primitives if mesh_doc["primitives"][k].get("mode", 4) == 4]
+        if not prims:
+            continue
+        attrs = prims[0]["attributes"]
+        triangles = [acc.read(p["indices"]).reshape(-1, 3).astype(np.int64) if "indices" in p
+                     else np.arange(len(piece.vertices)).reshape(-1, 3) for p in prims]
+        glb = np.concatenate(triangles)
+        points = piece.vertices[glb]
+        ids = np.unique(points)
+        uv = acc.read(attrs["TEXCOORD_0"])[glb.ravel()] * [1.0, -1.0] + [0.0, 1.0] if "TEXCOORD_0" in attrs else None
+        normals = turned_normals(piece.placement, acc.read(attrs["NORMAL"]))[glb.ravel()] if "NORMAL" in attrs else None
+        slots, used = [], []
+        for p, tris in zip(prims, triangles):
+            m = p.get("material")
+            if m not in known:
+                known[m] = len(materials)
+                materials.append(_material(look, acc, m, lost))
+            if known[m] not in used:
+                used.append(known[m])
+            slots.append(np.full(len(tris), used.index(known[m])))
+        node = doc["nodes"][piece.node]
+        parts.append(FbxPart(str(node.get("name") or mesh_doc.get("name") or f"mesh {piece.mesh}"), ids,
+                             np.searchsorted(ids, points), uv, normals, np.concatenate(slots), tuple(used)))
+    covered = np.zeros(mesh.n_vertices, bool)
+    for part in parts:
+        covered[part.ids] = True
+    if not covered[mesh.faces].all():
+        return None, [], lost
+    return parts, materials, lost
+
+
+def _material(look: Look, acc: Accessors, index, lost: list) -> FbxMaterial:
+    """The FBX form of glTF material ``index`` (None: the default material)."""
+    doc = look.document
+    material = doc.get("materials", [])[index] if isinstance(index, int) and 0 <= index < len(
+        doc.get("materials", [])) else {}
+    pbr = material.get("pbrMetallicRoughness", {}) if isinstance(material, dict) else {}
+    factor = pbr.get("baseColorFactor", [1.0, 1.0, 1.0, 1.0])
+    factor = [float(x) for x in factor] if isinstance(factor, list) and len(factor) == 4 else [1.0] * 4
+    name = str(material.get("name") or f"material {index}") if isinstance(material, dict) else "material"
+    texture = pbr.get("baseColorTexture", {}).get("index") if isinstance(pbr.get("baseColorTexture"), dict) else None
+    image = _texture_image(look, acc, texture, lost) if texture is not None else None
+    return FbxMaterial(name, tuple(factor[:3]), factor[3], image)
+
+
+def _texture_image(look: Look, acc: Accessors, texture: int, lost: list):
+    """(bytes, file name) of a glTF texture's image (in a buffer view, a data URI or a file
+    beside the look's file), or None (named in ``lost``)."""
+    doc = look.document
+    try:
+        source = doc["textures"][texture]["source"]
+        image = doc["images"][source]
+    except (KeyError, IndexError, TypeError):
+        lost.append(f"texture {texture} (no image)")
+        return None
+    data = None
+    if "bufferView" in image:
+        view = doc["bufferViews"][image["bufferView"]]
+        start = view.get("byteOffset", 0)
+        data = bytes(look.buffers[view.get("buffer", 0)][start:start + view["byteLength"]])
+    elif isinstance(image.get("uri"), str) and image["uri"].startswith("data:"):
+        data = base64.b64decode(image["uri"].split(",", 1)[1])
+    elif isinstance(image.get("uri"), str):
+        try:
+            data = read_beside(look.path, image["uri"], f"image {source} file {image['uri']!r}",
+                               "keep textures next to the .gltf")
+        except InputError as e:
+            lost.append(f"image {source} ({e.message})")
+            return None
+    mime = image_mime(data) if data else None
+    if mime not in ("image/png", "image/jpeg"):
+        lost.append(f"image {source} (not PNG or JPEG: FBX readers take those)")
+        return None
+    return data, f"{image.get('name') or f'image{source}'}.{'png' if mime == 'image/png' else 'jpg'}"
