@@ -164,29 +164,60 @@ def test_a_skinned_target_has_its_skin_replaced_and_said_so(placed, tmp_path):
                                atol=1e-6)
 
 
-def test_an_output_that_cannot_hold_the_look_names_what_it_drops(placed, tmp_path):
+@pytest.mark.parametrize("ext", [".usda", ".usdz"])
+def test_usd_holds_the_look_it_can_and_names_the_rest(placed, tmp_path, ext):
     pytest.importorskip("pxr")
+    from pxr import Usd, UsdGeom, UsdShade
+
+    from asetransfer.io.glb import Accessors
+    from test_usd import validation_errors
+
     target, _, _ = placed
-    done = transfer_files(SOURCE, target, tmp_path / "rigged.usda", MARKERS)
+    out = tmp_path / f"rigged{ext}"
+    done = transfer_files(SOURCE, target, out, MARKERS)
     line, = [w for w in done.report.warnings if "not carried" in w]
-    for what in ("COLOR_0", "TANGENT", "TEXCOORD_1", "2 materials", "3 images", "2 morph targets", "3 other nodes"):
+    for what in ("COLOR_0", "TANGENT", "TEXCOORD_1", "2 morph targets", "3 other nodes", "normalTexture",
+                 "metallicRoughnessTexture", "KHR_materials_sheen"):
         assert what in line, what
-    assert "TEXCOORD_0" not in line and "NORMAL" not in line  # USD holds these: each mesh's normals and st
-    from pxr import Usd, UsdGeom
+    assert "TEXCOORD_0" not in line and "NORMAL " not in line and "materials;" not in line
+    assert validation_errors(out) == []
+    stage = Usd.Stage.Open(str(out))
+    materials = {p.GetName(): UsdShade.Material(p) for p in stage.Traverse() if p.IsA(UsdShade.Material)}
+    assert sorted(materials) == ["cloth", "skin"]
+    texture = stage.GetPrimAtPath(materials["skin"].GetPath().AppendChild("diffuseTexture"))
+    asset = UsdShade.Shader(texture).GetInput("file").Get()
+    assert asset.path == "./rigged.textures/image0.png" and asset.resolvedPath
+    if ext == ".usdz":  # in the package
+        import zipfile
 
-    from asetransfer.io.assembly import mesh_parts
-
-    mesh = done.result.rig.mesh
-    stage = Usd.Stage.Open(str(tmp_path / "rigged.usda"))
-    prims = [UsdGeom.Mesh(p) for p in stage.Traverse() if p.IsA(UsdGeom.Mesh)]
-    assert len(prims) == len(mesh_parts(mesh))
-    for prim, (_, ids, _) in zip(prims, mesh_parts(mesh)):
-        st = UsdGeom.PrimvarsAPI(prim.GetPrim()).GetPrimvar("st")
-        assert st.GetInterpolation() == "vertex"
-        np.testing.assert_allclose(np.array(st.Get()), mesh.uv[ids] * [1, -1] + [0, 1], atol=1e-6)  # t = 1 - v
-        normals = np.array(prim.GetNormalsAttr().Get())
-        np.testing.assert_allclose(normals, mesh.normals[ids] / np.linalg.norm(mesh.normals[ids], axis=1)[:, None],
-                                   atol=1e-6)
+        with zipfile.ZipFile(out) as package:
+            assert package.read("rigged.textures/image0.png")[:4] == b"\x89PNG"
+    else:  # beside the layer
+        assert (tmp_path / "rigged.textures" / "image0.png").read_bytes()[:4] == b"\x89PNG"
+    # every corner's uv (USD's t up) as the target's first UV set
+    given = load_mesh(target).look
+    acc = Accessors(given.path, given.document, given.buffers)
+    mesh = [UsdGeom.Mesh(p) for p in stage.Traverse() if p.IsA(UsdGeom.Mesh)][0]  # the first piece's
+    st = UsdGeom.PrimvarsAPI(mesh.GetPrim()).GetPrimvar("st")
+    assert st.GetInterpolation() == "faceVarying"
+    corner_uv = {}
+    piece = given.pieces[0]
+    for k in piece.primitives:
+        prim = given.document["meshes"][piece.mesh]["primitives"][k]
+        if prim.get("mode", 4) == 4:
+            for v in acc.read(prim["indices"]).ravel():
+                corner_uv.setdefault(int(piece.vertices[v]), []).append(acc.read(prim["attributes"]["TEXCOORD_0"])[v])
+    points = np.array(mesh.GetFaceVertexIndicesAttr().Get())
+    ids = np.unique(np.concatenate([[piece.vertices[v] for v in acc.read(p["indices"]).ravel()]
+                                    for p in given.document["meshes"][piece.mesh]["primitives"]
+                                    if p.get("mode", 4) == 4]))
+    uv = np.array(st.Get()) * [1, -1] + [0, 1]
+    assert all(np.abs(np.array(corner_uv[int(ids[c])]) - u).max(axis=1).min() < 1e-6 for c, u in zip(points, uv))
+    bound = set()  # each mesh bound to its material, or each of its GeomSubsets to one
+    for prim in (p for p in stage.Traverse() if p.IsA(UsdGeom.Mesh)):
+        holders = [s.GetPrim() for s in UsdGeom.Subset.GetGeomSubsets(UsdGeom.Mesh(prim))] or [prim]
+        bound |= {UsdShade.MaterialBindingAPI(h).GetDirectBinding().GetMaterialPath().name for h in holders}
+    assert bound == {"cloth", "skin"}
 
 
 # ---------------------------------------------------------------------------- OBJ and PLY targets
@@ -355,3 +386,21 @@ def test_fbx_uvs_normals_and_materials_with_their_texture_become_gltf(tmp_path):
     face_normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
     face_normal /= np.linalg.norm(face_normal, axis=1, keepdims=True)
     assert (np.einsum("ij,ij->i", normals[faces[:, 0]], face_normal) > 0.999).mean() > 0.99
+
+
+def test_a_mesh_of_two_materials_binds_one_face_subset_to_each_in_usd(tmp_path):
+    pytest.importorskip("pxr")
+    from pxr import Usd, UsdGeom, UsdShade
+
+    from test_usd import validation_errors
+
+    out = tmp_path / "rigged.usdc"
+    transfer_files(SOURCE, FIXTURES / "target_heavy_textured.fbx", out, MARKERS)
+    assert validation_errors(out) == []
+    stage = Usd.Stage.Open(str(out))
+    mesh = next(UsdGeom.Mesh(p) for p in stage.Traverse() if p.IsA(UsdGeom.Mesh))
+    subsets = UsdGeom.Subset.GetGeomSubsets(mesh)
+    sizes = {UsdShade.MaterialBindingAPI(s.GetPrim()).GetDirectBinding().GetMaterialPath().name:
+             len(s.GetIndicesAttr().Get()) for s in subsets}
+    assert sizes == {"skin": 15207, "hair": 791}  # the faces above the neck are the hair's
+    assert (tmp_path / "rigged.textures" / "image0.png").is_file()

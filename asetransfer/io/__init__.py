@@ -32,7 +32,7 @@ RIG_WRITERS = {".glb": write_rig, ".gltf": write_rig, ".fbx": "fbx_write:write_f
 #: extension -> writer of a rig over its target's look (:class:`~asetransfer.model.look.Look`),
 #: called as ``writer(look, rig, path, max_influences=, inputs=)``
 LOOK_WRITERS = {".glb": "gltf_over:write_rig_over", ".gltf": "gltf_over:write_rig_over",
-                ".fbx": "fbx_write:write_fbx_over"}
+                ".fbx": "fbx_write:write_fbx_over", **{ext: "usd:write_usd_over" for ext in USD_EXTENSIONS}}
 #: extension -> reader of the units and up axis a file declares
 FRAME_READERS = {".fbx": "fbx_scene:fbx_frame", **{ext: "usd:usd_frame" for ext in USD_EXTENSIONS}}
 

@@ -10,7 +10,7 @@ The scene, as the FBX SDK and Blender's exporter lay it out:
 * per part of the mesh a ``Mesh`` model at the origin and its ``Geometry``: control points,
   triangles (``PolygonVertexIndex``, the last corner as ``~i``), normals and the first UV
   set by polygon corner (UV origin at the image's bottom left), and with the target's look
-  (:mod:`.fbx_look_out`) its pieces as they were split, one Phong ``Material`` per glTF
+  (:mod:`.look_parts`) its pieces as they were split, one Phong ``Material`` per glTF
   material (diffuse colour, opacity, the base colour texture as an embedded ``Video``);
 * a ``Skin`` deformer per geometry and a ``Cluster`` per joint that weights it:
   ``Indexes``, ``Weights``, ``TransformLink`` = the joint's bind matrix and ``Transform`` =
@@ -38,7 +38,7 @@ from ..model.transforms import closest_rotation
 from .atomic import atomic_write, check_output_path
 from .fbx_binary import FbxNode as N
 from .fbx_bytes import VERSION, Int64, fbx_bytes
-from .fbx_look_out import FbxMaterial, FbxPart, parts_of_look, parts_of_mesh
+from .look_parts import WrittenMaterial, WrittenPart, parts_of_look, parts_of_mesh
 
 log = logging.getLogger("asetransfer")
 
@@ -49,7 +49,7 @@ _FIRST_ID = 1_000_000
 
 
 def write_fbx_over(look, rig: Rig, path, max_influences: int | None = 8, inputs=(), **options) -> None:
-    """:func:`write_fbx` with the target's look (:mod:`.fbx_look_out`): its meshes as they were
+    """:func:`write_fbx` with the target's look (:mod:`.look_parts`): its meshes as they were
     split, their UVs, normals and materials with their diffuse textures; what FBX is not given
     (other attributes, the target's morph targets, other nodes) is named in one warning."""
     from .gltf_over import look_contents
@@ -152,7 +152,7 @@ class _Scene:
         self.connect(attribute, model)
         return model
 
-    def mesh(self, part: FbxPart, rig: Rig) -> tuple:
+    def mesh(self, part: WrittenPart, rig: Rig) -> tuple:
         """A mesh model at the origin and its geometry; returns (model id, geometry id)."""
         corners = np.ascontiguousarray(part.triangles, dtype=np.int32).copy()
         corners[:, 2] = ~corners[:, 2]
@@ -181,7 +181,7 @@ class _Scene:
         self.connect(geometry, model)
         return model, geometry
 
-    def material(self, material: FbxMaterial) -> Int64:
+    def material(self, material: WrittenMaterial) -> Int64:
         """A Phong material (diffuse colour, opacity) and its diffuse texture with the image embedded."""
         props = N("Properties70", [], [_p("DiffuseColor", "Color", "", "A", *map(float, material.colour)),
                                        _p("DiffuseFactor", "Number", "", "A", 1.0),

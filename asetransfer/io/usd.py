@@ -20,6 +20,7 @@ joint orientation split (orient / rotation) is not kept: USD has the local rest 
 """
 from __future__ import annotations
 
+import logging
 import os
 import re
 import tempfile
@@ -33,10 +34,13 @@ from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..model.skin import SkinWeights
 from ..model.transforms import apply, global_from_local
-from .assembly import MeshPiece, joined_shapes, merge_pieces, mesh_parts, stack_influences
+from .assembly import MeshPiece, joined_shapes, merge_pieces, stack_influences
 from .atomic import atomic_write, check_output_path
 from .files import read_bytes
+from .look_parts import parts_of_look, parts_of_mesh
+from .usd_look import bind_materials, define_corner_primvars, define_materials, texture_files
 
+log = logging.getLogger("asetransfer")
 MISSING = 'writing and reading USD needs usd-core: pip install "asetransfer[usd]"'
 ROOT, SKELETON = "/Character", "/Character/Skeleton"
 
@@ -108,7 +112,7 @@ def _weights(rig: Rig, max_influences: int | None) -> tuple:
 
 
 def rig_to_stage(rig: Rig, *, max_influences: int | None = 8, metres_per_unit: float = 1.0, up_axis: str = "Y",
-                 path=None):
+                 path=None, look=None, texture_folder: str = "textures") -> tuple:
     """An in-memory Usd.Stage holding ``rig`` (layout in the module docstring).
 
     Parameters
@@ -116,6 +120,14 @@ def rig_to_stage(rig: Rig, *, max_influences: int | None = 8, metres_per_unit: f
     rig : the character; its skin pruned to ``max_influences`` per vertex.
     metres_per_unit, up_axis : stage metadata (``up_axis`` "Y" or "Z", a sign is dropped).
     path : the output file, named in errors.
+    look : the target's look (:mod:`.usd_look`: its meshes, corner normals and UVs,
+        materials), None: the rig's mesh parts.
+    texture_folder : where the materials' textures are, relative to the layer.
+
+    Returns
+    -------
+    stage; textures: file name -> image bytes the stage refers to; lost: what of the look
+    could not be written.
     """
     gf, sdf, usd, usd_geom, usd_skel, vt = _pxr(path)
     stage = usd.Stage.CreateInMemory()
@@ -131,31 +143,18 @@ def rig_to_stage(rig: Rig, *, max_influences: int | None = 8, metres_per_unit: f
     skel.CreateRestTransformsAttr(_matrices(gf, vt, sk.rest_local()))
     usd_skel.BindingAPI.Apply(root.GetPrim()).CreateSkeletonRel().SetTargets([sdf.Path(SKELETON)])
     idx, w = _weights(rig, max_influences)
-    names = _unique([usd_identifier(n) for n, _, _ in mesh_parts(rig.mesh)])
-    for name, (part, ids, tris) in zip(names, mesh_parts(rig.mesh)):
-        prim = _define_mesh(stage, f"{ROOT}/{name}", points=rig.mesh.vertices[ids], triangles=tris,
-                            indices=idx[ids], weights=w[ids])
-        _define_surface_primvars(prim, None if rig.mesh.normals is None else rig.mesh.normals[ids],
-                                 None if rig.mesh.uv is None else rig.mesh.uv[ids])
-        if name != part:
-            prim.SetDisplayName(part)  # the rig's own part name, which a prim name cannot hold
-        _define_blend_shapes(stage, prim, ids, rig.shapes)
-    return stage
-
-
-def _define_surface_primvars(mesh_prim, normals, uv) -> None:
-    """The mesh's own normals and texture coordinates, vertex-interpolated (``normals``, and
-    ``primvars:st`` with USD's origin at the image's bottom left: ``t = 1 - v``); None: none."""
-    gf, sdf, usd, usd_geom, usd_skel, vt = _pxr(None)
-    mesh = usd_geom.Mesh(mesh_prim)
-    if normals is not None:
-        unit = normals / np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-30)
-        mesh.CreateNormalsAttr(vt.Vec3fArray.FromNumpy(np.ascontiguousarray(unit, dtype=np.float32)))
-        mesh.SetNormalsInterpolation(usd_geom.Tokens.vertex)
-    if uv is not None:
-        st = usd_geom.PrimvarsAPI(mesh_prim).CreatePrimvar("st", sdf.ValueTypeNames.TexCoord2fArray,
-                                                           usd_geom.Tokens.vertex)
-        st.Set(vt.Vec2fArray.FromNumpy(np.ascontiguousarray(uv * [1.0, -1.0] + [0.0, 1.0], dtype=np.float32)))
+    parts, materials, lost = parts_of_look(look, rig.mesh) if look is not None else (None, [], [])
+    parts = parts if parts is not None else parts_of_mesh(rig.mesh)
+    shaders = define_materials(stage, materials, _unique([usd_identifier(m.name) for m in materials]), texture_folder)
+    for name, part in zip(_unique([usd_identifier(p.name) for p in parts]), parts):
+        prim = _define_mesh(stage, f"{ROOT}/{name}", points=rig.mesh.vertices[part.ids], triangles=part.triangles,
+                            indices=idx[part.ids], weights=w[part.ids])
+        define_corner_primvars(prim, part)
+        bind_materials(prim, part, shaders)
+        if name != part.name:
+            prim.SetDisplayName(part.name)  # the rig's own part name, which a prim name cannot hold
+        _define_blend_shapes(stage, prim, part.ids, rig.shapes)
+    return stage, texture_files(materials), lost
 
 
 def _define_blend_shapes(stage, mesh_prim, ids: np.ndarray, shapes) -> None:
@@ -203,32 +202,58 @@ def _define_mesh(stage, prim_path: str, *, points, triangles, indices, weights):
     return mesh.GetPrim()
 
 
+def write_usd_over(look, rig: Rig, path, max_influences: int | None = 8, inputs=(), **options) -> None:
+    """:func:`write_usd` with the target's look (:mod:`.usd_look`); what USD is not given (other
+    attributes, the target's morph targets, other nodes) is named in one warning."""
+    from .gltf_over import look_contents
+
+    dropped = [p for p in look_contents(look, carried=("NORMAL", "TEXCOORD_0"))
+               if not p.rstrip("s").endswith(("material", "image"))]
+    write_usd(path, rig, max_influences, inputs, look=look, dropped=dropped, **options)
+
+
 def write_usd(path, rig: Rig, max_influences: int | None = 8, inputs=(), *, metres_per_unit: float = 1.0,
-              up_axis: str = "Y") -> None:
+              up_axis: str = "Y", look=None, dropped=()) -> None:
     """Write ``rig`` as .usda (text; same rig -> same bytes), .usdc (binary) or .usdz
-    (a package holding one .usdc), atomically; ``inputs`` are never overwritten."""
+    (a package holding one .usdc and its textures), atomically; ``inputs`` are never
+    overwritten.  With ``look`` (:func:`write_usd_over`) the materials' textures go beside a
+    .usda/.usdc in ``<name>.textures/``."""
     from .gltf_write import check_writable
 
     check_output_path(path, inputs)
     check_writable(rig)
-    stage = rig_to_stage(rig, max_influences=max_influences, metres_per_unit=metres_per_unit,
-                         up_axis=up_axis, path=path)
+    folder = os.path.splitext(os.path.basename(os.fspath(path)))[0] + ".textures"
+    stage, textures, lost = rig_to_stage(rig, max_influences=max_influences, metres_per_unit=metres_per_unit,
+                                         up_axis=up_axis, path=path, look=look, texture_folder=folder)
+    if list(dropped) + lost:
+        log.warning("%s: not carried to %s: %s", look.path, os.path.basename(os.fspath(path)),
+                    "; ".join(list(dropped) + lost))
     ext = os.path.splitext(os.fspath(path))[1].lower()
-    if ext == ".usda":
-        data = stage.GetRootLayer().ExportToString().encode("utf-8")
-    else:
-        data = _binary_usd(path, stage, ext)
+    if ext == ".usdz":
+        atomic_write(path, _binary_usd(path, stage, ext, {f"{folder}/{k}": v for k, v in textures.items()}),
+                     inputs=inputs)
+        return
+    for name, data in textures.items():  # beside the layer, which refers to them
+        target = os.path.join(os.path.dirname(os.path.abspath(os.fspath(path))), folder, name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        atomic_write(target, data, inputs=inputs)
+    data = stage.GetRootLayer().ExportToString().encode("utf-8") if ext == ".usda" else _binary_usd(path, stage, ext)
     atomic_write(path, data, inputs=inputs)
 
 
-def _binary_usd(path, stage, ext: str) -> bytes:
-    """The bytes of ``stage`` as .usdc, or as a .usdz package of one .usdc (made in a
-    temporary folder, since usd-core writes those formats to files only)."""
+def _binary_usd(path, stage, ext: str, files: dict | None = None) -> bytes:
+    """The bytes of ``stage`` as .usdc, or as a .usdz package of one .usdc and ``files``
+    (relative path -> bytes: its textures), made in a temporary folder, since usd-core writes
+    those formats to files only."""
     from pxr import UsdUtils
 
     with tempfile.TemporaryDirectory(prefix="asetransfer-usd-") as tmp:
         usdc = os.path.join(tmp, "character.usdc")
         stage.GetRootLayer().Export(usdc)
+        for name, data in (files or {}).items():
+            os.makedirs(os.path.dirname(os.path.join(tmp, name)), exist_ok=True)
+            with open(os.path.join(tmp, name), "wb") as f:
+                f.write(data)
         out = usdc
         if ext == ".usdz":
             out = os.path.join(tmp, "character.usdz")

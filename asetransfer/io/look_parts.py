@@ -1,9 +1,11 @@
-"""What the FBX writer makes meshes of: the rig's mesh, with the target's look when it has one.
+"""The meshes a writer without a glTF document (FBX, USD) makes of a rig: the rig's mesh,
+with the target's look when it has one.
 
-A :class:`FbxPart` is one FBX geometry: control points (rig-mesh vertices), triangles, and
-per corner the first UV set (FBX's v up) and normals, and per triangle a material slot.
-From a look (:class:`~asetransfer.model.look.Look`) each piece is a part and each of its
-glTF primitives' materials a slot (:class:`FbxMaterial`: base colour, alpha, base colour
+A :class:`WrittenPart` is one mesh of the file: its points (rig-mesh vertices), triangles,
+and per corner the first UV set (origin at the image's bottom left, as FBX and USD have
+it) and normals, and per triangle a material slot.  From a look
+(:class:`~asetransfer.model.look.Look`) each piece is a part and each of its glTF
+primitives' materials a slot (:class:`WrittenMaterial`: base colour, alpha, base colour
 texture); without one, the mesh's parts with its own per-vertex normals and UVs.
 """
 from __future__ import annotations
@@ -21,9 +23,9 @@ from .glb import Accessors, image_mime, read_beside
 
 
 @dataclass(eq=False)
-class FbxMaterial:
-    """A material as FBX holds it: ``DiffuseColor`` (3,), ``Opacity`` and the diffuse texture
-    ((bytes, file name) or None)."""
+class WrittenMaterial:
+    """A material as FBX and USD hold it: the diffuse colour (3,), the opacity and the diffuse
+    texture ((bytes, file name) or None)."""
 
     name: str
     colour: tuple
@@ -32,8 +34,8 @@ class FbxMaterial:
 
 
 @dataclass(eq=False)
-class FbxPart:
-    """One FBX geometry (module docstring); ``materials`` index the file's material list."""
+class WrittenPart:
+    """One mesh of the file (module docstring); ``materials`` index the file's material list."""
 
     name: str
     ids: np.ndarray
@@ -51,7 +53,7 @@ def parts_of_mesh(mesh: Mesh) -> list:
     for name, ids, tris in mesh_parts(mesh):
         corners = ids[tris.ravel()]
         uv = None if mesh.uv is None else mesh.uv[corners] * [1.0, -1.0] + [0.0, 1.0]
-        parts.append(FbxPart(name, ids, tris, uv, None if mesh.normals is None else mesh.normals[corners]))
+        parts.append(WrittenPart(name, ids, tris, uv, None if mesh.normals is None else mesh.normals[corners]))
     return parts
 
 
@@ -85,7 +87,7 @@ def parts_of_look(look: Look, mesh: Mesh) -> tuple:
                 used.append(known[m])
             slots.append(np.full(len(tris), used.index(known[m])))
         node = doc["nodes"][piece.node]
-        parts.append(FbxPart(str(node.get("name") or mesh_doc.get("name") or f"mesh {piece.mesh}"), ids,
+        parts.append(WrittenPart(str(node.get("name") or mesh_doc.get("name") or f"mesh {piece.mesh}"), ids,
                              np.searchsorted(ids, points), uv, normals, np.concatenate(slots), tuple(used)))
     covered = np.zeros(mesh.n_vertices, bool)
     for part in parts:
@@ -95,8 +97,8 @@ def parts_of_look(look: Look, mesh: Mesh) -> tuple:
     return parts, materials, lost
 
 
-def _material(look: Look, acc: Accessors, index, lost: list) -> FbxMaterial:
-    """The FBX form of glTF material ``index`` (None: the default material)."""
+def _material(look: Look, acc: Accessors, index, lost: list) -> WrittenMaterial:
+    """The written form of glTF material ``index`` (None: the default material)."""
     doc = look.document
     material = doc.get("materials", [])[index] if isinstance(index, int) and 0 <= index < len(
         doc.get("materials", [])) else {}
@@ -106,7 +108,11 @@ def _material(look: Look, acc: Accessors, index, lost: list) -> FbxMaterial:
     name = str(material.get("name") or f"material {index}") if isinstance(material, dict) else "material"
     texture = pbr.get("baseColorTexture", {}).get("index") if isinstance(pbr.get("baseColorTexture"), dict) else None
     image = _texture_image(look, acc, texture, lost) if texture is not None else None
-    return FbxMaterial(name, tuple(factor[:3]), factor[3], image)
+    others = [k for k in ("normalTexture", "occlusionTexture", "emissiveTexture") if k in material] + \
+        [k for k in ("metallicRoughnessTexture",) if k in pbr] + sorted(material.get("extensions", {}) or {})
+    if others:
+        lost.append(f"material {name!r}: {', '.join(others)}")
+    return WrittenMaterial(name, tuple(factor[:3]), factor[3], image)
 
 
 def _texture_image(look: Look, acc: Accessors, texture: int, lost: list):
@@ -135,6 +141,6 @@ def _texture_image(look: Look, acc: Accessors, texture: int, lost: list):
             return None
     mime = image_mime(data) if data else None
     if mime not in ("image/png", "image/jpeg"):
-        lost.append(f"image {source} (not PNG or JPEG: FBX readers take those)")
+        lost.append(f"image {source} (not PNG or JPEG: what FBX and USD readers take)")
         return None
-    return data, f"{image.get('name') or f'image{source}'}.{'png' if mime == 'image/png' else 'jpg'}"
+    return data, f"image{source}.{'png' if mime == 'image/png' else 'jpg'}"  # one file per image, named once
