@@ -116,3 +116,29 @@ def test_an_fbx_target_keeps_its_uvs_normals_materials_and_texture_in_fbx(tmp_pa
     images = made.look.document["images"]
     assert len(images) == 1 and made.look.pieces[0].primitives == given.look.pieces[0].primitives
     _same_rig(done.result.rig, at.load_rig(tmp_path / "rigged.fbx"), 1e-9, face_order=False)
+
+
+def test_a_gltf_targets_colours_uvs_and_materials_reach_the_fbx(tmp_path):
+    from look_builder import Look, write_gltf
+
+    body = at.load_mesh(FIXTURES / "target_heavy.ply")
+    target = write_gltf(tmp_path / "character.glb", Look(body.vertices, body.faces))  # two UV sets, colours, ...
+    done = transfer_files(FIXTURES / "source.glb", target, tmp_path / "rigged.fbx", FIXTURES / "markers_heavy.json")
+    line, = [w for w in done.report.warnings if "not carried" in w]
+    assert "COLOR_0" not in line and "TEXCOORD_1" in line  # the first colour set goes; the second UV set does not
+    given, made = at.load_mesh(target).look, at.load_mesh(tmp_path / "rigged.fbx").look
+    from asetransfer.io.glb import Accessors
+
+    def colours(look):
+        acc = Accessors(look.path, look.document, look.buffers)
+        rows = []
+        for piece in look.pieces:
+            attrs = look.document["meshes"][piece.mesh]["primitives"][piece.primitives[0]]["attributes"]
+            values = acc.read(attrs["COLOR_0"])
+            values = values if values.shape[1] == 4 else np.concatenate([values, np.ones((len(values), 1))], axis=1)
+            rows.append(np.concatenate([piece.vertices[:, None], values], axis=1))
+        return np.unique(np.round(np.concatenate(rows), 5), axis=0)
+
+    np.testing.assert_allclose(colours(made), colours(given), atol=1e-5)
+    assert sorted(m["name"] for m in made.document["materials"]) == sorted(
+        m["name"] for m in given.document["materials"])

@@ -55,7 +55,8 @@ def write_fbx_over(look, rig: Rig, path, max_influences: int | None = 8, inputs=
     from .gltf_over import look_contents
 
     carried = ("material", "image")
-    dropped = [p for p in look_contents(look, carried=("NORMAL", "TEXCOORD_0")) if not p.rstrip("s").endswith(carried)]
+    dropped = [p for p in look_contents(look, carried=("NORMAL", "TEXCOORD_0", "COLOR_0"))
+               if not p.rstrip("s").endswith(carried)]
     write_fbx(path, rig, max_influences, inputs, look=look, dropped=dropped, **options)
 
 
@@ -167,6 +168,9 @@ class _Scene:
         if part.uv is not None:
             children.append(_layer_element("LayerElementUV", "UV", part.uv))
             layers.append("LayerElementUV")
+        if part.colours is not None:
+            children.append(_layer_element("LayerElementColor", "Colors", part.colours))
+            layers.append("LayerElementColor")
         if part.slots is not None and part.materials:
             children.append(N("LayerElementMaterial", [0], [
                 N("Version", [101]), N("Name", [""]), N("MappingInformationType", ["ByPolygon"]),

@@ -3,7 +3,7 @@ with the target's look when it has one.
 
 A :class:`WrittenPart` is one mesh of the file: its points (rig-mesh vertices), triangles,
 and per corner the first UV set (origin at the image's bottom left, as FBX and USD have
-it) and normals, and per triangle a material slot.  From a look
+it), normals and first colour set, and per triangle a material slot.  From a look
 (:class:`~asetransfer.model.look.Look`) each piece is a part and each of its glTF
 primitives' materials a slot (:class:`WrittenMaterial`: base colour, alpha, base colour
 texture); without one, the mesh's parts with its own per-vertex normals and UVs.
@@ -44,6 +44,7 @@ class WrittenPart:
     normals: np.ndarray | None = None
     slots: np.ndarray | None = None
     materials: tuple = ()
+    colours: np.ndarray | None = None  # (corners, 4) RGBA in [0, 1]
 
 
 def parts_of_mesh(mesh: Mesh) -> list:
@@ -77,6 +78,7 @@ def parts_of_look(look: Look, mesh: Mesh) -> tuple:
         ids = np.unique(points)
         uv = acc.read(attrs["TEXCOORD_0"])[glb.ravel()] * [1.0, -1.0] + [0.0, 1.0] if "TEXCOORD_0" in attrs else None
         normals = turned_normals(piece.placement, acc.read(attrs["NORMAL"]))[glb.ravel()] if "NORMAL" in attrs else None
+        colours = _rgba(acc.read(attrs["COLOR_0"]))[glb.ravel()] if "COLOR_0" in attrs else None
         slots, used = [], []
         for p, tris in zip(prims, triangles):
             m = p.get("material")
@@ -88,13 +90,19 @@ def parts_of_look(look: Look, mesh: Mesh) -> tuple:
             slots.append(np.full(len(tris), used.index(known[m])))
         node = doc["nodes"][piece.node]
         parts.append(WrittenPart(str(node.get("name") or mesh_doc.get("name") or f"mesh {piece.mesh}"), ids,
-                             np.searchsorted(ids, points), uv, normals, np.concatenate(slots), tuple(used)))
+                             np.searchsorted(ids, points), uv, normals, np.concatenate(slots), tuple(used), colours))
     covered = np.zeros(mesh.n_vertices, bool)
     for part in parts:
         covered[part.ids] = True
     if not covered[mesh.faces].all():
         return None, [], lost
     return parts, materials, lost
+
+
+def _rgba(colours: np.ndarray) -> np.ndarray:
+    """(n, 4) RGBA in [0, 1] of glTF COLOR values (RGB: opaque)."""
+    colours = np.clip(np.asarray(colours, dtype=np.float64), 0.0, 1.0)
+    return colours if colours.shape[1] == 4 else np.concatenate([colours, np.ones((len(colours), 1))], axis=1)
 
 
 def _material(look: Look, acc: Accessors, index, lost: list) -> WrittenMaterial:

@@ -1,5 +1,6 @@
-"""The look of a rigged mesh in USD (:mod:`.look_parts`): each mesh's normals and first UV
-set by polygon corner (``normals``, ``primvars:st``, ``faceVarying``), and its materials as
+"""The look of a rigged mesh in USD (:mod:`.look_parts`): each mesh's normals, first UV set
+and colours by polygon corner (``normals``, ``primvars:st``, ``primvars:displayColor`` and
+``displayOpacity``, ``faceVarying``), and its materials as
 ``UsdPreviewSurface`` shaders (``diffuseColor``, ``opacity``; the base colour texture through
 a ``UsdUVTexture`` reading ``st``), bound to the mesh, or to one ``GeomSubset`` of its faces
 per material (family ``materialBind``).  Texture images are asset files the writer puts
@@ -15,7 +16,7 @@ MATERIALS = "/Character/Materials"
 
 
 def define_corner_primvars(mesh_prim, part: WrittenPart) -> None:
-    """The part's per-corner normals and UVs (``faceVarying``) on ``mesh_prim``."""
+    """The part's per-corner normals, UVs and colours (``faceVarying``) on ``mesh_prim``."""
     from pxr import Sdf, UsdGeom, Vt
 
     mesh = UsdGeom.Mesh(mesh_prim)
@@ -27,6 +28,12 @@ def define_corner_primvars(mesh_prim, part: WrittenPart) -> None:
         st = UsdGeom.PrimvarsAPI(mesh_prim).CreatePrimvar("st", Sdf.ValueTypeNames.TexCoord2fArray,
                                                           UsdGeom.Tokens.faceVarying)
         st.Set(Vt.Vec2fArray.FromNumpy(np.ascontiguousarray(part.uv, dtype=np.float32)))
+    if part.colours is not None:
+        mesh.CreateDisplayColorPrimvar(UsdGeom.Tokens.faceVarying).Set(
+            Vt.Vec3fArray.FromNumpy(np.ascontiguousarray(part.colours[:, :3], dtype=np.float32)))
+        if (part.colours[:, 3] < 1.0).any():
+            mesh.CreateDisplayOpacityPrimvar(UsdGeom.Tokens.faceVarying).Set(
+                Vt.FloatArray.FromNumpy(np.ascontiguousarray(part.colours[:, 3], dtype=np.float32)))
 
 
 def define_materials(stage, materials: list, names: list, texture_folder: str) -> list:
