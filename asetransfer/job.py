@@ -38,11 +38,14 @@ class JobOptions:
         to the target as ``OUT.calibration.json``; None: none.
     tpose : also write the target in a canonical T-pose (``OUT.tpose.bvh``, ``OUT.tpose.glb``)
         and its calibration.
+    clips : ``"auto"``: the source's animations (glTF), retargeted onto the target, go into a
+        glTF output under their names; ``"off"``: none.
     """
 
     config: Config = field(default_factory=Config)
     calibration: str | None = None
     tpose: bool = False
+    clips: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -257,7 +260,7 @@ def transfer_files(source, target, output, markers=None, *, options: JobOptions 
     written = replace(result.report, warnings=list(warnings), inputs=record)
     with transaction():
         with collected_warnings() as writer_warnings:  # what the output format cannot carry
-            _write_rig(outputs.rig, result.rig, target, config, inputs)
+            _write_rig(outputs.rig, result.rig, target, config, inputs, _clips(options, source, result.rig, output))
         written.warnings += writer_warnings
         written.output_sha256 = _written_digest(outputs.rig)
         _write_handoff(outputs, handoff, options, source, result, inputs + (outputs.rig,))
@@ -296,7 +299,29 @@ def read_hand_markers(path, source: Rig, target: Mesh, config: Config):
     return load_markers(path, source.mesh, target, minimum=minimum_markers(config), config=config)
 
 
-def _write_rig(path, rig: Rig, target_path, config: Config, inputs) -> None:
+def _clips(options: JobOptions, source: SourceFile, rig: Rig, output) -> list:
+    """``(name, Animation)`` of the source's glTF animations retargeted onto ``rig``, for a glTF
+    output with ``options.clips`` "auto"; a clip that cannot be read, or clips an output of
+    another format cannot hold, are named in a warning."""
+    if options.clips == "off" or os.path.splitext(os.fspath(source.path))[1].lower() not in (".glb", ".gltf"):
+        return []
+    from .handoff.retarget import retarget
+    from .io.glb import read_document
+    from .io.gltf_animation import read_clips
+
+    if not read_document(source.path)[0].get("animations"):
+        return []
+    if os.path.splitext(os.fspath(output))[1].lower() not in (".glb", ".gltf"):
+        log.warning("the source's animation clips are not written to %s (glTF outputs hold them; or "
+                    "retarget-motion)", os.path.basename(os.fspath(output)))
+        return []
+    animated, clips, skipped = read_clips(source.path)
+    for name, reason in skipped:
+        log.warning("the source's animation %r is left out: %s", name, reason)
+    return [(name, retarget(clip, animated, rig)[0]) for name, clip in clips]
+
+
+def _write_rig(path, rig: Rig, target_path, config: Config, inputs, clips=()) -> None:
     from .io import USD_EXTENSIONS, save_rig
 
     ext = os.path.splitext(path)[1].lower()
@@ -305,6 +330,8 @@ def _write_rig(path, rig: Rig, target_path, config: Config, inputs) -> None:
         from .io.fbx_scene import fbx_axis_system
 
         frame["fbx_axes"] = fbx_axis_system(target_path)  # an FBX target's whole axis system
+    if clips:  # glTF outputs only (_clips)
+        frame["clips"] = clips
     save_rig(path, rig, max_influences=config.weights.max_influences, inputs=inputs, look=rig.mesh.look, **frame)
 
 

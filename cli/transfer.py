@@ -97,6 +97,9 @@ def add_options(p):
                    help="auto: carry the source's morph targets (blend shapes) onto the target under the same "
                         "names, after the target's own (a name the target has keeps the target's); off: do not "
                         "(default %(default)s)")
+    p.add_argument("--clips", choices=("auto", "off"), default="auto",
+                   help="auto: the source's animation clips (glTF) retargeted onto the target and written into a "
+                        "glTF output under their names; off: none (default %(default)s)")
     p.add_argument("--tpose", action="store_true",
                    help="also write the target in a canonical T-pose: OUT.tpose.bvh (its skeleton, one frame) "
                         "and OUT.tpose.glb, and OUT.calibration.json (units, T-pose checks; without --calibration "
@@ -107,7 +110,7 @@ def options_of(args):
     """The :class:`~asetransfer.job.JobOptions` of the options added by :func:`add_options`."""
     from asetransfer.job import JobOptions
 
-    return JobOptions(config_of(args), calibration=args.calibration, tpose=args.tpose)
+    return JobOptions(config_of(args), calibration=args.calibration, tpose=args.tpose, clips=args.clips)
 
 
 def config_of(args) -> Config:

@@ -30,11 +30,12 @@ RUNS = [
                                    markers=MarkersConfig(automatic="off")), tpose=True)),
     (["--auto-markers", "on", "--em-rays", "16", "--em-ray-share", "0.25", "--symmetry-plane", "x",
       "--pose-normalize", "--max-influences", "6", "--weights", "interp", "--calibration", "CAL",
-      "--blendshapes", "off"],
+      "--blendshapes", "off", "--clips", "off"],
      lambda cal: JobOptions(Config(skeleton=SkeletonConfig(em_rays=16, em_ray_share=0.25, symmetry_plane=(1, 0, 0, 0),
                                                            pose_normalize=True),
                                    weights=WeightsConfig(method="interp", max_influences=6),
-                                   markers=MarkersConfig(automatic="on"), shapes=ShapesConfig(mode="off")), calibration=cal)),
+                                   markers=MarkersConfig(automatic="on"), shapes=ShapesConfig(mode="off")),
+                            calibration=cal, clips="off")),
 ]
 
 

@@ -239,3 +239,33 @@ def test_handoff_errors(handoff, tmp_path, capsys):
     assert run("transfer", FIXTURES / "source.glb", FIXTURES / "target_heavy.ply", "--markers",
                FIXTURES / "markers_heavy.json", "--calibration", tmp_path / "x.calibration.json",
                "-o", tmp_path / "x.glb") == 2
+
+
+def test_the_source_clips_ride_onto_the_rigged_target_under_their_names(tmp_path, fixture_source):
+    from asetransfer.io.glb import read_document
+    from asetransfer.io.gltf_animation import read_clips
+    from asetransfer.job import JobOptions, transfer_files
+
+    motion = fixture_motion(fixture_source.skeleton)
+    source = tmp_path / "animated.glb"
+    write_rig(source, fixture_source, clips=[("wave", motion), ("still", Animation.rest(fixture_source.skeleton, 2))])
+    target, markers = FIXTURES / "target_heavy.ply", FIXTURES / "markers_heavy.json"
+    done = transfer_files(source, target, tmp_path / "rigged.glb", markers)
+    rig, clips, skipped = read_clips(tmp_path / "rigged.glb")
+    assert [name for name, _ in clips] == ["wave", "still"] and not skipped
+    expected, _ = retarget(motion, fixture_source, done.result.rig)
+    np.testing.assert_allclose(clips[0][1].world(rig.skeleton)[..., :3, 3], expected.world(rig.skeleton)[..., :3, 3],
+                               atol=1e-4)
+    # a target with a look: the clips join its own document
+    from look_builder import Look, write_gltf
+
+    body = at.load_mesh(target)
+    looked = write_gltf(tmp_path / "character.glb", Look(body.vertices, body.faces))
+    transfer_files(source, looked, tmp_path / "looked.glb", markers)
+    names = [a["name"] for a in read_document(tmp_path / "looked.glb")[0]["animations"]]
+    assert names[-2:] == ["wave", "still"]
+    # --clips off, and outputs that cannot hold them say so
+    off = transfer_files(source, target, tmp_path / "off.glb", markers, options=JobOptions(clips="off"))
+    assert "animations" not in read_document(tmp_path / "off.glb")[0] and off.report.warnings == done.report.warnings
+    fbx = transfer_files(source, target, tmp_path / "rigged.fbx", markers)
+    assert any("animation clips are not written to rigged.fbx" in w for w in fbx.report.warnings)

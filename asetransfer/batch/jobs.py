@@ -111,8 +111,8 @@ def plan_jobs(targets, outdir, markers_dir=None, *, rig_format: str = ".glb", pr
 
 def options_digest(options: JobOptions) -> str:
     """SHA-256 of every option of a run: the Config's parameters (blend shapes among them),
-    the hand-off asked for and the content of the calibration file."""
-    text = json.dumps({"config": dataclasses.asdict(options.config), "tpose": options.tpose,
+    the hand-off and clips asked for and the content of the calibration file."""
+    text = json.dumps({"config": dataclasses.asdict(options.config), "tpose": options.tpose, "clips": options.clips,
                        "calibration": file_digest(options.calibration) if options.calibration else None},
                       sort_keys=True, default=list)
     return hashlib.sha256(text.encode()).hexdigest()

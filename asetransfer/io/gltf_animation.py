@@ -1,17 +1,19 @@
 """glTF animations of a rig's joints: build (for :mod:`.gltf_write`) and read back.
 
-Written layout: one animation; one shared time accessor (``frame * frame_time``
+Written layout: per animation one shared time accessor (``frame * frame_time``
 seconds); per moving joint a ``rotation`` channel (the node's whole local rotation,
 ``orient @ rotation @ R``, as quaternions kept on one hemisphere from frame to frame
 so LINEAR interpolation takes the short way) and, for joints whose translation
 changes (the root), a ``translation`` channel.  Joints that never move get no
-channel: they keep their node's rest transform.  Node ``j`` is joint ``j``
-(the layout :func:`~asetransfer.io.gltf_write.rig_to_document` writes).
+channel: they keep their node's rest transform.  Node ``first_node + j`` is joint ``j``
+(0 in the layout :func:`~asetransfer.io.gltf_write.rig_to_document` writes; after the
+target's own nodes in :func:`~asetransfer.io.gltf_over.rig_over_document`).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..model.animation import Animation
 from ..model.skeleton import Skeleton
 from ..model.transforms import matrix_to_quat, quat_to_matrix
@@ -31,8 +33,10 @@ def continuous_quaternions(q: np.ndarray) -> np.ndarray:
     return q
 
 
-def animation_to_gltf(bb: BufferBuilder, skeleton: Skeleton, animation: Animation, name: str = "motion") -> dict:
-    """The glTF ``animations`` entry for ``animation``; its accessors are added to ``bb``."""
+def animation_to_gltf(bb: BufferBuilder, skeleton: Skeleton, animation: Animation, name: str = "motion",
+                      first_node: int = 0) -> dict:
+    """The glTF ``animations`` entry for ``animation``; its accessors are added to ``bb``
+    (joint ``j`` is node ``first_node + j``)."""
     if animation.n_joints != skeleton.n_joints:
         raise ValueError(f"animation has {animation.n_joints} joints, skeleton has {skeleton.n_joints}")
     nf = animation.n_frames
@@ -47,16 +51,16 @@ def animation_to_gltf(bb: BufferBuilder, skeleton: Skeleton, animation: Animatio
             q = continuous_quaternions(matrix_to_quat(rest[j][None] @ animation.rotations[:, j]))
             samplers.append({"input": times, "interpolation": "LINEAR",
                              "output": bb.add(q.astype(np.float32), FLOAT, "VEC4")})
-            channels.append({"sampler": len(samplers) - 1, "target": {"node": j, "path": "rotation"}})
+            channels.append({"sampler": len(samplers) - 1, "target": {"node": first_node + j, "path": "rotation"}})
         if trans_moves[j]:
             samplers.append({"input": times, "interpolation": "LINEAR",
                              "output": bb.add(animation.translations[:, j].astype(np.float32), FLOAT, "VEC3")})
-            channels.append({"sampler": len(samplers) - 1, "target": {"node": j, "path": "translation"}})
+            channels.append({"sampler": len(samplers) - 1, "target": {"node": first_node + j, "path": "translation"}})
     if not channels:  # a still pose: keep one channel so the animation is valid glTF
         q = matrix_to_quat(rest[0][None] @ animation.rotations[:, 0])
         samplers.append({"input": times, "interpolation": "LINEAR",
                          "output": bb.add(q.astype(np.float32), FLOAT, "VEC4")})
-        channels.append({"sampler": 0, "target": {"node": 0, "path": "rotation"}})
+        channels.append({"sampler": 0, "target": {"node": first_node, "path": "rotation"}})
     return {"name": name, "channels": channels, "samplers": samplers}
 
 
@@ -77,6 +81,26 @@ def read_animation(path, index: int = 0):
     joint_nodes, _ = skin_joints(d, skin_order)  # node of each skeleton joint
     tracks = _joint_tracks(d, index, anims[index], {n: j for j, n in enumerate(joint_nodes)})
     return rig, _sampled_animation(rig.skeleton, tracks)
+
+
+def read_clips(path) -> tuple:
+    """Every animation of a skinned glTF as an :class:`Animation` on its rig, read once:
+    ``(rig, [(name, animation)], [(name, reason)])``: a clip that cannot be read (channels
+    on nodes that are not joints, cubic interpolation...) is left out with its reason."""
+    d = GltfDocument(path)
+    pieces = d.pieces()
+    skin_order = list(dict.fromkeys(p.skin for p in pieces if p.skin is not None))
+    rig = rig_from_document(d, pieces)
+    joint_nodes, _ = skin_joints(d, skin_order)
+    jindex = {n: j for j, n in enumerate(joint_nodes)}
+    clips, skipped = [], []
+    for index, anim in enumerate(d.objects("animations")):
+        name = str(anim.get("name") or f"clip {index}") if isinstance(anim, dict) else f"clip {index}"
+        try:
+            clips.append((name, _sampled_animation(rig.skeleton, _joint_tracks(d, index, anim, jindex))))
+        except InputError as e:
+            skipped.append((name, e.message))
+    return rig, clips, skipped
 
 
 def _joint_tracks(d, index: int, anim: dict, jindex: dict) -> list:

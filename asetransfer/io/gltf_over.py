@@ -37,15 +37,17 @@ from .atomic import atomic_write
 from .glb import (ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, UINT, Accessors, BufferBuilder, image_mime, pack_glb,
                   pack_gltf, read_beside)
 from .gltf_document import triangles
+from .gltf_animation import animation_to_gltf
 from .gltf_shapes import add_morph_targets
 from .gltf_write import GENERATOR, check_writable, influence_slots, joint_component_type, skeleton_skin
 
 log = logging.getLogger("asetransfer")
 
 
-def write_rig_over(look: Look, rig: Rig, path, max_influences: int | None = None, inputs=()) -> None:
+def write_rig_over(look: Look, rig: Rig, path, max_influences: int | None = None, inputs=(), clips=()) -> None:
     """Write ``rig`` to ``path`` (.glb, or .gltf with everything embedded) over ``look``, the
-    target's document, atomically; ``inputs`` are never overwritten.
+    target's document, atomically; ``inputs`` are never overwritten; ``clips``: ``(name,
+    Animation)`` of the rig's joints, added after the target's own animations.
 
     ``rig.mesh`` must be the mesh the look was read with (its vertices are the look's
     pieces').  What the output cannot hold is named in one warning line.  Raises
@@ -53,13 +55,14 @@ def write_rig_over(look: Look, rig: Rig, path, max_influences: int | None = None
     """
     check_writable(rig)
     binary = os.path.splitext(os.fspath(path))[1].lower() != ".gltf"
-    doc, blob, lost = rig_over_document(look, rig, max_influences, binary=binary)
+    doc, blob, lost = rig_over_document(look, rig, max_influences, binary=binary, clips=clips)
     if lost:
         log.warning("%s: not carried to %s: %s", look.path, os.path.basename(os.fspath(path)), "; ".join(lost))
     atomic_write(path, pack_glb(doc, blob) if binary else pack_gltf(doc, blob), inputs=inputs)
 
 
-def rig_over_document(look: Look, rig: Rig, max_influences: int | None = None, binary: bool = True) -> tuple:
+def rig_over_document(look: Look, rig: Rig, max_influences: int | None = None, binary: bool = True,
+                      clips=()) -> tuple:
     """The glTF document of ``rig`` over ``look`` (module docstring).
 
     Parameters
@@ -67,6 +70,7 @@ def rig_over_document(look: Look, rig: Rig, max_influences: int | None = None, b
     look : the target's :class:`~asetransfer.model.look.Look`; ``rig.mesh`` its mesh.
     max_influences : joints per vertex (None: the skin's own, at most 8).
     binary : images from files go into the buffer (.glb), else into ``data:`` URIs (.gltf).
+    clips : ``(name, Animation)`` of the rig's joints, written as animations.
 
     Returns
     -------
@@ -79,6 +83,8 @@ def rig_over_document(look: Look, rig: Rig, max_influences: int | None = None, b
     lost = list(look.lost) + _embed_images(doc, bb, look.path, binary)
     nodes = doc.setdefault("nodes", [])
     joint_nodes, skin, roots = skeleton_skin(bb, rig.skeleton, first=len(nodes))
+    for name, animation in clips:
+        doc.setdefault("animations", []).append(animation_to_gltf(bb, rig.skeleton, animation, name, len(nodes)))
     nodes.extend(joint_nodes)
     _add_to_scene(doc, roots, first_new=len(nodes) - len(joint_nodes))
     skinned = sorted({p.node for p in look.pieces})

@@ -41,7 +41,8 @@ def _clean(x: float) -> float:
     return float(x) + 0.0  # -0.0 -> 0.0
 
 
-def rig_to_document(rig: Rig, max_influences: int | None = 8, extras: dict | None = None, animation=None):
+def rig_to_document(rig: Rig, max_influences: int | None = 8, extras: dict | None = None, animation=None,
+                    clips=()):
     """The glTF JSON document and binary buffer of a rig.
 
     Parameters
@@ -51,6 +52,7 @@ def rig_to_document(rig: Rig, max_influences: int | None = 8, extras: dict | Non
     extras : JSON-serialisable data stored as the asset's extras.
     animation : optional :class:`~asetransfer.animation.Animation` of the rig's joints,
         written as the file's animation (see :mod:`.gltf_animation`).
+    clips : ``(name, Animation)`` of the rig's joints, written as named animations after it.
 
     Returns
     -------
@@ -70,6 +72,7 @@ def rig_to_document(rig: Rig, max_influences: int | None = 8, extras: dict | Non
             meshes.append(m)
             mesh_nodes.append({"name": pname, "mesh": len(meshes) - 1, "skin": 0})
     animations = [animation_to_gltf(bb, sk, animation)] if animation is not None else []
+    animations += [animation_to_gltf(bb, sk, clip, name) for name, clip in clips]
     nodes.extend(mesh_nodes)
     asset = {"version": "2.0", "generator": GENERATOR}
     if extras:
@@ -217,15 +220,16 @@ def check_writable(rig: Rig) -> None:
 
 
 def write_rig(path, rig: Rig, max_influences: int | None = 8, extras: dict | None = None, inputs=(),
-              animation=None) -> None:
+              animation=None, clips=()) -> None:
     """Write ``rig`` to ``path`` (.glb, or .gltf with the buffer embedded), atomically.
 
     ``inputs`` are paths the output must not overwrite.  The rig is checked first
     (:func:`check_writable`); an invalid rig raises ``ValueError`` and nothing is written.
-    ``animation``: an optional :class:`~asetransfer.animation.Animation` of the rig's joints.
+    ``animation``: an optional :class:`~asetransfer.animation.Animation` of the rig's joints;
+    ``clips``: ``(name, Animation)`` more, named.
     """
     check_writable(rig)
-    doc, blob = rig_to_document(rig, max_influences, extras, animation)
+    doc, blob = rig_to_document(rig, max_influences, extras, animation, clips)
     ext = os.path.splitext(os.fspath(path))[1].lower()
     data = pack_gltf(doc, blob) if ext == ".gltf" else pack_glb(doc, blob)
     atomic_write(path, data, inputs=inputs)
