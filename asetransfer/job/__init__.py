@@ -20,11 +20,12 @@ import logging
 import os
 from dataclasses import dataclass, field, replace
 
-from .config import Config
-from .errors import InputError
-from .model.mesh import Mesh
-from .model.report import InputsRecord, MarkerOrigin, TransferReport
-from .model.rig import Rig
+from ..config import Config
+from ..errors import InputError
+from ..model.mesh import Mesh
+from ..model.report import InputsRecord, TransferReport
+from ..model.rig import Rig
+from .review import body_frame, preview_characters, write_review  # noqa: F401 -- the preview and QA page
 
 log = logging.getLogger("asetransfer")
 
@@ -75,8 +76,8 @@ class OutputPaths:
 
     def checked(self) -> list:
         """The outputs as :class:`~asetransfer.io.outputs.Output`, named by the options that ask for them."""
-        from .io import RIG_OUTPUT_EXTENSIONS
-        from .io.outputs import Output
+        from ..io import RIG_OUTPUT_EXTENSIONS
+        from ..io.outputs import Output
 
         named = (("rig", "-o", RIG_OUTPUT_EXTENSIONS), ("report", "--report", (".json",)),
                  ("preview", "--preview", (".png",)),
@@ -101,7 +102,7 @@ _SOURCES: dict = {}   # per process: (path, digest) -> SourceFile, so a batch wo
 
 def file_digest(path) -> str:
     """SHA-256 of a file's bytes (hex); InputError when it cannot be read or is empty."""
-    from .io.files import read_bytes
+    from ..io.files import read_bytes
 
     return hashlib.sha256(read_bytes(path)).hexdigest()
 
@@ -112,7 +113,7 @@ def load_source(path, digest: str | None = None) -> SourceFile:
     Raises InputError for an unreadable source, or when its content no longer has
     ``digest`` (the file changed while a batch ran).
     """
-    from .io import load_rig
+    from ..io import load_rig
 
     path = os.fspath(path)
     actual = file_digest(path)
@@ -133,7 +134,7 @@ def remember_source(source: SourceFile) -> None:
 
 def load_target(path) -> Mesh:
     """The mesh of a target file (a rigged file's own skin is replaced by the transfer)."""
-    from .io import load_character
+    from ..io import load_character
 
     item = load_character(path)
     return item.mesh if isinstance(item, Rig) else item
@@ -150,8 +151,8 @@ def named_errors(source, target, markers=None):
     """Within the block, the library's errors about inputs become one-line InputErrors
     naming the input at fault: ``source``, ``target`` or ``markers`` (file paths, or the
     names of Blender objects)."""
-    from .geometry.linsolve import NumericalError
-    from .stages.markers import MarkerError
+    from ..geometry.linsolve import NumericalError
+    from ..stages.markers import MarkerError
 
     try:
         yield
@@ -182,7 +183,7 @@ def collected_warnings():
 def check_symmetry_plane(config: Config, target: Mesh, target_path) -> None:
     """Refuse a given symmetry plane that does not cut the target's body (before any work):
     mirroring about it would put joints off the body."""
-    from .stages.quality import plane_offset
+    from ..stages.quality import plane_offset
 
     plane = config.skeleton.symmetry_plane
     if plane is None or config.skeleton.mirror == "off":
@@ -197,9 +198,9 @@ def check_symmetry_plane(config: Config, target: Mesh, target_path) -> None:
 def rig_frame(target_path, rig: Rig) -> dict:
     """The units and up axis to declare in a USD or FBX rig: those the target's file declares (FBX,
     USD), else guesses: the up axis from the skeleton, the unit from the body height."""
-    from .handoff.calibration import guess_units
-    from .humanoid.body import guess_up_axis
-    from .io import file_frame
+    from ..handoff.calibration import guess_units
+    from ..humanoid.body import guess_up_axis
+    from ..io import file_frame
 
     frame = file_frame(target_path)
     if frame is not None:
@@ -240,8 +241,8 @@ def transfer_files(source, target, output, markers=None, *, options: JobOptions 
     Every output is checked before any work (extension, directory, never an input) and all
     are written as one transaction.  Raises InputError for anything wrong with an input.
     """
-    from .io.atomic import transaction
-    from .stages.transfer import transfer
+    from ..io.atomic import transaction
+    from ..stages.transfer import transfer
 
     options = options or JobOptions()
     config = options.config
@@ -275,16 +276,16 @@ def transfer_files(source, target, output, markers=None, *, options: JobOptions 
 def _check_before_work(outputs: OutputPaths, inputs: tuple) -> None:
     """Every output writable and no input overwritten; the optional packages the outputs
     need installed (a missing one is one line, not a lost run)."""
-    from .io import USD_EXTENSIONS
-    from .io.outputs import check_outputs
+    from ..io import USD_EXTENSIONS
+    from ..io.outputs import check_outputs
 
     check_outputs(outputs.checked(), inputs)
     if os.path.splitext(outputs.rig)[1].lower() in USD_EXTENSIONS:
-        from .io.usd import require_usd
+        from ..io.usd import require_usd
 
         require_usd(outputs.rig)
     if outputs.preview:
-        from .io.preview import require_preview
+        from ..io.preview import require_preview
 
         require_preview(outputs.preview)
 
@@ -292,7 +293,7 @@ def _check_before_work(outputs: OutputPaths, inputs: tuple) -> None:
 def read_hand_markers(path, source: Rig, target: Mesh, config: Config):
     """The hand markers of the file ``path`` resolved on both meshes (at least
     :func:`minimum_markers`), or None without a file."""
-    from .io import load_markers
+    from ..io import load_markers
 
     if path is None:
         return None
@@ -305,9 +306,9 @@ def _clips(options: JobOptions, source: SourceFile, rig: Rig, output) -> list:
     another format cannot hold, are named in a warning."""
     if options.clips == "off" or os.path.splitext(os.fspath(source.path))[1].lower() not in (".glb", ".gltf"):
         return []
-    from .handoff.retarget import retarget
-    from .io.glb import read_document
-    from .io.gltf_animation import read_clips
+    from ..handoff.retarget import retarget
+    from ..io.glb import read_document
+    from ..io.gltf_animation import read_clips
 
     if not read_document(source.path)[0].get("animations"):
         return []
@@ -322,12 +323,12 @@ def _clips(options: JobOptions, source: SourceFile, rig: Rig, output) -> list:
 
 
 def _write_rig(path, rig: Rig, target_path, config: Config, inputs, clips=()) -> None:
-    from .io import USD_EXTENSIONS, save_rig
+    from ..io import USD_EXTENSIONS, save_rig
 
     ext = os.path.splitext(path)[1].lower()
     frame = rig_frame(target_path, rig) if ext in (*USD_EXTENSIONS, ".fbx") else {}  # units and axes it declares
     if ext == ".fbx" and os.path.splitext(os.fspath(target_path))[1].lower() == ".fbx":
-        from .io.fbx_scene import fbx_axis_system
+        from ..io.fbx_scene import fbx_axis_system
 
         frame["fbx_axes"] = fbx_axis_system(target_path)  # an FBX target's whole axis system
     if clips:  # glTF outputs only (_clips)
@@ -337,13 +338,13 @@ def _write_rig(path, rig: Rig, target_path, config: Config, inputs, clips=()) ->
 
 def _written_digest(path) -> str:
     """SHA-256 of the bytes just written to ``path`` (still staged in the transaction)."""
-    from .io.atomic import written_path
+    from ..io.atomic import written_path
 
     return file_digest(written_path(path))
 
 
 def _write_json(path, data: dict, inputs) -> None:
-    from .io.atomic import atomic_write
+    from ..io.atomic import atomic_write
 
     atomic_write(path, (json.dumps(data, indent=1) + "\n").encode(), inputs)
 
@@ -361,9 +362,9 @@ def _prepare_handoff(options: JobOptions, source: SourceFile) -> _Handoff:
     """Read and check the source's calibration, or propose one when only ``tpose`` is asked."""
     if options.calibration is None and not options.tpose:
         return _Handoff()
-    from .handoff.calibration import propose_calibration
-    from .humanoid.skeleton_map import propose_skeleton_map
-    from .io.calibration import read_calibration
+    from ..handoff.calibration import propose_calibration
+    from ..humanoid.skeleton_map import propose_skeleton_map
+    from ..io.calibration import read_calibration
 
     if options.calibration is not None:
         calibration = read_calibration(options.calibration, source.rig)
@@ -382,13 +383,13 @@ def _write_handoff(outputs: OutputPaths, handoff: _Handoff, options: JobOptions,
                    inputs) -> None:
     """``OUT.tpose.bvh`` and ``OUT.tpose.glb`` (the target in a canonical T-pose) and
     ``OUT.calibration.json`` (the source's calibration carried to the target)."""
-    from .handoff.calibration import transfer_calibration
-    from .handoff.motion import animation_to_bvh
-    from .humanoid.tpose import tpose, tpose_rig
-    from .io import save_rig
-    from .io.bvh import write_bvh
-    from .io.calibration import write_calibration
-    from .model.animation import Animation
+    from ..handoff.calibration import transfer_calibration
+    from ..handoff.motion import animation_to_bvh
+    from ..humanoid.tpose import tpose, tpose_rig
+    from ..io import save_rig
+    from ..io.bvh import write_bvh
+    from ..io.calibration import write_calibration
+    from ..model.animation import Animation
 
     if outputs.calibration is None:
         return
@@ -406,105 +407,3 @@ def _write_handoff(outputs: OutputPaths, handoff: _Handoff, options: JobOptions,
     if tpose_files:
         calibration.tpose.update(tpose_files)
     write_calibration(outputs.calibration, calibration, inputs)
-
-
-def body_frame(mesh: Mesh, origin: MarkerOrigin, side: str, config: Config) -> dict:
-    """A character's body frame (unit ``up``, ``forward``, ``left``): the one its automatic
-    markers were found in, else its landmarks' now, else a guess from its up axis and box."""
-    from .handoff.review import guessed_frame
-    from .stages.markers import MarkerError, landmarks_of
-
-    frame = origin.frames.get(side)
-    if frame is None:
-        try:
-            frame = landmarks_of(mesh, side, config).frame
-        except MarkerError:
-            return guessed_frame(mesh)
-    return {"up": frame.up, "forward": frame.forward, "left": frame.left}
-
-
-def preview_characters(source: Rig, target: Mesh, markers, origin: MarkerOrigin, config: Config,
-                       target_rig: Rig | None = None, frames: tuple | None = None) -> list:
-    """What the preview draws (:func:`~asetransfer.io.preview.render_preview`): both characters
-    in their body frames (``frames``: ``(source, target)``, else :func:`body_frame`) with the
-    markers (coloured by confidence), the source's skeleton and, given ``target_rig``, the
-    transferred one.  The source is drawn at the scale of the markers' similarity, so both
-    characters share one scale."""
-    from .geometry.alignment import umeyama
-
-    confidence = [origin.confidence.get(n, 1.0) for n in markers.names]
-    shown = []
-    for k, (side, mesh, points) in enumerate((("source", source.mesh, markers.source),
-                                              ("target", target, markers.target))):
-        shown.append({"label": side, "mesh": mesh, "markers": points.positions(mesh.vertices, mesh.faces),
-                      "frame": frames[k] if frames else body_frame(mesh, origin, side, config),
-                      "names": list(markers.names), "confidence": confidence,
-                      "low_confidence": list(origin.low_confidence)})
-    if len(markers) >= 3:
-        shown[0]["scale"] = umeyama(shown[0]["markers"], shown[1]["markers"]).scale
-    for character, rig in zip(shown, (source, target_rig)):
-        if rig is not None:
-            character.update(joints=rig.skeleton.bind_world[:, :3, 3], parents=rig.skeleton.parents,
-                             joint_names=list(rig.skeleton.names))
-    return shown
-
-
-def write_review(source: Rig, target: Mesh, result, report: TransferReport, config: Config, *, preview=None,
-                 qa=None, title: str = "", source_path=None, inputs=()) -> None:
-    """The preview picture (``preview``: a .png path) and the QA page (``qa``: a .html path)
-    of a transfer, those asked for: the command line's and the Blender add-on's.
-
-    Parameters
-    ----------
-    source : the source rig; target : the target mesh; result : the transfer's
-    :class:`~asetransfer.stages.transfer.Result`; report : its report (with the run's
-    warnings); config : the run's :class:`Config`; title : the first line of both;
-    source_path : the source's file (its declared up axis and its glTF animation, shown as
-    a test clip), None for a source that is no file; inputs : paths never written over.
-    """
-    from .handoff.review import review_frames, review_transfer
-
-    motion, up = (_source_motion(source_path), _declared_up(source_path)) if source_path else (None, None)
-    review = review_transfer(source, result.rig, result.correspondence, report, motion)
-    frames = review_frames(source, result.correspondence.alignment.rotation, report.marker_origin.frames, up)
-    verdict = {"verdict": report.quality.verdict, "reasons": report.quality.reasons, "warnings": report.warnings}
-    if preview:
-        from .io.preview import write_preview
-
-        shown = preview_characters(source, target, result.markers, report.marker_origin, config, result.rig, frames)
-        shown[1].update(joint_flags=review.joint_flags, regions=review.regions,
-                        poses=review.posed(result.rig, ("arms raised", "front"), ("squat", "side")))
-        write_preview(preview, shown, title=title, inputs=inputs, **verdict)
-    if qa:
-        from .io.qa_page import write_qa_page
-
-        write_qa_page(qa, result.rig, review, frames[1], result.markers, report.marker_origin, inputs,
-                      title=title, fit_limit=config.quality.mapped_distance_pct / 100.0,
-                      max_influences=config.weights.max_influences, **verdict)
-
-
-def _source_motion(path):
-    """The first animation of a glTF source, on its skeleton (:class:`~asetransfer.model.animation.Animation`),
-    else None; one that cannot be read is left out with a warning (the rig is made by then)."""
-    if os.path.splitext(os.fspath(path))[1].lower() not in (".glb", ".gltf"):
-        return None
-    from .io.glb import read_document
-    from .io.gltf_animation import read_animation
-
-    try:
-        if not read_document(path)[0].get("animations"):
-            return None
-        return read_animation(path)[1]
-    except InputError as e:
-        log.warning("the source's animation is left out of the QA outputs: %s", e)
-        return None
-
-
-def _declared_up(path) -> str | None:
-    """The up axis a file declares (FBX, USD) or its format implies (glTF: +Y), else None."""
-    from .io import file_frame
-
-    frame = file_frame(path)
-    if frame is not None:
-        return frame["up_axis"]
-    return "+Y" if os.path.splitext(os.fspath(path))[1].lower() in (".glb", ".gltf") else None
