@@ -1,4 +1,5 @@
-"""``asetransfer retarget-motion MOTION.bvh --source SRC.glb --target OUT.glb -o ANIM.glb|.bvh``."""
+"""``asetransfer retarget-motion MOTION.bvh --source SRC.glb --target OUT.glb -o ANIM.glb|.bvh``, or
+``asetransfer retarget-motion ANIMATED.glb [--clip NAME] --target OUT.glb -o ANIM.glb|.bvh``."""
 from __future__ import annotations
 
 import json
@@ -17,8 +18,11 @@ def add_parser(sub):
                     "root path is scaled by the ratio of the root heights (Tonoli §3.1.4). Writes the target with the motion as a glTF animation (.glb/.gltf) "
                     "or the target's skeleton and motion as BVH (.bvh; rest pose = the target's rest pose, "
                     "channels Zrotation Xrotation Yrotation, R = Rz Rx Ry, degrees).")
-    p.add_argument("motion", help="BVH motion for the source skeleton (its zero pose = the source's rest pose)")
-    p.add_argument("--source", required=True, help="the source rig the motion was made for (.glb .gltf .fbx .usd*)")
+    p.add_argument("motion", help="BVH motion for the source skeleton (its zero pose = the source's rest pose), or "
+                                  "a rigged glTF with animations (its own rig is the source)")
+    p.add_argument("--source", help="the source rig a BVH motion was made for (.glb .gltf .fbx .usd*); for a glTF "
+                                    "motion, its own rig")
+    p.add_argument("--clip", help="the glTF motion's animation to play, by name (default: its first)")
     p.add_argument("--target", required=True, help="the rigged target (asetransfer transfer output)")
     p.add_argument("-o", "--output", required=True, help="ANIM.glb, ANIM.gltf or ANIM.bvh")
     p.add_argument("--rest", choices=("source", "target"), default="source",
@@ -33,25 +37,34 @@ def run(args) -> int:
     from asetransfer.io.outputs import Output, check_outputs
     from asetransfer.errors import InputError
     from asetransfer.handoff.motion import animation_to_bvh
-    from asetransfer.handoff.retarget import retarget_bvh
+    from asetransfer.handoff.retarget import retarget, retarget_bvh
     from asetransfer.io import load_rig
     from asetransfer.io.atomic import atomic_write, transaction
     from asetransfer.io.bvh import read_bvh, write_bvh
     from asetransfer.io.gltf_write import write_rig
 
-    inputs = (args.motion, args.source, args.target)
+    inputs = tuple(p for p in (args.motion, args.source, args.target) if p)
     ext = os.path.splitext(args.output)[1].lower()
     outputs = [Output(args.output, "-o", OUTPUTS)]
     if args.report:
         outputs.append(Output(args.report, "--report", (".json",)))
     check_outputs(outputs, inputs)
-    motion = read_bvh(args.motion)
-    source, target = load_rig(args.source), load_rig(args.target)
+    target = load_rig(args.target)
+    animated = os.path.splitext(args.motion)[1].lower() in (".glb", ".gltf")  # a rig with its clips
+    if animated:
+        source, clip = _gltf_clip(args.motion, args.clip)
+    else:
+        if not args.source:
+            raise InputError(args.motion, "a BVH motion needs --source, the rig it was made for")
+        source = load_rig(args.source)
     if not set(source.skeleton.names) & set(target.skeleton.names):
         raise InputError(args.target, "shares no joint name with the source rig "
-                                      f"{os.path.basename(args.source)}: nothing to retarget (joints are matched "
-                                      "by name; give the rig transferred from that source)")
-    anim, report = retarget_bvh(motion, source, target, path=args.motion, rest=args.rest)
+                                      f"{os.path.basename(args.source or args.motion)}: nothing to retarget (joints "
+                                      "are matched by name; give the rig transferred from that source)")
+    if animated:
+        anim, report = retarget(clip, source, target, rest=args.rest)
+    else:
+        anim, report = retarget_bvh(read_bvh(args.motion), source, target, path=args.motion, rest=args.rest)
     with transaction():  # the motion and its report: both written, or neither
         if ext == ".bvh":
             write_bvh(args.output, animation_to_bvh(target.skeleton, anim), inputs)
@@ -63,3 +76,22 @@ def run(args) -> int:
         print(f"{args.output}: {anim.n_frames} frames, {report['matched']} of {report['target_joints']} joints "
               f"matched, root scaled x{report['root_ratio']:.4g}")
     return 0
+
+
+def _gltf_clip(path, name):
+    """``(rig, animation)``: the glTF motion file's rig and its clip ``name`` (None: the first)."""
+    from asetransfer.errors import InputError
+    from asetransfer.io.gltf_animation import read_clips
+
+    rig, clips, skipped = read_clips(path)
+    if name is None and clips:
+        return rig, clips[0][1]
+    found = [clip for clip_name, clip in clips if clip_name == name]
+    if found:
+        return rig, found[0]
+    why = next((reason for clip_name, reason in skipped if clip_name == name), None)
+    if why:
+        raise InputError(path, f"animation {name!r} cannot be read: {why}")
+    names = ", ".join(repr(n) for n, _ in clips) or "none that can be read"
+    raise InputError(path, f"has no animation {name!r} (its animations: {names})" if name else
+                     f"has no animation ({names})")

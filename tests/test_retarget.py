@@ -269,3 +269,25 @@ def test_the_source_clips_ride_onto_the_rigged_target_under_their_names(tmp_path
     assert "animations" not in read_document(tmp_path / "off.glb")[0] and off.report.warnings == done.report.warnings
     fbx = transfer_files(source, target, tmp_path / "rigged.fbx", markers)
     assert any("animation clips are not written to rigged.fbx" in w for w in fbx.report.warnings)
+
+
+def test_retarget_motion_plays_a_gltf_clip_by_name(tmp_path, fixture_source, capsys):
+    motion = fixture_motion(fixture_source.skeleton)
+    animated = tmp_path / "animated.glb"
+    write_rig(animated, fixture_source, clips=[("idle", Animation.rest(fixture_source.skeleton, 2)), ("wave", motion)])
+    target = tmp_path / "heavy.glb"
+    assert main(["-q", "transfer", str(FIXTURES / "source.glb"), str(FIXTURES / "target_heavy.ply"), "--markers",
+                 str(FIXTURES / "markers_heavy.json"), "-o", str(target)]) == 0
+    assert main(["-q", "retarget-motion", str(animated), "--clip", "wave", "--target", str(target),
+                 "-o", str(tmp_path / "wave.glb")]) == 0
+    rig, played = read_animation(tmp_path / "wave.glb")
+    expected, _ = retarget(motion, fixture_source, at.load_rig(target))
+    np.testing.assert_allclose(played.world(rig.skeleton)[..., :3, 3], expected.world(rig.skeleton)[..., :3, 3],
+                               atol=1e-4)
+    capsys.readouterr()
+    assert main(["retarget-motion", str(animated), "--clip", "run", "--target", str(target),
+                 "-o", str(tmp_path / "run.glb")]) == 2
+    assert "has no animation 'run' (its animations: 'idle', 'wave')" in capsys.readouterr().err
+    assert main(["retarget-motion", str(tmp_path / "walk.bvh"), "--target", str(target),
+                 "-o", str(tmp_path / "x.glb")]) == 2
+    assert "a BVH motion needs --source" in capsys.readouterr().err
