@@ -125,7 +125,11 @@ def test_a_gltf_targets_colours_uvs_and_materials_reach_the_fbx(tmp_path):
     target = write_gltf(tmp_path / "character.glb", Look(body.vertices, body.faces))  # two UV sets, colours, ...
     done = transfer_files(FIXTURES / "source.glb", target, tmp_path / "rigged.fbx", FIXTURES / "markers_heavy.json")
     line, = [w for w in done.report.warnings if "not carried" in w]
-    assert "COLOR_0" not in line and "TEXCOORD_1" in line  # the first colour set goes; the second UV set does not
+    assert "COLOR_0" not in line and "TEXCOORD" not in line  # the first colour set and both UV sets go
+    _, nodes = parse_fbx(tmp_path / "rigged.fbx", (tmp_path / "rigged.fbx").read_bytes())
+    geometry = next(n for n in next(n for n in nodes if n.name == "Objects").children if n.name == "Geometry")
+    layers = sorted(e.props[0] for e in geometry.all("LayerElementUV"))
+    assert layers == [0, 1] and [n.props[0] for n in geometry.all("Layer")] == [0, 1]
     given, made = at.load_mesh(target).look, at.load_mesh(tmp_path / "rigged.fbx").look
     from asetransfer.io.glb import Accessors
 

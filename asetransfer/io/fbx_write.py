@@ -55,7 +55,8 @@ def write_fbx_over(look, rig: Rig, path, max_influences: int | None = 8, inputs=
     from .gltf_over import look_contents
 
     carried = ("material", "image")
-    dropped = [p for p in look_contents(look, carried=("NORMAL", "TEXCOORD_0", "COLOR_0"))
+    every_uv = tuple(f"TEXCOORD_{k}" for k in range(8))
+    dropped = [p for p in look_contents(look, carried=("NORMAL", "COLOR_0", *every_uv))
                if not p.rstrip("s").endswith(carried)]
     write_fbx(path, rig, max_influences, inputs, look=look, dropped=dropped, **options)
 
@@ -178,6 +179,10 @@ class _Scene:
             layers.append("LayerElementMaterial")
         children.append(N("Layer", [0], [N("Version", [100])] + [
             N("LayerElement", [], [N("Type", [kind]), N("TypedIndex", [0])]) for kind in layers]))
+        for k, uv in enumerate(part.more_uv, start=1):  # a further UV set: element k in layer k, as DCCs write
+            children.append(_layer_element("LayerElementUV", "UV", uv, index=k))
+            children.append(N("Layer", [k], [N("Version", [100]), N("LayerElement", [], [
+                N("Type", ["LayerElementUV"]), N("TypedIndex", [k])])]))
         geometry = self.add("Geometry", part.name, "Geometry", "Mesh", children)
         model = self.add("Model", part.name, "Model", "Mesh", [N("Version", [232]), N("Shading", [True]),
                                                                 N("Culling", ["CullingOff"])])
@@ -255,9 +260,10 @@ class _Scene:
                                                            N("NbPoseNodes", [len(nodes)]), *nodes])
 
 
-def _layer_element(kind: str, array: str, values: np.ndarray) -> N:
-    """Layer 0 of ``kind``: ``values`` one row per polygon corner, in polygon order."""
-    return N(kind, [0], [N("Version", [101]), N("Name", [""]), N("MappingInformationType", ["ByPolygonVertex"]),
+def _layer_element(kind: str, array: str, values: np.ndarray, index: int = 0) -> N:
+    """Layer element ``index`` of ``kind``: ``values`` one row per polygon corner, in polygon order."""
+    name = ("UVMap" + (f".{index:03d}" if index else "")) if kind == "LayerElementUV" else ""
+    return N(kind, [index], [N("Version", [101]), N("Name", [name]), N("MappingInformationType", ["ByPolygonVertex"]),
                          N("ReferenceInformationType", ["Direct"]),
                          N(array, [np.ascontiguousarray(values, dtype=np.float64).ravel()])])
 

@@ -3,7 +3,7 @@ with the target's look when it has one.
 
 A :class:`WrittenPart` is one mesh of the file: its points (rig-mesh vertices), triangles,
 and per corner the first UV set (origin at the image's bottom left, as FBX and USD have
-it), normals and first colour set, and per triangle a material slot.  From a look
+it, and the further sets), normals and first colour set, and per triangle a material slot.  From a look
 (:class:`~asetransfer.model.look.Look`) each piece is a part and each of its glTF
 primitives' materials a slot (:class:`WrittenMaterial`: base colour, alpha, base colour
 texture); without one, the mesh's parts with its own per-vertex normals and UVs.
@@ -45,6 +45,7 @@ class WrittenPart:
     slots: np.ndarray | None = None
     materials: tuple = ()
     colours: np.ndarray | None = None  # (corners, 4) RGBA in [0, 1]
+    more_uv: tuple = ()  # the further UV sets (TEXCOORD_1...), (corners, 2) each
 
 
 def parts_of_mesh(mesh: Mesh) -> list:
@@ -79,6 +80,8 @@ def parts_of_look(look: Look, mesh: Mesh) -> tuple:
         uv = acc.read(attrs["TEXCOORD_0"])[glb.ravel()] * [1.0, -1.0] + [0.0, 1.0] if "TEXCOORD_0" in attrs else None
         normals = turned_normals(piece.placement, acc.read(attrs["NORMAL"]))[glb.ravel()] if "NORMAL" in attrs else None
         colours = _rgba(acc.read(attrs["COLOR_0"]))[glb.ravel()] if "COLOR_0" in attrs else None
+        more_uv = tuple(acc.read(attrs[f"TEXCOORD_{k}"])[glb.ravel()] * [1.0, -1.0] + [0.0, 1.0]
+                        for k in range(1, 8) if f"TEXCOORD_{k}" in attrs)
         slots, used = [], []
         for p, tris in zip(prims, triangles):
             m = p.get("material")
@@ -90,7 +93,8 @@ def parts_of_look(look: Look, mesh: Mesh) -> tuple:
             slots.append(np.full(len(tris), used.index(known[m])))
         node = doc["nodes"][piece.node]
         parts.append(WrittenPart(str(node.get("name") or mesh_doc.get("name") or f"mesh {piece.mesh}"), ids,
-                             np.searchsorted(ids, points), uv, normals, np.concatenate(slots), tuple(used), colours))
+                             np.searchsorted(ids, points), uv, normals, np.concatenate(slots), tuple(used), colours,
+                             more_uv))
     covered = np.zeros(mesh.n_vertices, bool)
     for part in parts:
         covered[part.ids] = True

@@ -1,6 +1,6 @@
-"""The look of a rigged mesh in USD (:mod:`.look_parts`): each mesh's normals, first UV set
-and colours by polygon corner (``normals``, ``primvars:st``, ``primvars:displayColor`` and
-``displayOpacity``, ``faceVarying``), and its materials as
+"""The look of a rigged mesh in USD (:mod:`.look_parts`): each mesh's normals, UV sets and
+colours by polygon corner (``normals``, ``primvars:st``, ``st1``..., ``primvars:displayColor``
+and ``displayOpacity``, ``faceVarying``), and its materials as
 ``UsdPreviewSurface`` shaders (``diffuseColor``, ``opacity``; the base colour texture through
 a ``UsdUVTexture`` reading ``st``), bound to the mesh, or to one ``GeomSubset`` of its faces
 per material (family ``materialBind``).  Texture images are asset files the writer puts
@@ -28,6 +28,10 @@ def define_corner_primvars(mesh_prim, part: WrittenPart) -> None:
         st = UsdGeom.PrimvarsAPI(mesh_prim).CreatePrimvar("st", Sdf.ValueTypeNames.TexCoord2fArray,
                                                           UsdGeom.Tokens.faceVarying)
         st.Set(Vt.Vec2fArray.FromNumpy(np.ascontiguousarray(part.uv, dtype=np.float32)))
+    for k, uv in enumerate(part.more_uv, start=1):
+        UsdGeom.PrimvarsAPI(mesh_prim).CreatePrimvar(f"st{k}", Sdf.ValueTypeNames.TexCoord2fArray,
+                                                     UsdGeom.Tokens.faceVarying).Set(
+            Vt.Vec2fArray.FromNumpy(np.ascontiguousarray(uv, dtype=np.float32)))
     if part.colours is not None:
         mesh.CreateDisplayColorPrimvar(UsdGeom.Tokens.faceVarying).Set(
             Vt.Vec3fArray.FromNumpy(np.ascontiguousarray(part.colours[:, :3], dtype=np.float32)))
