@@ -408,3 +408,14 @@ def test_a_mesh_of_two_materials_binds_one_face_subset_to_each_in_usd(tmp_path):
              len(s.GetIndicesAttr().Get()) for s in subsets}
     assert sizes == {"skin": 15207, "hair": 791}  # the faces above the neck are the hair's
     assert (tmp_path / "rigged.textures" / "image0.png").is_file()
+
+
+def test_a_rigged_fbx_target_keeps_its_look_and_says_its_skin_is_replaced(tmp_path):
+    """fixtures/source.fbx as a target: three meshes with Blender's per-face normals."""
+    done = transfer_files(SOURCE, FIXTURES / "source.fbx", tmp_path / "rigged.glb", MARKERS)
+    line, = [w for w in done.report.warnings if "not carried" in w]
+    assert "own skin" in line
+    made, acc, _ = document(tmp_path / "rigged.glb")
+    assert [m["name"] for m in made["meshes"]] == ["body", "eye.L", "eye.R"]
+    assert all("NORMAL" in p["attributes"] for m in made["meshes"] for p in m["primitives"])
+    assert len(made["skins"]) == 1  # the transferred skin alone

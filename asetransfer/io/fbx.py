@@ -141,8 +141,9 @@ def read_fbx_rig(path) -> Rig:
     return rig_from_scene(FbxScene(path))
 
 
-def rig_from_scene(scene: FbxScene) -> Rig:
-    """:func:`read_fbx_rig` of a parsed file."""
+def rig_from_scene(scene: FbxScene, look: bool = False) -> Rig:
+    """:func:`read_fbx_rig` of a parsed file; with ``look`` its mesh gets the meshes' look
+    (:mod:`.fbx_look`: a rigged file read as a target)."""
     meshes = mesh_models(scene)
     skinned = {g: skin_clusters(scene, g) for _, g in meshes}
     all_clusters = [cm for cl in skinned.values() for cm in cl]  # (cluster, joint model)
@@ -152,7 +153,7 @@ def rig_from_scene(scene: FbxScene) -> Rig:
     jindex = {m: j for j, m in enumerate(joints)}
     rest = np.array([scene.world(m) for m in joints])
     bind = joint_bind_matrices(scene, joints, parents, cluster_links(scene, all_clusters))
-    pieces, rows, shapes, weights = [], [], [], {}
+    pieces, rows, shapes, weights, kept = [], [], [], {}, []
     for model, g in meshes:
         verts, tris = geometry_arrays(scene, g)
         if skinned[g]:
@@ -165,11 +166,17 @@ def rig_from_scene(scene: FbxScene) -> Rig:
             placed, ji, w = piece
         pieces.append(MeshPiece(scene.names[model], apply(placed, verts), tris))
         rows.append((ji, w))
+        kept.append((model, g, placed))
         own, default = geometry_shapes(scene, g, placed[:3, :3], len(verts))
         shapes.append(own)
         weights.update(default)
-    return _assemble(scene, joints=joints, parents=parents, rest=rest, bind=bind, pieces=pieces, rows=rows,
-                     shapes=(shapes, weights))
+    rig = _assemble(scene, joints=joints, parents=parents, rest=rest, bind=bind, pieces=pieces, rows=rows,
+                    shapes=(shapes, weights))
+    if look:
+        rig.mesh.look = fbx_look(scene, [(m, g) for m, g, _ in kept], rig.mesh, [p for _, _, p in kept])
+        if rig.mesh.look is not None:  # named with the rest of what an output does not take over
+            rig.mesh.look.lost = tuple(rig.mesh.look.lost) + ("the target's own skin (the transferred one replaces it)",)
+    return rig
 
 
 def _assemble(scene, *, joints, parents, rest, bind, pieces, rows, shapes) -> Rig:
@@ -195,5 +202,5 @@ def read_fbx(path):
     scene = FbxScene(path)
     meshes = mesh_models(scene)
     if any(skin_clusters(scene, g) for _, g in meshes):
-        return rig_from_scene(scene)
+        return rig_from_scene(scene, look=True)
     return mesh_from_scene(scene)

@@ -25,9 +25,10 @@ from .look_build import LookPart, build_look
 _MIME = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"))
 
 
-def fbx_look(scene: FbxScene, models: list, mesh: Mesh):
-    """The look of the meshes ``models`` ((model, geometry) in the order ``mesh`` merged them),
-    None when they hold nothing beyond positions and triangles."""
+def fbx_look(scene: FbxScene, models: list, mesh: Mesh, placements: list | None = None):
+    """The look of the meshes ``models`` ((model, geometry) in the order ``mesh`` merged them;
+    ``placements``: the (4, 4) matrix that placed each one's points, default its world
+    matrix), None when they hold nothing beyond positions and triangles."""
     parts, lost, materials, images, known = [], [], [], [], {}
     start = 0
     for p, (model, geometry) in enumerate(models):
@@ -35,7 +36,7 @@ def fbx_look(scene: FbxScene, models: list, mesh: Mesh):
         pvi = np.asarray(node.child("PolygonVertexIndex").props[0], dtype=np.int64)
         n_points = len(np.asarray(node.child("Vertices").props[0])) // 3
         corner_point, corner_polygon, triangles = _corners(pvi)
-        world = scene.geometry_world(model)
+        world = scene.geometry_world(model) if placements is None else placements[p]
         attributes = _attributes(scene, node, corner_point, corner_polygon, world, lost)
         slots = [_material(scene, m, known, materials, images, lost) for m in scene.linked(model, "Material")]
         polygon_slot = _polygon_materials(node, int(corner_polygon.max(initial=-1)) + 1, len(slots))
