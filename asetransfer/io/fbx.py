@@ -26,7 +26,10 @@ What is read (``docs/formats.md``):
 * **Blend shapes**: each mesh's ``BlendShape`` channels (:mod:`.fbx_shapes`), one shape
   per name over all meshes, in the bind pose like the points.
 
-Ignored: normals, UVs, materials, animation, dual-quaternion blending,
+* **The look of a target** (:mod:`.fbx_look`): UVs, normals, colours, materials and their
+  diffuse textures, kept for the writers.
+
+Ignored: animation, dual-quaternion blending,
 inherit types other than the default ``RSrs`` (read as ``RSrs``), ASCII FBX (a one-line
 error asks for binary).
 
