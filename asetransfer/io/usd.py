@@ -5,12 +5,15 @@ Layout of a written file (``docs/formats.md``)::
     /Character           SkelRoot (the default prim), skel:skeleton -> Skeleton
         Skeleton         joints (paths such as "hips/spine_001"), jointNames (the rig's own
                          names, kept verbatim), bindTransforms (world), restTransforms (local)
-        <part>           one Mesh per mesh part: points (bind pose), triangles,
-                         primvars:skel:jointIndices / jointWeights (vertex, elementSize K),
-                         primvars:skel:geomBindTransform = identity, SkelBindingAPI,
-                         skel:blendShapes (the rig's blend shape names) -> skel:blendShapeTargets
+        <part>           one Mesh per mesh part (per piece of the target's look): points
+                         (bind pose), triangles, normals / st / st1 / displayColor by corner
+                         (io/usd_look.py), primvars:skel:jointIndices / jointWeights (vertex,
+                         elementSize K), primvars:skel:geomBindTransform = identity,
+                         SkelBindingAPI, skel:blendShapes (the rig's blend shape names) ->
+                         skel:blendShapeTargets, material:binding (or one GeomSubset per material)
             <shape>      one BlendShape per blend shape: offsets and pointIndices of the
                          part's vertices it moves, normalOffsets when it has them
+        Materials        one UsdPreviewSurface Material per material of the look
 
 Stage metadata ``metersPerUnit`` and ``upAxis`` say the units and up axis of the rig's
 coordinates (which are the input's own: nothing is converted).  USD matrices are
@@ -29,7 +32,6 @@ import numpy as np
 
 from ..config import influence_limit
 from ..errors import InputError
-from ..model.mesh import Mesh
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..model.skin import SkinWeights
