@@ -361,6 +361,11 @@ class MarkersConfig:
     # weights: humanoid/landmarks/rig.py) is taken from the rig: the geometric rules misread it
     # (the dev sources and fixtures agree within 2.7)
     rig_tolerance: float = 0.05
+    # [ratio] the throat and the nape link the characters only when one's head (throat to head top,
+    # over body height) is this many times the other's: a big head's base is free between the
+    # extremities (0.31 the Kenney zombie, 0.23 the cartoon fixture, 0.11-0.15 the MakeHuman,
+    # Quaternius and other fixture bodies); between like heads the extremities hold it
+    neck_head_ratio: float = 1.3
 
     def __post_init__(self):
         if self.automatic not in ("auto", "on", "off"):
@@ -378,6 +383,8 @@ class MarkersConfig:
             raise ValueError("crotch_height_ratio must be in [0, 1]")
         if not self.rig_tolerance > 0:
             raise ValueError("rig_tolerance must be positive")
+        if not self.neck_head_ratio >= 1:
+            raise ValueError("neck_head_ratio must be >= 1")
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from conftest import DEV, FIXTURES, dev_target, needs_dev
 KW = dict(bridge_gap=0.02, extremity_radius=0.15, symmetry_iterations=30,
           layers=LayerRule(gap=0.01, distance=0.03, angle=45.0, fraction=0.5))
 TARGETS = ("target_heavy.ply", "target_tall.obj", "target_cartoon.off")
-EXPECTED = {"head_top", "nose_tip", "head_back", "crotch"} | {
+EXPECTED = {"head_top", "nose_tip", "head_back", "crotch", "throat", "nape"} | {
     f"{n}.{s}" for n in ("hand_tip", "thumb_tip", "index_tip", "middle_tip", "ring_tip", "pinky_tip", "toe_tip",
                          "heel", "ear") for s in "LR"}
 
@@ -68,6 +68,9 @@ def test_every_landmark_is_found_on_its_named_side(name):
             assert c[0] < -0.03, n
     assert by_name["head_top"][1] == max(c[1] for c in coords)
     assert by_name["nose_tip"][2] > by_name["head_back"][2] + 0.05
+    # where the head ends: below the nose, the throat in front of the nape
+    assert by_name["throat"][1] < by_name["nose_tip"][1] and by_name["nape"][1] < by_name["nose_tip"][1]
+    assert by_name["throat"][2] > by_name["nape"][2] + 0.03
     assert by_name["toe_tip.L"][2] > by_name["heel.L"][2] + 0.1
     # the fixtures are made in their file's frame: +X is left; Z-up for the cartoon
     assert lm.frame.left[0] > 0.99
@@ -641,7 +644,8 @@ def test_hand_markers_win_and_the_rest_is_completed(source, heavy):
     both, report = automatic_markers(source, heavy, Config(), hand=hand)
     assert both.names[:2] == ("middle_tip.L", "my_crotch")
     assert "crotch" not in both.names and both.names.count("middle_tip.L") == 1
-    assert set(both.names) == set(lm.vertex) - {"crotch", "hand_tip.L", "hand_tip.R"} | {"my_crotch"}
+    # (like heads: the throat and the nape are no markers)
+    assert set(both.names) == set(lm.vertex) - {"crotch", "hand_tip.L", "hand_tip.R", "throat", "nape"} | {"my_crotch"}
     assert report.hand == ["middle_tip.L", "my_crotch"] and "middle_tip.L" not in report.automatic
 
 
@@ -663,6 +667,44 @@ def test_transfer_without_markers_rigs_the_fixture_like_hand_markers(source, hea
     assert error(auto) < 1.5 * error(at.transfer(source, heavy, hand)) + 0.3
 
 
+def test_a_big_head_ends_where_the_throat_and_nape_say(source):
+    """The cartoon fixture's head is 0.23 of its height (the source's 0.12): linked by its
+    extremities alone, the source's head stretched over it and its neck and head joints
+    landed 2.2 and 2.4 %H off; the throat and the nape (linked when the heads' shares differ
+    by MarkersConfig.neck_head_ratio) hold the head's base: measured 1.3 and 1.9 %H, the
+    joint mean unchanged (0.41 against 0.40 %H)."""
+    cartoon = at.load_mesh(FIXTURES / "target_cartoon.off")
+    truth = json.loads((FIXTURES / "target_cartoon.truth.json").read_text())["joints"]
+    height = _height(cartoon)
+
+    def errors(config):
+        result = at.transfer(source, cartoon, None, config)
+        pos = result.rig.skeleton.bind_world[:, :3, 3]
+        err = {n: float(np.linalg.norm(pos[source.skeleton.index(n)] - truth[n])) / height * 100 for n in truth}
+        return err, result.report.marker_origin.automatic
+
+    linked, names = errors(Config())
+    apart, apart_names = errors(Config(markers=MarkersConfig(neck_head_ratio=100.0)))
+    assert {"throat", "nape"} <= set(names) and not {"throat", "nape"} & set(apart_names)
+    assert linked["neck"] < 0.75 * apart["neck"] and linked["head"] < 0.85 * apart["head"]
+    assert np.mean(list(linked.values())) < np.mean(list(apart.values())) + 0.05
+
+
+def test_the_throat_and_nape_of_a_rig_and_of_its_shape_agree(source):
+    """The rig's rule (its frame, its mid-plane through the head joint) and the geometric one
+    (the fitted frame) find the same throat and nape on the fixture source, between its neck
+    and head joints' heights (measured 0.0 and 0.9 %H apart)."""
+    from asetransfer.humanoid.landmarks.rig import rig_landmarks
+    geometric, from_rig = _landmarks(source.mesh), rig_landmarks(source)
+    at_shape, at_rig = geometric.positions(source.mesh.vertices), from_rig.positions(source.mesh.vertices)
+    up, height = geometric.frame.up, geometric.frame.height
+    joints = source.skeleton.bind_world[:, :3, 3]
+    neck, head = joints[source.skeleton.index("neck")] @ up, joints[source.skeleton.index("head")] @ up
+    for name in ("throat", "nape"):
+        assert np.linalg.norm(at_shape[name] - at_rig[name]) < 0.015 * height, name
+        assert neck - 0.02 * height < at_shape[name] @ up < head + 0.02 * height, name
+
+
 def test_markers_command_writes_a_marker_file_transfer_reads(tmp_path, source, heavy):
     out, png = tmp_path / "m.json", tmp_path / "m.png"
     code = main(["-q", "markers", str(FIXTURES / "source.glb"), str(FIXTURES / "target_heavy.ply"),
@@ -670,7 +712,7 @@ def test_markers_command_writes_a_marker_file_transfer_reads(tmp_path, source, h
     assert code == 0
     doc = json.loads(out.read_text())["markers"]
     # the hand tips give way to the middle fingertips (the same points)
-    assert {m["name"] for m in doc} == EXPECTED - {"hand_tip.L", "hand_tip.R"} and all(m["automatic"] and 0 <= m["confidence"] <= 1 for m in doc)
+    assert {m["name"] for m in doc} == EXPECTED - {"hand_tip.L", "hand_tip.R", "throat", "nape"} and all(m["automatic"] and 0 <= m["confidence"] <= 1 for m in doc)
     back = at.load_markers(out, source.mesh, heavy)
     auto, _ = automatic_markers(source, heavy, Config())
     np.testing.assert_allclose(back.target.positions(heavy.vertices, heavy.faces),

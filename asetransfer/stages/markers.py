@@ -50,6 +50,10 @@ class MarkerError(ValueError):
         self.side = side
 
 
+#: the landmarks where the head ends: linked between characters whose heads differ in
+#: proportion (``MarkersConfig.neck_head_ratio``)
+NECK = ("throat", "nape")
+
 #: the landmarks of the last characters searched, by their mesh's bytes and the rules'
 #: parameters: a batch rigs a cast from one source, whose landmarks (0.28 s on the dev
 #: source) are then found once per process, not once per target
@@ -183,6 +187,8 @@ def _points(mesh: Mesh, landmarks: Landmarks, names: list, between: bool) -> Sur
 
 def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers | None = None):
     """Linked markers from landmarks on both characters, completed by (and giving way to) ``hand``.
+    The throat and the nape link only characters whose heads' shares of the height differ by
+    ``MarkersConfig.neck_head_ratio`` (:func:`_head_share`).
 
     Parameters
     ----------
@@ -207,6 +213,9 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     cfg = config.markers
     src, tgt = source_landmarks(source, config), landmarks_of(target, "target", config)
     names = _linked(src, tgt)
+    shares = [_head_share(lm, mesh) for lm, mesh in ((src, source.mesh), (tgt, target))]
+    if None in shares or max(shares) < cfg.neck_head_ratio * min(shares):
+        names = [n for n in names if n not in NECK]
     heights = [_crotch_height(lm, mesh) for lm, mesh in ((src, source.mesh), (tgt, target))]
     far_apart = None not in heights and min(heights) < cfg.crotch_height_ratio * max(heights)
     if far_apart:
@@ -260,6 +269,16 @@ def _warn_no_crotch(joined: list, heights: list | None) -> None:
         log.warning("no crotch marker: the legs part at %.0f %% of the source's height and %.0f %% of the "
                     "target's (a skirt or robe joined to the body, or far shorter legs?); check the hips or "
                     "place a crotch marker by hand", 100 * heights[0], 100 * heights[1])
+
+
+def _head_share(landmarks: Landmarks, mesh: Mesh) -> float | None:
+    """The head's share of the body height: from the throat up to the head top (None: no throat
+    or no head top)."""
+    if "throat" not in landmarks.vertex or "head_top" not in landmarks.vertex:
+        return None
+    at = landmarks.positions(mesh.vertices, mesh.faces)
+    frame = landmarks.frame
+    return float((at["head_top"] - at["throat"]) @ frame.up / frame.height)
 
 
 def _crotch_height(landmarks: Landmarks, mesh: Mesh) -> float | None:

@@ -35,7 +35,9 @@ direction, position, or the pose of the arms (T- to A-pose) and legs.
    on a hand without exactly four others; two extremities of one blunt fingertip are
    merged, :mod:`.hands`), toe tips, heels (:mod:`.feet`), and the crotch (where the
    vertical midway between the thighs, found below the top of the shortest path between the
-   toes, leaves the body's underside, :mod:`.crotch`).
+   toes, leaves the body's underside, :mod:`.crotch`), the throat and the nape (front and
+   back of the line, cast front to back on the mid-plane, where followed down from the nose
+   the head ends and the neck begins, :mod:`.neck`).
 5. **Coarse meshes.**  A landmark is a vertex; the crotch, heels, toe tips, fingertips,
    head top, back of the head and ears are also given between vertices (their rules run
    on the triangles: exact cross-sections and clipped strips, :mod:`~asetransfer.geometry.

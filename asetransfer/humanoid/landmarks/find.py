@@ -25,6 +25,7 @@ from .frame import BodyFrame
 from .hands import HAND_REACH, fingertip_point, fingertips, hand_sides
 from .head import head_rules, head_top_point
 from .layout import body_layout
+from .neck import nearest_corner, throat_and_nape
 from .surface import BodySurface, NotHumanoidError
 
 # a body whose vertices are this far apart (sqrt(area / vertices), a fraction of H) or more is
@@ -44,7 +45,8 @@ class Landmarks:
     given, ``confidence`` maps it to [0, 1]; ``frame`` is the body frame.
 
     ``surface`` maps the landmarks whose rule can also place them between vertices (the
-    crotch, the heels, the toe tips, the fingertips, the head top and back, the ears) to
+    crotch, the heels, the toe tips, the fingertips, the head top and back, the ears, the throat
+    and the nape, whose vertex is the nearest corner of that point) to
     ``(face, bary)``, a triangle of the mesh as given and (3,) barycentric coordinates: the same
     rule on the triangles rather than on the vertices.
     ``spacing`` is the distance between the body's vertices were they spread evenly
@@ -120,6 +122,11 @@ def _named(surface: BodySurface, frame: BodyFrame, head: int, hands: list, feet:
     head_vertices, head_points = head_rules(surface, frame, head)
     out.update(head_vertices)
     points.update(head_points)
+    crotch_at = float(v[out["crotch"]] @ frame.up) if "crotch" in out else None
+    neck = throat_and_nape(v, surface.faces, frame, float(v[head] @ frame.left), crotch_at,
+                            float(v[out.get("nose_tip", head)] @ frame.up))
+    points.update(neck)
+    out.update({k: nearest_corner(surface.faces, p) for k, p in neck.items()})
     return {k: int(x) for k, x in out.items()}, {k: p for k, p in points.items() if p is not None}
 
 

@@ -25,12 +25,14 @@ from __future__ import annotations
 import numpy as np
 
 from ...geometry.rays import cast_rays
+from ...geometry.topology import welded_surface
 from ...model.rig import Rig
 from ..body import body_axes
 from ..naming import finger_of
 from ..skeleton_map import numbered_from_zero, propose_skeleton_map
 from .find import Landmarks, spacing_of
 from .frame import BodyFrame
+from .neck import nearest_corner, throat_and_nape
 from .surface import NotHumanoidError
 
 #: a vertex belongs to a joint set's region when the set moves it at least this much
@@ -45,7 +47,8 @@ SOLE = 0.02
 RIG_CONFIDENCE = 1.0
 
 def rig_landmarks(rig: Rig) -> Landmarks:
-    """The landmarks of a rigged humanoid from its skeleton map and weights (module docstring).
+    """The landmarks of a rigged humanoid from its skeleton map and weights (module docstring);
+    the throat and the nape by the geometric rule (:mod:`.neck`) in the rig's frame.
 
     Raises
     ------
@@ -80,7 +83,9 @@ def rig_landmarks(rig: Rig) -> Landmarks:
     top = v[named["head_top"]] if "head_top" in named else v[int(np.argmax(height_of))]
     ground = top - (float(top @ up) - float(height_of.min())) * up
     frame = BodyFrame(up, forward, left, height, ground)
-    return Landmarks(frame, {k: int(x) for k, x in named.items()}, {k: RIG_CONFIDENCE for k in named}, {},
+    surface = _neck(mesh, frame, named, float(rig.skeleton.bind_world[role["head"], :3, 3] @ left))
+    named.update({k: nearest_corner(mesh.faces, p) for k, p in surface.items()})
+    return Landmarks(frame, {k: int(x) for k, x in named.items()}, {k: RIG_CONFIDENCE for k in named}, surface,
                      spacing_of(v, mesh.faces, height))
 
 
@@ -154,6 +159,18 @@ def _foot(rig: Rig, ankle: int, up, forward, height: float) -> dict:
     low = low if len(low) else ids
     sole = ids[rise <= rise.min() + SOLE * height]
     return {"toe_tip": int(low[np.argmax(v[low] @ forward)]), "heel": int(sole[np.argmin(v[sole] @ forward)])}
+
+
+def _neck(mesh, frame: BodyFrame, named: dict, mid: float) -> dict:
+    """The throat and the nape by the geometric rule (:func:`.neck.throat_and_nape`) on the
+    welded surface, as ``name -> (face, bary)``."""
+    if "nose_tip" not in named and "head_top" not in named:
+        return {}
+    vertices, faces, _ = welded_surface(mesh.vertices, mesh.faces)
+    up = frame.up
+    crotch = float(mesh.vertices[named["crotch"]] @ up) if "crotch" in named else None
+    nose = float(mesh.vertices[named.get("nose_tip", named.get("head_top"))] @ up)
+    return throat_and_nape(vertices, faces, frame, mid, crotch, nose)
 
 
 def _crotch(rig: Rig, role: dict, up) -> int | None:
