@@ -13,6 +13,7 @@ from asetransfer import Mesh, Rig, Skeleton, SkinWeights
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 DEV = (ROOT / ".." / "shared" / "data" / "makehuman-dev").resolve()
+PRODUCTION = (ROOT / ".." / "shared" / "data" / "production-dev").resolve()
 DEV_CASES = sorted(p.name for p in DEV.iterdir() if p.is_dir()) if DEV.is_dir() else []
 
 
@@ -36,6 +37,7 @@ def _private_cache(tmp_path_factory):
 
 
 needs_dev = pytest.mark.skipif(not DEV.is_dir(), reason="../shared/data/makehuman-dev is not present")
+needs_production = pytest.mark.skipif(not PRODUCTION.is_dir(), reason="../shared/data/production-dev is absent")
 
 
 def tube_rig(n_ring: int = 12, n_seg: int = 12, length: float = 3.0, radius: float = 0.3) -> Rig:

@@ -10,10 +10,7 @@ import pytest
 import asetransfer as at
 from asetransfer import Rig, Skeleton, SkinWeights
 from asetransfer.job import transfer_files
-from conftest import FIXTURES, ROOT
-
-PRODUCTION = (ROOT / ".." / "shared" / "data" / "production-dev").resolve()
-needs_production = pytest.mark.skipif(not PRODUCTION.is_dir(), reason="../shared/data/production-dev is absent")
+from conftest import FIXTURES, PRODUCTION, needs_production
 
 
 def _with_ground_root(rig: Rig) -> Rig:

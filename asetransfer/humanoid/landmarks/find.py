@@ -22,7 +22,7 @@ from .confidence import confidence
 from .crotch import crotch
 from .feet import sole_end_point
 from .frame import BodyFrame
-from .hands import HAND_REACH, fingertip_point, fingertips, hand_sides
+from .hands import FINGERS, HAND_REACH, fingertip_point, fingertips, hand_sides
 from .head import head_rules, head_top_point
 from .layout import body_layout
 from .neck import nearest_corner, throat_and_nape
@@ -130,6 +130,39 @@ def _named(surface: BodySurface, frame: BodyFrame, head: int, hands: list, feet:
     return {k: int(x) for k, x in out.items()}, {k: p for k, p in points.items() if p is not None}
 
 
+def _all_fingers(named: dict) -> bool:
+    return all(f"{f}.{s}" in named for f in ("thumb_tip", *FINGERS) for s in "LR")
+
+
+def _with_hand_layers(vertices, faces, original, kept, bridge_gap, surface, layout, named, points):
+    """The landmarks again with the layers around the hands kept, when that names every finger.
+
+    A mannequin's fingers are chains of pieces with a ball at each knuckle, and its palm rests
+    on them: the layer rule (covers over a body) takes them all for layers, and the hand tip is
+    left on one bone with no fingers (the Quaternius female: fingers 3.4 %H off with automatic
+    markers).  The pieces left out within ``HAND_REACH`` of a hand tip are put back and the
+    rules run again on that surface in the same frame; kept only when they name all ten
+    fingertips, so a glove or a bracelet over a hand whose fingers the rules already read
+    changes nothing.  Returns ``(surface, named, points)``.
+    """
+    reach = HAND_REACH * layout.frame.height
+    tips = surface.vertices[layout.hands]
+    near = np.linalg.norm(vertices[:, None, :] - tips[None, :, :], axis=2).min(axis=1) < reach
+    back = ~kept & near[faces].any(axis=1)
+    if not back.any():
+        return surface, named, points
+    widened = kept | back
+    wide = BodySurface(vertices, faces[widened], original, np.flatnonzero(widened), bridge_gap)
+    index = {int(o): i for i, o in enumerate(wide.original)}
+    move = lambda x: index[int(surface.original[x])]  # noqa: E731 -- same welded vertex, other numbering
+    heels = {move(t): (move(h), up, height) for t, (h, up, height) in layout.heels.items()}
+    again = _named(wide, layout.frame, move(layout.head), [move(t) for t in layout.hands],
+                   [move(t) for t in layout.feet], heels)
+    if not _all_fingers(again[0]):
+        return surface, named, points
+    return (wide, *again)
+
+
 def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
                    symmetry_iterations: int, layers: dict | None = None) -> Landmarks:
     """Landmarks of a standing two-legged character (the rules: the package docstring).
@@ -164,6 +197,9 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
                                    extremity_radius, symmetry_iterations)
     frame = layout.frame
     named, points = _named(surface, frame, layout.head, layout.hands, layout.feet, layout.heels)
+    if not kept.all() and not _all_fingers(named):
+        surface, named, points = _with_hand_layers(vertices, faces, original, kept, bridge_gap, surface, layout,
+                                                   named, points)
     rated = confidence(surface.vertices, frame, named, layout.agreement)
     return Landmarks(frame, {k: int(surface.original[x]) for k, x in named.items()}, rated,
                      {k: (int(surface.face_ids[f]), b) for k, (f, b) in points.items()},
