@@ -1,5 +1,5 @@
 """``asetransfer retarget-motion MOTION.bvh --source SRC.glb --target OUT.glb -o ANIM.glb|.bvh``, or
-``asetransfer retarget-motion ANIMATED.glb [--clip NAME] --target OUT.glb -o ANIM.glb|.bvh``."""
+``asetransfer retarget-motion ANIMATED.glb|.fbx [--clip NAME] --target OUT.glb -o ANIM.glb|.bvh``."""
 from __future__ import annotations
 
 import json
@@ -19,10 +19,10 @@ def add_parser(sub):
                     "or the target's skeleton and motion as BVH (.bvh; rest pose = the target's rest pose, "
                     "channels Zrotation Xrotation Yrotation, R = Rz Rx Ry, degrees).")
     p.add_argument("motion", help="BVH motion for the source skeleton (its zero pose = the source's rest pose), or "
-                                  "a rigged glTF with animations (its own rig is the source)")
+                                  "a rigged glTF or FBX with animations or takes (its own rig is the source)")
     p.add_argument("--source", help="the source rig a BVH motion was made for (.glb .gltf .fbx .usd*); for a glTF "
-                                    "motion, its own rig")
-    p.add_argument("--clip", help="the glTF motion's animation to play, by name (default: its first)")
+                                    "or FBX motion, its own rig")
+    p.add_argument("--clip", help="the glTF animation or FBX take to play, by name (default: its first)")
     p.add_argument("--target", required=True, help="the rigged target (asetransfer transfer output)")
     p.add_argument("-o", "--output", required=True, help="ANIM.glb, ANIM.gltf or ANIM.bvh")
     p.add_argument("--rest", choices=("source", "target"), default="source",
@@ -50,9 +50,11 @@ def run(args) -> int:
         outputs.append(Output(args.report, "--report", (".json",)))
     check_outputs(outputs, inputs)
     target = load_rig(args.target)
-    animated = os.path.splitext(args.motion)[1].lower() in (".glb", ".gltf")  # a rig with its clips
+    from asetransfer.io import CLIP_READERS
+
+    animated = os.path.splitext(args.motion)[1].lower() in CLIP_READERS  # a rig with its clips
     if animated:
-        source, clip = _gltf_clip(args.motion, args.clip)
+        source, clip = _clip(args.motion, args.clip)
     else:
         if not args.source:
             raise InputError(args.motion, "a BVH motion needs --source, the rig it was made for")
@@ -78,12 +80,12 @@ def run(args) -> int:
     return 0
 
 
-def _gltf_clip(path, name):
-    """``(rig, animation)``: the glTF motion file's rig and its clip ``name`` (None: the first)."""
+def _clip(path, name):
+    """``(rig, animation)``: the motion file's rig and its clip ``name`` (None: the first)."""
     from asetransfer.errors import InputError
-    from asetransfer.io.gltf_animation import read_clips
+    from asetransfer.io import load_clips
 
-    rig, clips, skipped = read_clips(path)
+    rig, clips, skipped = load_clips(path)
     if name is None and clips:
         return rig, clips[0][1]
     found = [clip for clip_name, clip in clips if clip_name == name]

@@ -98,7 +98,7 @@ def add_options(p):
                         "names, after the target's own (a name the target has keeps the target's); off: do not "
                         "(default %(default)s)")
     p.add_argument("--clips", choices=("auto", "off"), default="auto",
-                   help="auto: the source's animation clips (glTF) retargeted onto the target and written into a "
+                   help="auto: the source's animation clips (glTF animations, FBX takes) retargeted onto the target and written into a "
                         "glTF output under their names; off: none (default %(default)s)")
     p.add_argument("--tpose", action="store_true",
                    help="also write the target in a canonical T-pose: OUT.tpose.bvh (its skeleton, one frame) "

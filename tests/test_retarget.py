@@ -291,3 +291,49 @@ def test_retarget_motion_plays_a_gltf_clip_by_name(tmp_path, fixture_source, cap
     assert main(["retarget-motion", str(tmp_path / "walk.bvh"), "--target", str(target),
                  "-o", str(tmp_path / "x.glb")]) == 2
     assert "a BVH motion needs --source" in capsys.readouterr().err
+
+
+ANIMATED_FBX = FIXTURES / "source_animated_cm_zup.fbx"
+
+
+def test_fbx_takes_are_read_as_blender_plays_them():
+    """The fixture source as Blender's FBX exporter writes it (centimetres, Z up, the armature
+    object scaled x100 and turned), with two baked takes: every joint of every frame lies where
+    Blender itself puts it (fixtures/source_animated.truth.json, Blender's world in metres; the
+    file holds it x100 and turned half a turn about Z), within float32 (measured 0.001 cm)."""
+    import json
+
+    from asetransfer.io import load_clips
+
+    rig, clips, skipped = load_clips(ANIMATED_FBX)
+    assert [name for name, _ in clips] == ["skin|step", "skin|wave"] and not skipped
+    truth = json.loads((FIXTURES / "source_animated.truth.json").read_text())
+    for name, clip in clips:
+        take = truth[name.split("|")[1]]
+        assert clip.n_frames == take["frames"] and clip.frame_time == pytest.approx(1.0 / take["fps"])
+        played = clip.world(rig.skeleton)[..., :3, 3]
+        for joint, positions in take["positions"].items():
+            expected = np.array(positions) * [-100.0, -100.0, 100.0]
+            np.testing.assert_allclose(played[:, rig.skeleton.index(joint)], expected, atol=0.01, err_msg=joint)
+    # the takes move: the left hand rises in the wave, the hips step forward
+    hand, hips = rig.skeleton.index("hand.L"), rig.skeleton.index("hips")
+    wave, step = (dict(clips)[n].world(rig.skeleton)[..., :3, 3] for n in ("skin|wave", "skin|step"))
+    assert wave[11, hand, 2] - wave[0, hand, 2] > 20 and np.linalg.norm(step[-1, hips] - step[0, hips]) > 10
+
+
+def test_fbx_takes_ride_onto_the_target_and_play_with_retarget_motion(tmp_path):
+    from asetransfer.io.gltf_animation import read_clips
+
+    from asetransfer.io import load_clips
+
+    target = FIXTURES / "target_heavy_cm_zup.fbx"
+    assert main(["-q", "transfer", str(ANIMATED_FBX), str(target), "-o", str(tmp_path / "rigged.glb")]) == 0
+    rig, clips, skipped = read_clips(tmp_path / "rigged.glb")
+    assert [name for name, _ in clips] == ["skin|step", "skin|wave"] and not skipped
+    source, fbx_clips, _ = load_clips(ANIMATED_FBX)
+    expected, _ = retarget(dict(fbx_clips)["skin|wave"], source, rig)
+    np.testing.assert_allclose(dict(clips)["skin|wave"].world(rig.skeleton)[..., :3, 3],
+                               expected.world(rig.skeleton)[..., :3, 3], atol=1e-3)
+    assert main(["-q", "retarget-motion", str(ANIMATED_FBX), "--clip", "skin|wave", "--target",
+                 str(tmp_path / "rigged.glb"), "-o", str(tmp_path / "wave.bvh")]) == 0
+    assert (tmp_path / "wave.bvh").read_text().count("\n") > 24

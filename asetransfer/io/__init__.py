@@ -33,6 +33,13 @@ RIG_WRITERS = {".glb": write_rig, ".gltf": write_rig, ".fbx": "fbx_write:write_f
 #: called as ``writer(look, rig, path, max_influences=, inputs=)``
 LOOK_WRITERS = {".glb": "gltf_over:write_rig_over", ".gltf": "gltf_over:write_rig_over",
                 ".fbx": "fbx_write:write_fbx_over", **{ext: "usd:write_usd_over" for ext in USD_EXTENSIONS}}
+#: extension -> reader of a rig's animation clips, ``reader(path) -> (rig, [(name, Animation)],
+#: [(name, reason)])`` (glTF animations, FBX takes)
+CLIP_READERS = {".glb": "gltf_animation:read_clips", ".gltf": "gltf_animation:read_clips",
+                ".fbx": "fbx_animation:read_fbx_clips"}
+#: extension -> whether a file holds animation clips (without reading them)
+CLIP_FINDERS = {".glb": "gltf_animation:has_clips", ".gltf": "gltf_animation:has_clips",
+                ".fbx": "fbx_animation:has_clips"}
 #: extension -> reader of the units and up axis a file declares
 FRAME_READERS = {".fbx": "fbx_scene:fbx_frame", **{ext: "usd:usd_frame" for ext in USD_EXTENSIONS}}
 
@@ -92,6 +99,21 @@ def file_frame(path):
     return _entry(FRAME_READERS, ext)(path) if ext in FRAME_READERS else None
 
 
+def load_clips(path) -> tuple:
+    """The animation clips of a rigged file (:data:`CLIP_READERS`): ``(rig, [(name, animation)],
+    [(name, reason a clip is left out)])``; a format without clips is an :class:`InputError`."""
+    ext = _extension(path)
+    if ext not in CLIP_READERS:
+        raise InputError(path, f"holds no animation clips that can be read ({' '.join(CLIP_READERS)} do)")
+    return _entry(CLIP_READERS, ext)(path)
+
+
+def has_clips(path) -> bool:
+    """Whether a rigged file holds animation clips (False for formats without them)."""
+    ext = _extension(path)
+    return ext in CLIP_FINDERS and _entry(CLIP_FINDERS, ext)(path)
+
+
 def save_rig(path, rig, max_influences: int | None = 8, inputs=(), look=None, **options) -> None:
     """Write ``rig`` atomically in the format its extension names (:data:`RIG_WRITERS`; an
     extension not in :data:`RIG_OUTPUT_EXTENSIONS` is written as .glb).
@@ -119,6 +141,6 @@ def save_rig(path, rig, max_influences: int | None = 8, inputs=(), look=None, **
     return _entry(RIG_WRITERS, ext)(path, rig, max_influences=max_influences, inputs=inputs, **options)
 
 
-__all__ = ["CHARACTER_READERS", "FRAME_READERS", "LOOK_WRITERS", "MESH_EXTENSIONS", "MESH_READERS", "RIG_OUTPUT_EXTENSIONS",
-           "RIG_READERS", "RIG_WRITERS", "USD_EXTENSIONS", "file_frame", "load_character", "load_markers",
+__all__ = ["CHARACTER_READERS", "CLIP_READERS", "FRAME_READERS", "LOOK_WRITERS", "MESH_EXTENSIONS", "MESH_READERS", "RIG_OUTPUT_EXTENSIONS",
+           "RIG_READERS", "RIG_WRITERS", "USD_EXTENSIONS", "file_frame", "has_clips", "load_character", "load_clips", "load_markers",
            "load_mesh", "load_rig", "read_gltf", "read_gltf_mesh", "read_gltf_rig", "save_rig", "write_rig"]

@@ -29,7 +29,8 @@ What is read (``docs/formats.md``):
 * **The look of a target** (:mod:`.fbx_look`): UVs, normals, colours, materials and their
   diffuse textures, kept for the writers.
 
-Ignored: animation, dual-quaternion blending,
+Animation takes are read by :mod:`.fbx_animation` (clips on this rig).  Ignored:
+dual-quaternion blending,
 inherit types other than the default ``RSrs`` (read as ``RSrs``), ASCII FBX (a one-line
 error asks for binary).
 
@@ -152,7 +153,7 @@ def rig_from_scene(scene: FbxScene, look: bool = False) -> Rig:
     all_clusters = [cm for cl in skinned.values() for cm in cl]  # (cluster, joint model)
     if not all_clusters:
         scene.fail("has no skin (no skeleton bound to a mesh)" if meshes else "contains no triangle mesh")
-    joints, parents = skeleton_models(scene, {m for _, m in all_clusters})
+    joints, parents = joint_models(scene)
     jindex = {m: j for j, m in enumerate(joints)}
     rest = np.array([scene.world(m) for m in joints])
     bind = joint_bind_matrices(scene, joints, parents, cluster_links(scene, all_clusters))
@@ -180,6 +181,13 @@ def rig_from_scene(scene: FbxScene, look: bool = False) -> Rig:
         if rig.mesh.look is not None:  # named with the rest of what an output does not take over
             rig.mesh.look.lost = tuple(rig.mesh.look.lost) + ("the target's own skin (the transferred one replaces it)",)
     return rig
+
+
+def joint_models(scene: FbxScene) -> tuple:
+    """The joint models of the rig :func:`rig_from_scene` reads, in its skeleton's order, and
+    their (J,) parent joint indices."""
+    bound = {m for _, g in mesh_models(scene) for _, m in skin_clusters(scene, g)}
+    return skeleton_models(scene, bound)
 
 
 def _assemble(scene, *, joints, parents, rest, bind, pieces, rows, shapes) -> Rig:

@@ -144,44 +144,57 @@ def _vec(props: dict, name: str, default: float) -> np.ndarray:
 
 
 def euler_matrix(degrees: np.ndarray, order: int = 0) -> np.ndarray:
-    """(4, 4) rotation of FBX Euler angles: ``order`` 0 (eXYZ) gives ``Rz @ Ry @ Rx``.
+    """(4, 4) rotation of FBX Euler angles (3,), or (F, 4, 4) of (F, 3): ``order`` 0 (eXYZ)
+    gives ``Rz @ Ry @ Rx``.
 
     FBX orders name the axes in the order the rotations apply to a point (extrinsic).
     """
     from scipy.spatial.transform import Rotation  # imported on use: ~0.15 s
 
     axes = ROTATION_ORDERS[order] if 0 <= order < len(ROTATION_ORDERS) else "xyz"
-    out = np.eye(4)
-    out[:3, :3] = Rotation.from_euler(axes, np.asarray(degrees, dtype=np.float64), degrees=True).as_matrix()
+    degrees = np.asarray(degrees, dtype=np.float64)
+    out = np.tile(np.eye(4), (*degrees.shape[:-1], 1, 1))
+    out[..., :3, :3] = Rotation.from_euler(axes, degrees.reshape(-1, 3), degrees=True).as_matrix().reshape(
+        *degrees.shape[:-1], 3, 3)
     return out
 
 
 def _translation(t) -> np.ndarray:
-    out = np.eye(4)
-    out[:3, 3] = t
+    t = np.asarray(t, dtype=np.float64)
+    out = np.tile(np.eye(4), (*t.shape[:-1], 1, 1))
+    out[..., :3, 3] = t
     return out
 
 
 def _scaling(s) -> np.ndarray:
-    return np.diag([*s, 1.0])
+    s = np.asarray(s, dtype=np.float64)
+    out = np.zeros((*s.shape[:-1], 4, 4))
+    out[..., [0, 1, 2], [0, 1, 2]] = s
+    out[..., 3, 3] = 1.0
+    return out
 
 
-def node_local_matrix(props: dict) -> np.ndarray:
-    """(4, 4) local transform of an FBX node (Autodesk's transform stack).
+def node_local_matrix(props: dict, animated: dict | None = None) -> np.ndarray:
+    """(4, 4) local transform of an FBX node (Autodesk's transform stack); with ``animated``
+    (``"Lcl Translation"`` / ``"Lcl Rotation"`` / ``"Lcl Scaling"`` -> (F, 3) values over
+    frames) (F, 4, 4), those properties taken from it.
 
     ``L = T Roff Rp Rpre R Rpost^-1 Rp^-1 Soff Sp S Sp^-1``: translation, rotation
     offset and pivot, pre-rotation, the Euler rotation in the node's ``RotationOrder``,
     post-rotation, scaling offset and pivot, scaling.
     """
+    animated = animated or {}
+    lcl = {k: animated[k] if k in animated else _vec(props, k, d)
+           for k, d in (("Lcl Translation", 0.0), ("Lcl Rotation", 0.0), ("Lcl Scaling", 1.0))}
     order = props.get("RotationOrder", 0)
     order = int(order) if isinstance(order, (int, float)) and np.isfinite(order) else 0
     rp, sp_ = _vec(props, "RotationPivot", 0.0), _vec(props, "ScalingPivot", 0.0)
-    return (_translation(_vec(props, "Lcl Translation", 0.0)) @ _translation(_vec(props, "RotationOffset", 0.0))
+    return (_translation(lcl["Lcl Translation"]) @ _translation(_vec(props, "RotationOffset", 0.0))
             @ _translation(rp) @ euler_matrix(_vec(props, "PreRotation", 0.0))
-            @ euler_matrix(_vec(props, "Lcl Rotation", 0.0), order)
+            @ euler_matrix(lcl["Lcl Rotation"], order)
             @ np.linalg.inv(euler_matrix(_vec(props, "PostRotation", 0.0))) @ _translation(-rp)
             @ _translation(_vec(props, "ScalingOffset", 0.0)) @ _translation(sp_)
-            @ _scaling(_vec(props, "Lcl Scaling", 1.0)) @ _translation(-sp_))
+            @ _scaling(lcl["Lcl Scaling"]) @ _translation(-sp_))
 
 
 def geometric_matrix(props: dict) -> np.ndarray:

@@ -83,6 +83,13 @@ def read_animation(path, index: int = 0):
     return rig, _sampled_animation(rig.skeleton, tracks)
 
 
+def has_clips(path) -> bool:
+    """Whether a glTF file has animations."""
+    from .glb import read_document
+
+    return bool(read_document(path)[0].get("animations"))
+
+
 def read_clips(path) -> tuple:
     """Every animation of a skinned glTF as an :class:`Animation` on its rig, read once:
     ``(rig, [(name, animation)], [(name, reason)])``: a clip that cannot be read (channels

@@ -301,22 +301,20 @@ def read_hand_markers(path, source: Rig, target: Mesh, config: Config):
 
 
 def _clips(options: JobOptions, source: SourceFile, rig: Rig, output) -> list:
-    """``(name, Animation)`` of the source's glTF animations retargeted onto ``rig``, for a glTF
-    output with ``options.clips`` "auto"; a clip that cannot be read, or clips an output of
-    another format cannot hold, are named in a warning."""
-    if options.clips == "off" or os.path.splitext(os.fspath(source.path))[1].lower() not in (".glb", ".gltf"):
+    """``(name, Animation)`` of the source's animation clips (glTF animations, FBX takes)
+    retargeted onto ``rig``, for a glTF output with ``options.clips`` "auto"; a clip that cannot
+    be read, or clips an output of another format cannot hold, are named in a warning."""
+    from ..io import has_clips, load_clips
+
+    if options.clips == "off" or not has_clips(source.path):
         return []
     from ..handoff.retarget import retarget
-    from ..io.glb import read_document
-    from ..io.gltf_animation import read_clips
 
-    if not read_document(source.path)[0].get("animations"):
-        return []
     if os.path.splitext(os.fspath(output))[1].lower() not in (".glb", ".gltf"):
         log.warning("the source's animation clips are not written to %s (glTF outputs hold them; or "
                     "retarget-motion)", os.path.basename(os.fspath(output)))
         return []
-    animated, clips, skipped = read_clips(source.path)
+    animated, clips, skipped = load_clips(source.path)
     for name, reason in skipped:
         log.warning("the source's animation %r is left out: %s", name, reason)
     return [(name, retarget(clip, animated, rig)[0]) for name, clip in clips]
