@@ -365,3 +365,76 @@ def test_a_render_of_the_rigged_glb_matches_its_textured_target(tmp_path):
     line, = [s for s in check.stdout.splitlines() if s.startswith("differing")]
     differing, drawn = float(line.split()[1]), float(line.split()[3])
     assert drawn > 0.05 and differing <= 0.005, line
+
+
+SHAPE_KEY_CHECK = """
+import sys, bpy, json
+import numpy as np
+path, key_name = sys.argv[1], sys.argv[2]
+bpy.ops.wm.read_factory_settings(use_empty=True)
+ext = path.rsplit(".", 1)[1].lower()
+if ext in ("glb", "gltf"):
+    bpy.ops.import_scene.gltf(filepath=path)
+elif ext == "fbx":
+    bpy.ops.import_scene.fbx(filepath=path)
+else:
+    bpy.ops.wm.usd_import(filepath=path)
+shaped = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys
+          and key_name in o.data.shape_keys.key_blocks]
+body = max(shaped, key=lambda o: len(o.data.vertices))
+
+def world_points():
+    deps = bpy.context.evaluated_depsgraph_get()
+    ev = body.evaluated_get(deps)
+    me = ev.to_mesh()
+    out = np.array([ev.matrix_world @ v.co for v in me.vertices])
+    ev.to_mesh_clear()
+    return out
+
+for k in body.data.shape_keys.key_blocks:
+    k.value = 0.0
+rest = world_points()
+body.data.shape_keys.key_blocks[key_name].value = 1.0
+moved = np.linalg.norm(world_points() - rest, axis=1)
+height = float(np.ptp(rest, axis=0).max())
+print(json.dumps({"keys": sorted(k.name for k in body.data.shape_keys.key_blocks),
+                  "max_rel": float(moved.max()) / height, "moved": int((moved > 1e-6 * height).sum())}))
+"""
+
+
+@pytest.mark.parametrize("ext", (".glb", ".fbx", ".usdc"))
+def test_a_carried_shape_key_deforms_the_output_in_blender(tmp_path, ext):
+    """The source's morph targets carried onto the heavy fixture, in each output format: Blender
+    imports them as shape keys, and setting one to 1 moves the body as far (relative to its
+    height) and as many vertices as the rig's own offsets say."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from gltf_builder import add_morph_targets, rig_document, save_glb
+    from test_blendshapes import JAW, _shapes_of_fixture
+
+    from asetransfer import load_rig
+
+    fixture = load_rig(FIXTURES / "source.glb")
+    doc, blob = rig_document(fixture)
+    offsets = _shapes_of_fixture(fixture)
+    for node in doc["nodes"]:
+        if "mesh" in node:
+            part = np.flatnonzero(fixture.mesh.vertex_part == fixture.mesh.parts.index(node["name"]))
+            add_morph_targets(doc, blob, node["mesh"], {name: d[part] for name, d in offsets.items()})
+    source = save_glb(tmp_path / "source_shapes.glb", doc, bytes(blob))
+    out = tmp_path / f"rigged{ext}"
+    # this interpreter's command line: it has usd-core (the test extra), Blender's need not
+    run = subprocess.run([sys.executable, "-m", "asetransfer_cli.main", "transfer", str(source),
+                          str(FIXTURES / "target_heavy.ply"), "--markers", str(FIXTURES / "markers_heavy.json"),
+                          "-o", str(out)], capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr
+    ours = load_rig(out)
+    check = subprocess.run([BLENDER_PYTHON, "-c", SHAPE_KEY_CHECK, str(out), JAW], capture_output=True, text=True,
+                           timeout=600)
+    assert check.returncode == 0, check.stderr[-2000:]
+    seen = json.loads(check.stdout[check.stdout.index("{"):])
+    assert JAW in seen["keys"]
+    jaw = next(m for m in ours.shapes if m.name == JAW)
+    size = float(np.ptp(ours.mesh.vertices, axis=0).max())
+    length = np.linalg.norm(jaw.positions, axis=1)
+    assert seen["max_rel"] == pytest.approx(length.max() / size, rel=0.02)
+    assert abs(seen["moved"] - int((length > 1e-6 * size).sum())) <= 0.02 * seen["moved"]
