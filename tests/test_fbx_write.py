@@ -146,3 +146,21 @@ def test_a_gltf_targets_colours_uvs_and_materials_reach_the_fbx(tmp_path):
     np.testing.assert_allclose(colours(made), colours(given), atol=1e-5)
     assert sorted(m["name"] for m in made.document["materials"]) == sorted(
         m["name"] for m in given.document["materials"])
+    # roughness, metallic and emissive colour ride along as Phong (Blender's convention) and read back
+    def shading(look):
+        return {m["name"]: (m["pbrMetallicRoughness"].get("roughnessFactor", 1.0),
+                            m["pbrMetallicRoughness"].get("metallicFactor", 1.0), m.get("emissiveFactor", [0.0] * 3))
+                for m in look.document["materials"]}
+    for name, (roughness, metallic, emissive) in shading(given).items():
+        back = shading(made)[name]
+        assert back[0] == pytest.approx(roughness, abs=1e-6) and back[1] == pytest.approx(metallic, abs=1e-6), name
+        np.testing.assert_allclose(back[2], emissive, atol=1e-6)
+
+
+@pytest.mark.parametrize("roughness", (0.0, 0.25, 0.5, 0.9, 1.0))
+def test_roughness_and_phong_shininess_are_each_others_inverse(roughness):
+    from asetransfer.io.look_parts import phong_of, roughness_of
+
+    phong = phong_of(roughness, 0.3)
+    assert roughness_of(phong["Shininess"]) == pytest.approx(roughness, abs=1e-12)
+    assert phong["ReflectionFactor"] == 0.3 and phong["Shininess"] == phong["ShininessExponent"]

@@ -20,6 +20,7 @@ from ..model.mesh import Mesh
 from .fbx_scene import FbxScene
 from .files import read_bytes
 from .look_build import LookPart, build_look
+from .look_parts import roughness_of
 
 #: what a texture's first bytes say it is
 _MIME = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"))
@@ -149,13 +150,21 @@ def _material(scene: FbxScene, material, known: dict, materials: list, images: l
     factor = _numbers(props.get("DiffuseFactor"), 1, [1.0])[0]
     opacity = _numbers(props.get("Opacity"), 1, [1.0])[0]
     alpha = opacity if 0.0 <= opacity <= 1.0 else 1.0
-    pbr = {"baseColorFactor": [c * factor for c in colour] + [alpha], "metallicFactor": 0.0, "roughnessFactor": 1.0}
+    # roughness and metallic by the convention Blender's importer reads FBX Phong with (look_parts.phong_of)
+    shininess = _numbers(props.get("Shininess", props.get("ShininessExponent")), 1, [20.0])[0]
+    metallic = min(max(_numbers(props.get("ReflectionFactor"), 1, [0.0])[0], 0.0), 1.0)
+    pbr = {"baseColorFactor": [c * factor for c in colour] + [alpha], "metallicFactor": metallic,
+           "roughnessFactor": roughness_of(shininess)}
     texture = _diffuse_texture(scene, material, lost)
     if texture is not None:
         pbr["baseColorTexture"] = {"index": len(images)}
         pbr["baseColorFactor"] = [1.0, 1.0, 1.0, alpha]  # the texture is the colour, as DCCs show it
         images.append(texture)
     entry = {"name": scene.names[material], "pbrMetallicRoughness": pbr}
+    emissive = [c * _numbers(props.get("EmissiveFactor"), 1, [1.0])[0]
+                for c in _numbers(props.get("EmissiveColor"), 3, [0.0, 0.0, 0.0])]
+    if any(e > 0 for e in emissive):
+        entry["emissiveFactor"] = [min(max(e, 0.0), 1.0) for e in emissive]
     if alpha < 1.0:
         entry["alphaMode"] = "BLEND"
     known[material] = len(materials)

@@ -38,7 +38,7 @@ from ..model.transforms import closest_rotation
 from .atomic import atomic_write, check_output_path
 from .fbx_binary import FbxNode as N
 from .fbx_bytes import VERSION, Int64, fbx_bytes
-from .look_parts import WrittenMaterial, WrittenPart, parts_of_look, parts_of_mesh
+from .look_parts import WrittenMaterial, WrittenPart, parts_of_look, parts_of_mesh, phong_of
 
 log = logging.getLogger("asetransfer")
 
@@ -191,9 +191,15 @@ class _Scene:
         return model, geometry
 
     def material(self, material: WrittenMaterial) -> Int64:
-        """A Phong material (diffuse colour, opacity) and its diffuse texture with the image embedded."""
+        """A Phong material (diffuse and emissive colour, opacity, the glTF roughness and metallic
+        by :func:`~.look_parts.phong_of`) and its diffuse texture with the image embedded."""
+        phong = phong_of(material.roughness, material.metallic)
         props = N("Properties70", [], [_p("DiffuseColor", "Color", "", "A", *map(float, material.colour)),
                                        _p("DiffuseFactor", "Number", "", "A", 1.0),
+                                       _p("EmissiveColor", "Color", "", "A", *map(float, material.emissive)),
+                                       _p("EmissiveFactor", "Number", "", "A", 1.0),
+                                       _p("SpecularColor", "Color", "", "A", 1.0, 1.0, 1.0),
+                                       *[_p(k, "Number", "", "A", float(v)) for k, v in phong.items()],
                                        _p("Opacity", "Number", "", "A", float(material.alpha))])
         oid = self.add("Material", material.name, "Material", "", [N("Version", [102]), N("ShadingModel", ["Phong"]),
                                                                    N("MultiLayer", [0]), props])

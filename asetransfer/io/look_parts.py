@@ -24,13 +24,36 @@ from .glb import Accessors, image_mime, read_beside
 
 @dataclass(eq=False)
 class WrittenMaterial:
-    """A material as FBX and USD hold it: the diffuse colour (3,), the opacity and the diffuse
-    texture ((bytes, file name) or None)."""
+    """A material as FBX and USD hold it: the diffuse colour (3,), the opacity, the diffuse
+    texture ((bytes, file name) or None), and the glTF roughness, metallic and emissive colour
+    (3,) (written to FBX's Phong properties by :func:`phong_of`)."""
 
     name: str
     colour: tuple
     alpha: float
     texture: tuple | None = None
+    roughness: float = 1.0
+    metallic: float = 0.0
+    emissive: tuple = (0.0, 0.0, 0.0)
+
+
+#: FBX Phong's ``SpecularFactor`` for a glTF material: Blender's importer reads twice it as the
+#: specular level, 0.5 (a glTF material's 4 % reflectance at normal incidence)
+SPECULAR_FACTOR = 0.25
+
+
+def phong_of(roughness: float, metallic: float) -> dict:
+    """FBX Phong properties for a glTF roughness and metallic, by the convention Blender's FBX
+    exporter and importer share (``io_scene_fbx``): ``Shininess = ((1 - roughness) * 10)^2``,
+    ``ReflectionFactor = metallic``, ``SpecularFactor`` = :data:`SPECULAR_FACTOR`."""
+    shininess = ((1.0 - min(max(roughness, 0.0), 1.0)) * 10.0) ** 2
+    return {"Shininess": shininess, "ShininessExponent": shininess, "ReflectionFactor": float(metallic),
+            "SpecularFactor": SPECULAR_FACTOR}
+
+
+def roughness_of(shininess: float) -> float:
+    """The glTF roughness of an FBX Phong ``Shininess`` (the inverse of :func:`phong_of`)."""
+    return float(min(max(1.0 - np.sqrt(max(shininess, 0.0)) / 10.0, 0.0), 1.0))
 
 
 @dataclass(eq=False)
@@ -124,7 +147,16 @@ def _material(look: Look, acc: Accessors, index, lost: list) -> WrittenMaterial:
         [k for k in ("metallicRoughnessTexture",) if k in pbr] + sorted(material.get("extensions", {}) or {})
     if others:
         lost.append(f"material {name!r}: {', '.join(others)}")
-    return WrittenMaterial(name, tuple(factor[:3]), factor[3], image)
+    emissive = material.get("emissiveFactor", [0.0, 0.0, 0.0]) if isinstance(material, dict) else [0.0] * 3
+    emissive = tuple(float(x) for x in emissive) if isinstance(emissive, list) and len(emissive) == 3 else (0.0,) * 3
+    return WrittenMaterial(name, tuple(factor[:3]), factor[3], image, roughness=_unit(pbr.get("roughnessFactor")),
+                           metallic=_unit(pbr.get("metallicFactor")), emissive=emissive)
+
+
+def _unit(value, default: float = 1.0) -> float:
+    """A glTF factor in [0, 1] (its default 1 when absent or not a number)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
+    return float(min(max(value, 0.0), 1.0)) if ok else default
 
 
 def _texture_image(look: Look, acc: Accessors, texture: int, lost: list):

@@ -59,8 +59,10 @@ def _material(stage, path: str, material: WrittenMaterial, texture_folder: str):
     colour = surface.CreateInput("diffuseColor", Sdf.ValueTypeNames.Color3f)
     colour.Set(Gf.Vec3f(*map(float, material.colour)))
     surface.CreateInput("opacity", Sdf.ValueTypeNames.Float).Set(float(material.alpha))
-    surface.CreateInput("roughness", Sdf.ValueTypeNames.Float).Set(1.0)
-    surface.CreateInput("metallic", Sdf.ValueTypeNames.Float).Set(0.0)
+    surface.CreateInput("roughness", Sdf.ValueTypeNames.Float).Set(float(material.roughness))
+    surface.CreateInput("metallic", Sdf.ValueTypeNames.Float).Set(float(material.metallic))
+    if any(material.emissive):
+        surface.CreateInput("emissiveColor", Sdf.ValueTypeNames.Color3f).Set(Gf.Vec3f(*map(float, material.emissive)))
     out.CreateSurfaceOutput().ConnectToSource(surface.ConnectableAPI(), "surface")
     if material.texture is not None:
         reader = UsdShade.Shader.Define(stage, f"{path}/stReader")
