@@ -348,38 +348,36 @@ print("differing", float((np.abs(given - rigged).max(axis=2) > 2 / 255).mean()),
 """
 
 
+def assert_renders_alike(tmp_path, target, rigged_name: str) -> None:
+    """Transfer the fixture source onto ``target`` as ``rigged_name``; Cycles (CPU, fixed seed)
+    renders both at rest with one camera and light: at most 0.5 % of the pixels differ."""
+    rigged = tmp_path / rigged_name
+    run = command_line(tmp_path, "transfer", SOURCE, target, "--markers", FIXTURES / "markers_heavy.json",
+                       "-o", rigged)
+    assert run.returncode == 0, run.stderr
+    check = subprocess.run([BLENDER_PYTHON, "-c", RENDER_CHECK, str(target), str(rigged), str(tmp_path)],
+                           capture_output=True, text=True, timeout=600)
+    line, = [s for s in check.stdout.splitlines() if s.startswith("differing")]
+    differing, drawn = float(line.split()[1]), float(line.split()[3])
+    assert drawn > 0.05 and differing <= 0.005, line
+
+
 def test_a_render_of_the_rigged_glb_matches_its_textured_target(tmp_path):
-    """Cycles (CPU, fixed seed) renders the target and its rigged output at rest with one
-    camera and light: the look (textures, UVs, colours, normals, materials) came through."""
+    """The look (textures, UVs, colours, normals, materials) came through."""
     sys.path.insert(0, str(ROOT))
     from asetransfer.io import load_mesh
     from look_builder import Look, write_gltf
 
     body = load_mesh(FIXTURES / "target_heavy.ply")
-    target = write_gltf(tmp_path / "character.glb", Look(body.vertices, body.faces))
-    run = command_line(tmp_path, "transfer", SOURCE, target, "--markers", FIXTURES / "markers_heavy.json",
-                       "-o", tmp_path / "rigged.glb")
-    assert run.returncode == 0, run.stderr
-    check = subprocess.run([BLENDER_PYTHON, "-c", RENDER_CHECK, str(target), str(tmp_path / "rigged.glb"),
-                            str(tmp_path)], capture_output=True, text=True, timeout=600)
-    line, = [s for s in check.stdout.splitlines() if s.startswith("differing")]
-    differing, drawn = float(line.split()[1]), float(line.split()[3])
-    assert drawn > 0.05 and differing <= 0.005, line
+    assert_renders_alike(tmp_path, write_gltf(tmp_path / "character.glb", Look(body.vertices, body.faces)),
+                         "rigged.glb")
 
 
 def test_a_render_of_the_rigged_fbx_matches_its_fbx_target(tmp_path):
     """The textured FBX fixture (Blender's Phong: diffuse texture, shininess, specular) and its
     rigged FBX render alike in Blender: roughness and metallic are written back as the Phong
-    shininess and reflection Blender's importer reads (it was 5.3 % of the pixels without)."""
-    target = FIXTURES / "target_heavy_textured.fbx"
-    run = command_line(tmp_path, "transfer", SOURCE, target, "--markers", FIXTURES / "markers_heavy.json",
-                       "-o", tmp_path / "rigged.fbx")
-    assert run.returncode == 0, run.stderr
-    check = subprocess.run([BLENDER_PYTHON, "-c", RENDER_CHECK, str(target), str(tmp_path / "rigged.fbx"),
-                            str(tmp_path)], capture_output=True, text=True, timeout=600)
-    line, = [s for s in check.stdout.splitlines() if s.startswith("differing")]
-    differing, drawn = float(line.split()[1]), float(line.split()[3])
-    assert drawn > 0.05 and differing <= 0.005, line
+    shininess and reflection Blender's importer reads (5.3 % of the pixels differed without)."""
+    assert_renders_alike(tmp_path, FIXTURES / "target_heavy_textured.fbx", "rigged.fbx")
 
 
 SHAPE_KEY_CHECK = """
