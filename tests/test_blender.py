@@ -314,7 +314,9 @@ RENDER_CHECK = """
 import sys, bpy, numpy as np
 def scene_of(path):
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    (bpy.ops.import_scene.fbx if path.endswith(".fbx") else bpy.ops.import_scene.gltf)(filepath=path)
+    importer = {"fbx": bpy.ops.import_scene.fbx, "usdc": bpy.ops.wm.usd_import}.get(path.rsplit(".", 1)[1],
+                                                                                  bpy.ops.import_scene.gltf)
+    importer(filepath=path)
     graph = bpy.context.evaluated_depsgraph_get()
     points = []
     for o in [o for o in bpy.data.objects if o.type == "MESH"]:
@@ -348,13 +350,15 @@ print("differing", float((np.abs(given - rigged).max(axis=2) > 2 / 255).mean()),
 """
 
 
-def assert_renders_alike(tmp_path, target, rigged_name: str) -> None:
-    """Transfer the fixture source onto ``target`` as ``rigged_name``; Cycles (CPU, fixed seed)
-    renders both at rest with one camera and light: at most 0.5 % of the pixels differ."""
+def assert_renders_alike(tmp_path, target, rigged_name: str, made: bool = False) -> None:
+    """Transfer the fixture source onto ``target`` as ``rigged_name`` (``made``: already there);
+    Cycles (CPU, fixed seed) renders both at rest with one camera and light: at most 0.5 % of
+    the pixels differ."""
     rigged = tmp_path / rigged_name
-    run = command_line(tmp_path, "transfer", SOURCE, target, "--markers", FIXTURES / "markers_heavy.json",
-                       "-o", rigged)
-    assert run.returncode == 0, run.stderr
+    if not made:
+        run = command_line(tmp_path, "transfer", SOURCE, target, "--markers", FIXTURES / "markers_heavy.json",
+                           "-o", rigged)
+        assert run.returncode == 0, run.stderr
     check = subprocess.run([BLENDER_PYTHON, "-c", RENDER_CHECK, str(target), str(rigged), str(tmp_path)],
                            capture_output=True, text=True, timeout=600)
     line, = [s for s in check.stdout.splitlines() if s.startswith("differing")]
@@ -378,6 +382,24 @@ def test_a_render_of_the_rigged_fbx_matches_its_fbx_target(tmp_path):
     rigged FBX render alike in Blender: roughness and metallic are written back as the Phong
     shininess and reflection Blender's importer reads (5.3 % of the pixels differed without)."""
     assert_renders_alike(tmp_path, FIXTURES / "target_heavy_textured.fbx", "rigged.fbx")
+
+
+@pytest.mark.parametrize("ext", (".fbx", ".usdc"))
+def test_a_gltf_look_that_fbx_and_usd_hold_renders_alike_in_them(tmp_path, ext):
+    """A glTF target whose materials FBX's Phong and UsdPreviewSurface can hold (a base colour
+    texture, roughness, metallic: the textured FBX fixture's look, rigged once into a .glb)
+    renders in Blender from the rigged .fbx and .usdc as from itself."""
+    textured = tmp_path / "textured.glb"
+    run = command_line(tmp_path, "transfer", SOURCE, FIXTURES / "target_heavy_textured.fbx", "--markers",
+                       FIXTURES / "markers_heavy.json", "-o", textured)
+    assert run.returncode == 0, run.stderr
+    if ext == ".usdc":  # the Blender interpreter's command line need not have usd-core: this one has
+        rigged = tmp_path / "rigged.usdc"
+        run = subprocess.run([sys.executable, "-m", "asetransfer_cli.main", "transfer", SOURCE, str(textured),
+                              "--markers", str(FIXTURES / "markers_heavy.json"), "-o", str(rigged)],
+                             capture_output=True, text=True, timeout=900)
+        assert run.returncode == 0, run.stderr
+    assert_renders_alike(tmp_path, textured, f"rigged{ext}", made=ext == ".usdc")
 
 
 SHAPE_KEY_CHECK = """
