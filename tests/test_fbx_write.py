@@ -133,17 +133,21 @@ def test_a_gltf_targets_colours_uvs_and_materials_reach_the_fbx(tmp_path):
     given, made = at.load_mesh(target).look, at.load_mesh(tmp_path / "rigged.fbx").look
     from asetransfer.io.glb import Accessors
 
-    def colours(look):
+    def rows(look, attribute):
+        """(vertex, values) rows of ``attribute`` over every piece, distinct, sorted."""
         acc = Accessors(look.path, look.document, look.buffers)
-        rows = []
+        out = []
         for piece in look.pieces:
             attrs = look.document["meshes"][piece.mesh]["primitives"][piece.primitives[0]]["attributes"]
-            values = acc.read(attrs["COLOR_0"])
-            values = values if values.shape[1] == 4 else np.concatenate([values, np.ones((len(values), 1))], axis=1)
-            rows.append(np.concatenate([piece.vertices[:, None], values], axis=1))
-        return np.unique(np.round(np.concatenate(rows), 5), axis=0)
+            values = acc.read(attrs[attribute])
+            if attribute.startswith("COLOR") and values.shape[1] == 3:
+                values = np.concatenate([values, np.ones((len(values), 1))], axis=1)
+            out.append(np.concatenate([piece.vertices[:, None], values], axis=1))
+        return np.unique(np.round(np.concatenate(out), 5), axis=0)
 
-    np.testing.assert_allclose(colours(made), colours(given), atol=1e-5)
+    # read back as a target: the first colour set and both UV sets, every corner's value
+    for attribute in ("COLOR_0", "TEXCOORD_0", "TEXCOORD_1"):
+        np.testing.assert_allclose(rows(made, attribute), rows(given, attribute), atol=1e-5, err_msg=attribute)
     assert sorted(m["name"] for m in made.document["materials"]) == sorted(
         m["name"] for m in given.document["materials"])
     # roughness, metallic and emissive colour ride along as Phong (Blender's convention) and read back

@@ -1,13 +1,14 @@
 """The look of an FBX target (:class:`~asetransfer.model.look.Look`, built by :mod:`.look_build`):
-its first UV set, normals and vertex colours (``LayerElementUV`` / ``Normal`` / ``Color``
-0, mapped by polygon vertex, by vertex or all the same, direct or through an index), its
+every UV set and colour set and its normals (``LayerElementUV`` k as ``TEXCOORD_k``,
+``LayerElementColor`` k as ``COLOR_k``, ``LayerElementNormal`` 0; mapped by polygon vertex, by
+vertex or all the same, direct or through an index), its
 materials (``DiffuseColor`` x ``DiffuseFactor`` and ``Opacity`` as the base colour, the
 texture on ``DiffuseColor`` as the base colour texture: the ``Video``'s embedded content,
 else its file beside the FBX) one primitive per material (``LayerElementMaterial``).
 
 Each mesh is a part; its glTF vertices are its distinct (control point, UV, normal,
-colour) corners.  What is not carried (other UV and colour sets, tangents, binormals,
-other texture channels, a texture that cannot be read) is named in ``Look.lost``.
+colour) corners.  What is not carried (tangents, binormals, other texture channels, a
+texture that cannot be read, a layer whose indices are broken) is named in ``Look.lost``.
 """
 from __future__ import annotations
 
@@ -63,9 +64,10 @@ def _corners(pvi: np.ndarray) -> tuple:
     return point[:len(polygon)], polygon, np.stack([first, first + k, first + k + 1], axis=1)
 
 
-def _layer(scene: FbxScene, node, element: str, values: str, index: str, width: int, corner_point, corner_polygon):
-    """(corners, width) values of layer ``element`` 0 at every corner, or None."""
-    layer = next((c for c in node.all(element) if c.props and c.props[0] == 0), None)
+def _layer(scene: FbxScene, node, element: str, values: str, index: str, width: int, corner_point, corner_polygon,
+           which: int = 0):
+    """(corners, width) values of layer ``element`` number ``which`` at every corner, or None."""
+    layer = next((c for c in node.all(element) if c.props and c.props[0] == which), None)
     if layer is None or layer.child(values) is None:
         return None
     data = np.asarray(layer.child(values).props[0], dtype=np.float64)
@@ -88,23 +90,24 @@ def _layer(scene: FbxScene, node, element: str, values: str, index: str, width: 
 def _attributes(scene: FbxScene, node, corner_point, corner_polygon, world: np.ndarray, lost: list) -> dict:
     """glTF attribute name -> per-corner values of the carried layers (in the mesh's world)."""
     out = {}
-    uv = _layer(scene, node, "LayerElementUV", "UV", "UVIndex", 2, corner_point, corner_polygon)
-    if uv is not None:
-        out["TEXCOORD_0"] = uv * [1.0, -1.0] + [0.0, 1.0]  # FBX's v up -> glTF's v down
+    sets = {"TEXCOORD": ("LayerElementUV", "UV", "UVIndex", 2), "COLOR": ("LayerElementColor", "Colors", "ColorIndex", 4)}
+    for prefix, (element, values, index, width) in sets.items():
+        numbers = sorted({int(c.props[0]) for c in node.all(element) if c.props and isinstance(c.props[0], int)})
+        for which in numbers:
+            data = _layer(scene, node, element, values, index, width, corner_point, corner_polygon, which)
+            if data is None:
+                lost.append(f"FBX {element} {which} (its values or indices are broken)")
+                continue
+            name = f"{prefix}_{sum(k.startswith(prefix) for k in out)}"
+            # FBX's v up -> glTF's v down; colours clipped to [0, 1]
+            out[name] = data * [1.0, -1.0] + [0.0, 1.0] if prefix == "TEXCOORD" else np.clip(data, 0.0, 1.0)
     normals = _layer(scene, node, "LayerElementNormal", "Normals", "NormalsIndex", 3, corner_point, corner_polygon)
     if normals is not None:
         turned = normals @ np.linalg.inv(world[:3, :3])
         out["NORMAL"] = turned / np.maximum(np.linalg.norm(turned, axis=1, keepdims=True), 1e-30)
-    colours = _layer(scene, node, "LayerElementColor", "Colors", "ColorIndex", 4, corner_point, corner_polygon)
-    if colours is not None:
-        out["COLOR_0"] = np.clip(colours, 0.0, 1.0)
-    for element, label in (("LayerElementUV", "UV sets"), ("LayerElementColor", "colour sets"),
-                           ("LayerElementTangent", "tangents"), ("LayerElementBinormal", "binormals")):
-        others = [c for c in node.all(element) if not (c.props and c.props[0] == 0) or element in (
-            "LayerElementTangent", "LayerElementBinormal")]
-        if others:
-            lost.append(f"FBX {label} beyond the first" if element in ("LayerElementUV", "LayerElementColor")
-                        else f"FBX {label}")
+    for element, label in (("LayerElementTangent", "tangents"), ("LayerElementBinormal", "binormals")):
+        if node.all(element):
+            lost.append(f"FBX {label}")
     return out
 
 

@@ -8,10 +8,11 @@ The scene, as the FBX SDK and Blender's exporter lay it out:
   as the skeleton, its rest pose as ``Lcl Translation`` / ``Lcl Rotation`` (Euler XYZ,
   degrees: ``R = Rz Ry Rx``) / ``Lcl Scaling``;
 * per part of the mesh a ``Mesh`` model at the origin and its ``Geometry``: control points,
-  triangles (``PolygonVertexIndex``, the last corner as ``~i``), normals and the first UV
-  set by polygon corner (UV origin at the image's bottom left), and with the target's look
+  triangles (``PolygonVertexIndex``, the last corner as ``~i``), normals and every UV set
+  by polygon corner (UV origin at the image's bottom left), and with the target's look
   (:mod:`.look_parts`) its pieces as they were split, one Phong ``Material`` per glTF
-  material (diffuse colour, opacity, the base colour texture as an embedded ``Video``);
+  material (diffuse and emissive colour, opacity, roughness and metallic by
+  :func:`~.look_parts.phong_of`, the base colour texture as an embedded ``Video``);
 * a ``Skin`` deformer per geometry and a ``Cluster`` per joint that weights it:
   ``Indexes``, ``Weights``, ``TransformLink`` = the joint's bind matrix and ``Transform`` =
   ``inv(TransformLink)`` times the mesh's (the identity), as FBX SDK and Blender write it;

@@ -6,7 +6,7 @@ and per corner the first UV set (origin at the image's bottom left, as FBX and U
 it, and the further sets), normals and first colour set, and per triangle a material slot.  From a look
 (:class:`~asetransfer.model.look.Look`) each piece is a part and each of its glTF
 primitives' materials a slot (:class:`WrittenMaterial`: base colour, alpha, base colour
-texture); without one, the mesh's parts with its own per-vertex normals and UVs.
+texture, roughness, metallic, emissive colour); without one, the mesh's parts with its own per-vertex normals and UVs.
 """
 from __future__ import annotations
 
