@@ -472,8 +472,16 @@ class QualityConfig:
     # upper legs) is "poor": an arm's markers swapped left and right put the heavy fixture's left
     # elbow 49 %H to the right; correct rigs keep every such pair 3 %H or more apart the right way
     crossing_tolerance: float = 0.02
+    # [ratio] automatic markers between characters whose heads' shares of the height (throat to
+    # crown) are this many times apart are "check": joints are placed in proportion, and artists
+    # rig a cartoon's head and legs by other conventions (the Kenney zombie and the mannequins,
+    # 2.1-2.3 apart: body joints up to 3.9 %H from the artist's with a mean of 1.9-2.8; the
+    # cartoon fixture 1.9 apart, within 2.0 %H)
+    proportion_doubt_ratio: float = 2.0
 
     def __post_init__(self):
+        if not self.proportion_doubt_ratio >= 1:
+            raise ValueError("proportion_doubt_ratio must be >= 1")
         if not (1.0 <= self.marker_spread_warn <= self.marker_spread_refuse
                 and 0 < self.residual_check_pct <= self.residual_poor_pct and 0 < self.fit_check_pct <= self.fit_poor_pct
                 and 0 <= self.mapped_poor <= self.mapped_check <= 1 and self.mapped_distance_pct > 0

@@ -182,3 +182,21 @@ def test_fingers_in_pieces_under_knuckle_balls_are_named():
         for finger in ("thumb", "index", "middle", "ring", "pinky"):
             tip = at[f"{finger}_tip.{side.upper()}"]
             assert np.linalg.norm(tip - truth[f"{finger}_04_leaf_{side}"]) < 0.01 * height, (finger, side)
+
+
+@needs_production
+def test_automatic_markers_between_other_proportions_are_never_ok(tmp_path):
+    """The Kenney zombie's head is 0.31 of its height, the mannequin's 0.14: automatic markers
+    rigged the mannequin from the zombie with a mean of 2.1 %H and its worst joint 3.9 %H from
+    its artist's, and the verdict said 'ok'; now 'check', naming both proportions.  The same
+    pair with the female's own proportions (the male mannequin, 0.15) stays 'ok'."""
+    from asetransfer.job import transfer_files
+
+    female = PRODUCTION / "human-male_to_human-female"
+    zombie = PRODUCTION / "human-male_to_human-zombie" / "gt.glb"
+    done = transfer_files(zombie, female / "target.obj", tmp_path / "from_zombie.glb")
+    shares = done.report.marker_origin.head_shares
+    assert max(shares) / min(shares) > 2.0 and done.report.quality.verdict == "check"
+    assert any("other proportions" in reason for reason in done.report.quality.reasons)
+    like = transfer_files(female / "source.glb", female / "target.obj", tmp_path / "from_male.glb")
+    assert like.report.quality.verdict == "ok"

@@ -15,7 +15,7 @@ from conftest import FIXTURES
 #: the sections of docs/report.md and their keys, in the file's order
 KEYS = {
     "marker_origin": ["automatic", "hand", "confidence", "low_confidence", "source_frame_agreement", "thighs_joined",
-                      "crotch_heights", "between_vertices", "frames", "not_completed", "time"],
+                      "crotch_heights", "head_shares", "between_vertices", "frames", "not_completed", "time"],
     "correspondence": ["alignment_scale", "marker_residual_mean", "marker_residual_max", "marker_residual_worst",
                        "fit_distance_mean", "fit_distance_p95", "reverse_fit_distance_mean", "iterations",
                        "stiffness_levels", "solver", "unmarked_source_vertices", "unmarked_target_vertices",

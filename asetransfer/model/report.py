@@ -180,6 +180,7 @@ class MarkerOrigin(Section):
     source_frame_agreement: float | None = None             # cosine of the source's geometric and named left
     thighs_joined: list = field(default_factory=list)       # "source"/"target": no crotch landmark
     crotch_heights: list | None = None                      # [source, target] crotch height / body height
+    head_shares: list | None = None                         # [source, target] throat to head top / body height
     between_vertices: bool | None = None                    # landmarks placed between vertices
     frames: dict = field(default_factory=dict)              # "source"/"target" -> LandmarkFrame
     not_completed: str | None = None

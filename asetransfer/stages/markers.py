@@ -241,6 +241,7 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
         confidence={n: confidence[n] for n in names}, low_confidence=low,
         source_frame_agreement=None if agreement is None else round(agreement, 4), thighs_joined=joined,
         crotch_heights=[None if x is None else round(x, 4) for x in heights], between_vertices=between,
+        head_shares=[None if x is None else round(x, 4) for x in shares],
         frames={side: LandmarkFrame(lm.frame.up, lm.frame.forward, lm.frame.height)
                 for side, lm in (("source", src), ("target", tgt))})
     return markers, origin

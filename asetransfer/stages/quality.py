@@ -174,7 +174,8 @@ def joints_outside_body(source: Rig, rig: Rig, tolerance: float, config: Quality
 
 
 def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_max: float, n_markers: int,
-           config: QualityConfig | None = None, fit_distance: float = 0.0) -> QualityVerdict:
+           config: QualityConfig | None = None, fit_distance: float = 0.0,
+           head_shares: list | None = None) -> QualityVerdict:
     """The ``quality`` section of a transfer report (and a one-line warning unless the verdict is ok).
 
     Parameters
@@ -185,6 +186,8 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
     n_markers : how many markers linked the meshes.
     fit_distance : the mean distance between the registered source and the target, the larger
         of both ways (target units).
+    head_shares : [source, target] head shares of the height when automatic markers linked them
+        (``MarkerOrigin.head_shares``; None: hand markers, or not found).
     """
     cfg = config or QualityConfig()
     h = max(height(rig.mesh), 1e-300)
@@ -208,6 +211,7 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
          f"({', '.join(outside[:5])}{', ...' if len(outside) > 5 else ''})"),
         (1 if n_markers < cfg.few_markers else 0,
          f"only {n_markers} markers: the alignment is barely constrained (at least {cfg.few_markers} advised)"),
+        _proportion_doubt(head_shares, cfg.proportion_doubt_ratio),
     ]
     graded += _shape_checks(source, rig, cfg, proportions, turned)
     graded.append((2 if crossed else 0, f"{', '.join(crossed)} {'lies' if len(crossed) == 1 else 'lie'} on the other "
@@ -237,6 +241,18 @@ def _shape_checks(source: Rig, rig: Rig, cfg: QualityConfig, proportions: list, 
          f"{len(proportions)} bone(s) more than {cfg.proportion_factor:g}x longer or shorter than the source's "
          f"for the body's height ({', '.join(proportions[:5])}{', ...' if len(proportions) > 5 else ''})"),
     ]
+
+
+def _proportion_doubt(head_shares: list | None, ratio: float) -> tuple:
+    """``(grade, reason)``: "check" when automatic markers linked heads ``ratio`` times apart in
+    their share of the height (``head_shares``, source and target)."""
+    if not head_shares or None in head_shares or min(head_shares) <= 0:
+        return 0, ""
+    apart = max(head_shares) / min(head_shares)
+    return (1 if apart >= ratio else 0,
+            f"automatic markers between bodies of other proportions (the head {100 * head_shares[0]:.0f} % of the "
+            f"source's height, {100 * head_shares[1]:.0f} % of the target's): joints are placed in proportion; "
+            "hand markers where the target's joints belong are advised")
 
 
 def _grade(value: float, check: float, poor: float) -> int:
