@@ -337,3 +337,39 @@ def test_fbx_takes_ride_onto_the_target_and_play_with_retarget_motion(tmp_path):
     assert main(["-q", "retarget-motion", str(ANIMATED_FBX), "--clip", "skin|wave", "--target",
                  str(tmp_path / "rigged.glb"), "-o", str(tmp_path / "wave.bvh")]) == 0
     assert (tmp_path / "wave.bvh").read_text().count("\n") > 24
+
+
+def test_an_fbx_take_with_a_broken_curve_is_left_out_with_its_reason(tmp_path):
+    """One curve of the wave whose key times run backwards: that take is left out, named with
+    the curve, the other is read (the file is the fixture, re-serialised)."""
+    from asetransfer.io import load_clips
+    from asetransfer.io.fbx_binary import parse_fbx
+    from asetransfer.io.fbx_bytes import Int64, fbx_bytes
+
+    _, nodes = parse_fbx(ANIMATED_FBX, ANIMATED_FBX.read_bytes())
+
+    def widened(node):  # ids beyond 32 bits stay 64-bit
+        node.props = [Int64(p) if isinstance(p, int) and not isinstance(p, bool) and abs(p) >= 2 ** 31 else p
+                      for p in node.props]
+        for child in node.children:
+            widened(child)
+    for node in nodes:
+        widened(node)
+    objects = next(n for n in nodes if n.name == "Objects")
+    names = {o.props[0]: o.props[1] for o in objects.children if o.props}
+    connections = next(n for n in nodes if n.name == "Connections").children
+    node_of = {c.props[1]: c.props[2] for c in connections if c.props[0] == "OP" and str(c.props[3]).startswith("d|")}
+    above = {c.props[1]: c.props[2] for c in connections if c.props[0] == "OO"}
+    stack_of = {}  # curve -> the take it belongs to (curve -> curve node -> layer -> stack)
+    for o in objects.children:
+        if o.name == "AnimationCurve":
+            stack_of[o.props[0]] = names.get(above.get(above.get(node_of.get(o.props[0]))), "")
+    curve = next(o for o in objects.children if o.name == "AnimationCurve" and "wave" in stack_of[o.props[0]])
+    times = curve.child("KeyTime")
+    times.props = [times.props[0][::-1].copy()]
+    broken = tmp_path / "broken.fbx"
+    broken.write_bytes(fbx_bytes(nodes))
+    _, clips, skipped = load_clips(broken)
+    assert [name for name, _ in clips] == ["skin|step"]
+    (name, reason), = skipped
+    assert name == "skin|wave" and "unordered" in reason

@@ -20,6 +20,7 @@ import logging
 
 import numpy as np
 
+from ..errors import InputError
 from ..model.animation import Animation
 from ..model.transforms import decompose_trs, local_from_global
 from .fbx import joint_models, rig_from_scene
@@ -49,7 +50,11 @@ def read_fbx_clips(path) -> tuple:
     for stack in scene.of_class("AnimationStack"):
         name = scene.names[stack] or f"take {len(clips) + len(skipped)}"
         layers = scene.linked(stack, "AnimationLayer")
-        curves = _layer_curves(scene, layers[0]) if layers else {}
+        try:
+            curves = _layer_curves(scene, layers[0]) if layers else {}
+        except InputError as e:
+            skipped.append((name, e.message))
+            continue
         if not curves:
             skipped.append((name, "it animates no node's translation, rotation or scale"))
             continue
