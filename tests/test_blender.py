@@ -443,19 +443,11 @@ def test_a_carried_shape_key_deforms_the_output_in_blender(tmp_path, ext):
     imports them as shape keys, and setting one to 1 moves the body as far (relative to its
     height) and as many vertices as the rig's own offsets say."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from gltf_builder import add_morph_targets, rig_document, save_glb
-    from test_blendshapes import JAW, _shapes_of_fixture
+    from shaped_source import JAW, write_shaped_source
 
     from asetransfer import load_rig
 
-    fixture = load_rig(FIXTURES / "source.glb")
-    doc, blob = rig_document(fixture)
-    offsets = _shapes_of_fixture(fixture)
-    for node in doc["nodes"]:
-        if "mesh" in node:
-            part = np.flatnonzero(fixture.mesh.vertex_part == fixture.mesh.parts.index(node["name"]))
-            add_morph_targets(doc, blob, node["mesh"], {name: d[part] for name, d in offsets.items()})
-    source = save_glb(tmp_path / "source_shapes.glb", doc, bytes(blob))
+    source = write_shaped_source(load_rig(FIXTURES / "source.glb"), tmp_path / "source_shapes.glb")
     out = tmp_path / f"rigged{ext}"
     # this interpreter's command line: it has usd-core (the test extra), Blender's need not
     run = subprocess.run([sys.executable, "-m", "asetransfer_cli.main", "transfer", str(source),

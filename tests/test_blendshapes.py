@@ -15,43 +15,13 @@ from asetransfer.model.report import TransferReport
 from asetransfer_cli.main import main
 from conftest import FIXTURES
 from gltf_builder import add_morph_targets, rig_document, save_glb
-
-JAW, BLINK, EYES = "jaw open", "blink", "eyes left"
-
-
-def _shapes_of_fixture(rig) -> dict:
-    """name -> (n, 3) offsets on the fixture source's vertices: the jaw opened 12 degrees about a
-    pivot below the head joint (the face's lower front), the left eyelid region moved down
-    1 cm, both eyeballs (separate pieces) turned to the left."""
-    v, parts = rig.mesh.vertices, rig.mesh.vertex_part
-    head = rig.skeleton.bind_world[rig.skeleton.names.index("head"), :3, 3]
-    body = parts == rig.mesh.parts.index("body")
-    jaw = body & (v[:, 1] > head[1] - 0.08) & (v[:, 1] < head[1] + 0.02) & (v[:, 2] > head[2] + 0.03)
-    angle = np.radians(12.0)
-    turn = np.array([[1, 0, 0], [0, np.cos(angle), -np.sin(angle)], [0, np.sin(angle), np.cos(angle)]])
-    pivot = head + [0.0, 0.0, -0.02]
-    falloff = np.clip((head[1] + 0.02 - v[:, 1]) / 0.04, 0, 1)  # the upper face stays
-    offsets = {JAW: np.where(jaw[:, None], falloff[:, None] * ((v - pivot) @ turn.T + pivot - v), 0.0)}
-    eye = v[parts == rig.mesh.parts.index("eye.L")].mean(axis=0)
-    lid = body & (np.linalg.norm(v - eye, axis=1) < 0.035) & (v[:, 2] > eye[2])
-    offsets[BLINK] = np.where(lid[:, None], [0.0, -0.01, 0.0], 0.0)
-    eyes = np.isin(parts, [rig.mesh.parts.index("eye.L"), rig.mesh.parts.index("eye.R")])
-    offsets[EYES] = np.where(eyes[:, None], [0.004, 0.0, 0.0], 0.0)
-    return offsets
-
+from shaped_source import BLINK, EYES, JAW, shapes_of_fixture, write_shaped_source
 
 @pytest.fixture(scope="module")
 def shaped_source(fixture_source, tmp_path_factory):
-    """The fixture source with three morph targets on its meshes (body, eye.L, eye.R), written
-    as Blender does (mesh.extras.targetNames, weights 0), and the offsets given."""
-    doc, blob = rig_document(fixture_source)
-    offsets = _shapes_of_fixture(fixture_source)
-    for node in doc["nodes"]:
-        if "mesh" in node:
-            part = np.flatnonzero(fixture_source.mesh.vertex_part == fixture_source.mesh.parts.index(node["name"]))
-            add_morph_targets(doc, blob, node["mesh"], {name: d[part] for name, d in offsets.items()})
-    path = save_glb(tmp_path_factory.mktemp("shapes") / "source_shapes.glb", doc, bytes(blob))
-    return path, offsets
+    """The fixture source with three morph targets on its meshes (shaped_source.py) and the offsets given."""
+    path = tmp_path_factory.mktemp("shapes") / "source_shapes.glb"
+    return write_shaped_source(fixture_source, path), shapes_of_fixture(fixture_source)
 
 
 @pytest.fixture(scope="module")
@@ -242,7 +212,7 @@ def test_a_target_with_tangents_gets_tangent_offsets_that_turn_with_its_normals(
     from look_builder import Look, write_gltf
 
     doc, blob = rig_document(fixture_source)  # the jaw with normal offsets: the target's are computed then
-    jaw = _shapes_of_fixture(fixture_source)[JAW]
+    jaw = shapes_of_fixture(fixture_source)[JAW]
     for node in doc["nodes"]:
         if "mesh" in node:
             part = np.flatnonzero(fixture_source.mesh.vertex_part == fixture_source.mesh.parts.index(node["name"]))
