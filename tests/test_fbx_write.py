@@ -10,7 +10,7 @@ from asetransfer.io.fbx_binary import parse_fbx
 from asetransfer.io.fbx_scene import FbxScene, fbx_axis_system
 from asetransfer.job import transfer_files
 from conftest import FIXTURES
-from test_blendshapes import _shapes_of_fixture
+from shaped_source import shapes_of_fixture
 
 
 def _same_rig(a, b, tol, face_order=True):
@@ -67,7 +67,7 @@ def test_clusters_bind_pose_and_influences_as_dcc_tools_expect(heavy):
 
 
 def test_blend_shapes_ride_along_as_blendshape_channels(fixture_source, tmp_path):
-    offsets = _shapes_of_fixture(fixture_source)
+    offsets = shapes_of_fixture(fixture_source)
     shapes = [at.MorphTarget(name, np.flatnonzero(np.abs(d).max(axis=1) > 0), d[np.abs(d).max(axis=1) > 0],
                              weight=0.25 * k) for k, (name, d) in enumerate(offsets.items())]
     rig = at.Rig(fixture_source.mesh, fixture_source.skeleton, fixture_source.skin, shapes)
