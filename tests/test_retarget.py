@@ -344,17 +344,8 @@ def test_an_fbx_take_with_a_broken_curve_is_left_out_with_its_reason(tmp_path):
     the curve, the other is read (the file is the fixture, re-serialised)."""
     from asetransfer.io import load_clips
     from asetransfer.io.fbx_binary import parse_fbx
-    from asetransfer.io.fbx_bytes import Int64, fbx_bytes
 
     _, nodes = parse_fbx(ANIMATED_FBX, ANIMATED_FBX.read_bytes())
-
-    def widened(node):  # ids beyond 32 bits stay 64-bit
-        node.props = [Int64(p) if isinstance(p, int) and not isinstance(p, bool) and abs(p) >= 2 ** 31 else p
-                      for p in node.props]
-        for child in node.children:
-            widened(child)
-    for node in nodes:
-        widened(node)
     objects = next(n for n in nodes if n.name == "Objects")
     names = {o.props[0]: o.props[1] for o in objects.children if o.props}
     connections = next(n for n in nodes if n.name == "Connections").children
@@ -367,9 +358,43 @@ def test_an_fbx_take_with_a_broken_curve_is_left_out_with_its_reason(tmp_path):
     curve = next(o for o in objects.children if o.name == "AnimationCurve" and "wave" in stack_of[o.props[0]])
     times = curve.child("KeyTime")
     times.props = [times.props[0][::-1].copy()]
-    broken = tmp_path / "broken.fbx"
-    broken.write_bytes(fbx_bytes(nodes))
-    _, clips, skipped = load_clips(broken)
+    _, clips, skipped = load_clips(_write_fbx(nodes, tmp_path / "broken.fbx"))
     assert [name for name, _ in clips] == ["skin|step"]
     (name, reason), = skipped
     assert name == "skin|wave" and "unordered" in reason
+
+
+def _write_fbx(nodes: list, path):
+    """Parsed FBX ``nodes`` written back to ``path`` (ids beyond 32 bits kept 64-bit)."""
+    from asetransfer.io.fbx_bytes import Int64, fbx_bytes
+
+    def widened(node):
+        node.props = [Int64(p) if isinstance(p, int) and not isinstance(p, bool) and abs(p) >= 2 ** 31 else p
+                      for p in node.props]
+        for child in node.children:
+            widened(child)
+    for node in nodes:
+        widened(node)
+    path.write_bytes(fbx_bytes(nodes))
+    return path
+
+
+def test_an_empty_fbx_take_is_no_clip(tmp_path, capsys):
+    """Maya and Mixamo write a "Take 001" with no curves into files without animation: no clip,
+    and no warning about one."""
+    from asetransfer.io import has_clips, load_clips
+    from asetransfer.io.fbx_binary import FbxNode, parse_fbx
+    from asetransfer.io.fbx_bytes import Int64
+
+    source = FIXTURES / "source.fbx"
+    _, nodes = parse_fbx(source, source.read_bytes())
+    objects = next(n for n in nodes if n.name == "Objects")
+    objects.children += [FbxNode("AnimationStack", [Int64(9_000_000_001), "Take 001\x00\x01AnimStack", ""]),
+                         FbxNode("AnimationLayer", [Int64(9_000_000_002), "BaseLayer\x00\x01AnimLayer", ""])]
+    next(n for n in nodes if n.name == "Connections").children.append(
+        FbxNode("C", ["OO", Int64(9_000_000_002), Int64(9_000_000_001)]))
+    empty = _write_fbx(nodes, tmp_path / "empty_take.fbx")
+    assert not has_clips(empty) and load_clips(empty)[1:] == ([], [])
+    assert main(["transfer", str(empty), str(FIXTURES / "target_heavy_cm_zup.fbx"), "-o", str(tmp_path / "out.glb")]) == 0
+    assert "animation" not in capsys.readouterr().err
+    assert "animations" not in read_document(tmp_path / "out.glb")[0]

@@ -35,14 +35,17 @@ CHANNELS = {"Lcl Translation": 0.0, "Lcl Rotation": 0.0, "Lcl Scaling": 1.0}
 
 
 def has_clips(path) -> bool:
-    """Whether an FBX file has takes."""
-    return bool(FbxScene(path).of_class("AnimationStack"))
+    """Whether an FBX file has a take with curves (exporters write an empty ``Take 001`` into
+    files with no animation)."""
+    scene = FbxScene(path)
+    return bool(scene.of_class("AnimationStack")) and bool(scene.of_class("AnimationCurve"))
 
 
 def read_fbx_clips(path) -> tuple:
     """Every take of a skinned FBX file as an :class:`Animation` on its rig, read once:
     ``(rig, [(name, animation)], [(name, reason)])`` like :func:`~.gltf_animation.read_clips`
-    (a take that cannot be read is left out with its reason)."""
+    (a take that cannot be read is left out with its reason; an empty one, with no keyed
+    transform, is no clip)."""
     scene = FbxScene(path)
     rig = rig_from_scene(scene)
     joints, parents = joint_models(scene)
@@ -55,13 +58,9 @@ def read_fbx_clips(path) -> tuple:
         except InputError as e:
             skipped.append((name, e.message))
             continue
-        if not curves:
-            skipped.append((name, "it animates no node's translation, rotation or scale"))
-            continue
         keyed = [t for per_model in curves.values() for _, _, t, _ in per_model if t is not None]
         if not keyed:
-            skipped.append((name, "it has no keys"))
-            continue
+            continue  # an empty take (exporters write one into files with no animation): nothing to carry
         times = np.unique(np.concatenate(keyed))
         world = _world_over_time(scene, joints, curves, times)
         clips.append((name, _joint_motion(rig.skeleton, parents, world, times / TICKS_PER_SECOND)))
