@@ -760,3 +760,18 @@ def test_a_characters_landmarks_are_found_once_for_its_mesh_and_rules(source):
     assert larger is not a and np.isclose(larger.frame.height, 2.0 * a.frame.height)
     assert larger.vertex == a.vertex
     assert landmarks_of(source.mesh, "source", Config(markers=MarkersConfig(extremity_radius=0.16))) is not a
+
+
+def test_a_body_without_a_neck_has_no_throat_or_nape():
+    """Blender's metaball bodies grow deeper all the way from the chest to the head (or the other
+    way): taking their shallowest line for the neck put the throat at the nose or on the chest
+    and linked a 'head' of 0.34-0.39 of the height, joints 3-4 %H off.  A neck is a dip: deeper
+    lines both above and below it (the depth profiles measured on the bodies named)."""
+    from asetransfer.humanoid.landmarks.neck import _has_neck
+
+    metaballs = np.array([1.0, 1.01, 1.03, 1.07, 1.14, 1.2, 1.23, 1.19])      # Blender's heavy body
+    assert not _has_neck(metaballs) and not _has_neck(metaballs[::-1])
+    for dip in ([2.2, 2.12, 2.02, 1.89, 1.65, 1.29, 1.02, 1.0, 1.22, 1.38],  # MakeHuman heavy male
+                [1.45, 1.39, 1.15, 1.0, 1.29, 2.62, 3.16, 3.3]):             # the Kenney zombie
+        assert _has_neck(np.array(dip))
+    assert _has_neck(np.array([2.0, np.nan, 1.0, np.nan, 1.5]))  # lines that do not measure are skipped

@@ -9,7 +9,9 @@ body is deep at the chest, shallow at the neck, deep again at the head.  Followe
 nose, the head ends at the first line no deeper than the neck's shallowest plus ``HEAD_END`` of
 the way to the nose's line (the neck of a mannequin is a cone and of a cartoon a stub: its
 shallowest line lies at its foot on one and its top on the other, where the head ends lies
-under the chin on both).  The line's front is the throat, its back the nape.  Automatic markers
+under the chin on both).  The line's front is the throat, its back the nape.  A body without a
+neck (no line ``NECK_RISE`` deeper both above and below the shallowest: Blender's metaball
+bodies) has neither.  Automatic markers
 link them only between characters whose heads differ in proportion
 (:func:`~asetransfer.stages.markers.automatic_markers`).
 """
@@ -28,6 +30,10 @@ LINES = 48
 NECK_FROM = 0.4
 #: without a crotch (thighs joined), its height above the ground stands at this fraction of the height
 NO_CROTCH = 0.45
+#: a neck: lines this much deeper (a fraction of the shallowest's depth) above and below the
+#: shallowest (measured: 1.4-3.3 above and 1.45-2.25 below on the dev bodies, fixtures and production
+#: humans; Blender's metaball bodies at most 1.3 on one side only)
+NECK_RISE = 0.2
 #: the head ends at the first line, from the nose down, no deeper than the neck's shallowest
 #: plus this fraction of the way to the nose's line
 HEAD_END = 0.25
@@ -75,6 +81,8 @@ def neck(vertices: np.ndarray, faces: np.ndarray, axes: tuple, mid: float, low: 
     depth = np.array([np.nan if e is None else e[0][2] - e[1][2] for e in ends])
     if np.isnan(depth[-1]) or np.isnan(depth).all():
         return {}
+    if not _has_neck(depth):
+        return {}
     end = np.nanmin(depth) + HEAD_END * (depth[-1] - np.nanmin(depth))
     below_head = np.flatnonzero(depth <= end)
     if not len(below_head):
@@ -87,6 +95,17 @@ def neck(vertices: np.ndarray, faces: np.ndarray, axes: tuple, mid: float, low: 
         level = levels[i] + (end - depth[i]) / (depth[i + 1] - depth[i]) * (levels[i + 1] - levels[i])
         found = _front_and_back(vertices, faces[strip], (mid * left + level * up)[None], forward)[0] or found
     return {"throat": (int(strip[found[0][0]]), found[0][1]), "nape": (int(strip[found[1][0]]), found[1][1])}
+
+
+def _has_neck(depth: np.ndarray) -> bool:
+    """Whether the lines' depths (bottom to top, NaN where a line does not measure) dip at a neck:
+    the shallowest line has lines ``NECK_RISE`` deeper both above it (the head) and below it (the
+    chest).  A body sculpted without a neck (Blender metaballs: deeper all the way up to the head,
+    or all the way down) has no place where the head ends, and no throat or nape."""
+    shallowest = int(np.nanargmin(depth))
+    above, below = depth[shallowest + 1:], depth[:shallowest]
+    deeper = (1.0 + NECK_RISE) * depth[shallowest]
+    return bool(np.any(above >= deeper) and np.any(below >= deeper))
 
 
 def _front_and_back(vertices: np.ndarray, faces: np.ndarray, origins: np.ndarray, forward: np.ndarray) -> list:
