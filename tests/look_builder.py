@@ -58,6 +58,8 @@ class Look:
         self.uv0 = np.stack([np.arctan2(vertices[:, 0], vertices[:, 2]) / (2 * np.pi) + 0.5, rel[:, 1]], axis=1)
         self.uv1 = rel[:, [0, 1]]
         self.colour = np.concatenate([rel, np.ones((len(rel), 1))], axis=1)  # RGBA in 0..1
+        # a second colour set (a mask a shader reads), translucent below the middle
+        self.colour1 = np.concatenate([1.0 - rel, np.where(rel[:, 1:2] < 0.5, 0.5, 1.0)], axis=1)
         t = np.cross(normals, [0.0, 1.0, 0.0])
         t[np.linalg.norm(t, axis=1) < 1e-6] = (1.0, 0.0, 0.0)
         t /= np.linalg.norm(t, axis=1, keepdims=True)
@@ -153,7 +155,8 @@ def _primitive(bb: BufferBuilder, look: Look, piece: dict, inv: np.ndarray) -> d
              "TANGENT": bb.add(tangent.astype(np.float32), FLOAT, "VEC4"),
              "TEXCOORD_0": bb.add(look.uv0[ids].astype(np.float32), FLOAT, "VEC2"),
              "TEXCOORD_1": bb.add(look.uv1[ids].astype(np.float32), FLOAT, "VEC2"),
-             "COLOR_0": bb.add(np.round(look.colour[ids] * 255).astype(np.uint8), UBYTE, "VEC4", normalized=True)}
+             "COLOR_0": bb.add(np.round(look.colour[ids] * 255).astype(np.uint8), UBYTE, "VEC4", normalized=True),
+             "COLOR_1": bb.add(look.colour1[ids].astype(np.float32), FLOAT, "VEC4")}
     smile_n = unit(look.normals[ids] + look.smile_normal[ids]) - look.normals[ids]
     targets = [{"POSITION": bb.add((look.smile[ids] @ a_inv.T).astype(np.float32), FLOAT, "VEC3", minmax=True),
                 "NORMAL": bb.add((unit((look.normals[ids] + smile_n) @ n_turn.T) - local_n).astype(np.float32),

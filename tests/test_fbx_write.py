@@ -125,11 +125,12 @@ def test_a_gltf_targets_colours_uvs_and_materials_reach_the_fbx(tmp_path):
     target = write_gltf(tmp_path / "character.glb", Look(body.vertices, body.faces))  # two UV sets, colours, ...
     done = transfer_files(FIXTURES / "source.glb", target, tmp_path / "rigged.fbx", FIXTURES / "markers_heavy.json")
     line, = [w for w in done.report.warnings if "not carried" in w]
-    assert "COLOR_0" not in line and "TEXCOORD" not in line  # the first colour set and both UV sets go
+    assert "COLOR" not in line and "TEXCOORD" not in line  # both colour sets and both UV sets go
     _, nodes = parse_fbx(tmp_path / "rigged.fbx", (tmp_path / "rigged.fbx").read_bytes())
     geometry = next(n for n in next(n for n in nodes if n.name == "Objects").children if n.name == "Geometry")
     layers = sorted(e.props[0] for e in geometry.all("LayerElementUV"))
     assert layers == [0, 1] and [n.props[0] for n in geometry.all("Layer")] == [0, 1]
+    assert sorted(e.props[0] for e in geometry.all("LayerElementColor")) == [0, 1]
     given, made = at.load_mesh(target).look, at.load_mesh(tmp_path / "rigged.fbx").look
     from asetransfer.io.glb import Accessors
 
@@ -145,8 +146,8 @@ def test_a_gltf_targets_colours_uvs_and_materials_reach_the_fbx(tmp_path):
             out.append(np.concatenate([piece.vertices[:, None], values], axis=1))
         return np.unique(np.round(np.concatenate(out), 5), axis=0)
 
-    # read back as a target: the first colour set and both UV sets, every corner's value
-    for attribute in ("COLOR_0", "TEXCOORD_0", "TEXCOORD_1"):
+    # read back as a target: both colour sets and both UV sets, every corner's value
+    for attribute in ("COLOR_0", "COLOR_1", "TEXCOORD_0", "TEXCOORD_1"):
         np.testing.assert_allclose(rows(made, attribute), rows(given, attribute), atol=1e-5, err_msg=attribute)
     assert sorted(m["name"] for m in made.document["materials"]) == sorted(
         m["name"] for m in given.document["materials"])

@@ -113,7 +113,7 @@ def test_every_attribute_and_morph_target_survives(case, request, look):
         ids = piece["ids"]
         old, new = given["meshes"][0]["primitives"][k], made["meshes"][0]["primitives"][k]
         assert set(new["attributes"]) == set(old["attributes"]) | {"JOINTS_0", "WEIGHTS_0"}
-        for name in ("TEXCOORD_0", "TEXCOORD_1", "COLOR_0"):
+        for name in ("TEXCOORD_0", "TEXCOORD_1", "COLOR_0", "COLOR_1"):
             assert new["attributes"][name] == old["attributes"][name]  # the same accessor, untouched
         if case == "in_place":  # nothing to move: every array is the target's own
             for name in ("POSITION", "NORMAL", "TANGENT"):
@@ -179,7 +179,7 @@ def test_usd_holds_the_look_it_can_and_names_the_rest(placed, tmp_path, ext):
     for what in ("TANGENT", "2 morph targets", "3 other nodes", "normalTexture",
                  "metallicRoughnessTexture", "KHR_materials_sheen"):
         assert what in line, what
-    for carried in ("TEXCOORD", "NORMAL ", "COLOR_0", "materials;"):
+    for carried in ("TEXCOORD", "NORMAL ", "COLOR", "materials;"):
         assert carried not in line, carried
     assert validation_errors(out) == []
     stage = Usd.Stage.Open(str(out))
@@ -215,6 +215,12 @@ def test_usd_holds_the_look_it_can_and_names_the_rest(placed, tmp_path, ext):
     assert UsdGeom.PrimvarsAPI(mesh.GetPrim()).GetPrimvar("st1").GetInterpolation() == "faceVarying"  # TEXCOORD_1
     colours = UsdGeom.PrimvarsAPI(mesh.GetPrim()).GetPrimvar("displayColor")
     assert colours.GetInterpolation() == "faceVarying" and len(colours.Get()) == len(st.Get())
+    # COLOR_1 as displayColor1 with its alpha as displayOpacity1 (translucent below the middle)
+    second = UsdGeom.PrimvarsAPI(mesh.GetPrim()).GetPrimvar("displayColor1")
+    assert second.GetInterpolation() == "faceVarying" and len(second.Get()) == len(st.Get())
+    opacity = np.concatenate([np.array(v.Get()) for v in (UsdGeom.PrimvarsAPI(p).GetPrimvar("displayOpacity1")
+                                                          for p in stage.Traverse() if p.IsA(UsdGeom.Mesh)) if v])
+    assert set(np.round(opacity, 3)) <= {0.5, 1.0} and (opacity == 0.5).any()
     uv = np.array(st.Get()) * [1, -1] + [0, 1]
     assert all(np.abs(np.array(corner_uv[int(ids[c])]) - u).max(axis=1).min() < 1e-6 for c, u in zip(points, uv))
     bound = set()  # each mesh bound to its material, or each of its GeomSubsets to one

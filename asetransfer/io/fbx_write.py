@@ -39,7 +39,7 @@ from ..model.transforms import closest_rotation
 from .atomic import atomic_write, check_output_path
 from .fbx_binary import FbxNode as N
 from .fbx_bytes import VERSION, Int64, fbx_bytes
-from .look_parts import WrittenMaterial, WrittenPart, parts_of_look, parts_of_mesh, phong_of
+from .look_parts import CARRIED_ATTRIBUTES, WrittenMaterial, WrittenPart, parts_of_look, parts_of_mesh, phong_of
 
 log = logging.getLogger("asetransfer")
 
@@ -55,10 +55,8 @@ def write_fbx_over(look, rig: Rig, path, max_influences: int | None = 8, inputs=
     (other attributes, the target's morph targets, other nodes) is named in one warning."""
     from .gltf_over import look_contents
 
-    carried = ("material", "image")
-    every_uv = tuple(f"TEXCOORD_{k}" for k in range(8))
-    dropped = [p for p in look_contents(look, carried=("NORMAL", "COLOR_0", *every_uv))
-               if not p.rstrip("s").endswith(carried)]
+    dropped = [p for p in look_contents(look, carried=CARRIED_ATTRIBUTES)
+               if not p.rstrip("s").endswith(("material", "image"))]
     write_fbx(path, rig, max_influences, inputs, look=look, dropped=dropped, **options)
 
 
@@ -180,10 +178,17 @@ class _Scene:
             layers.append("LayerElementMaterial")
         children.append(N("Layer", [0], [N("Version", [100])] + [
             N("LayerElement", [], [N("Type", [kind]), N("TypedIndex", [0])]) for kind in layers]))
-        for k, uv in enumerate(part.more_uv, start=1):  # a further UV set: element k in layer k, as DCCs write
-            children.append(_layer_element("LayerElementUV", "UV", uv, index=k))
-            children.append(N("Layer", [k], [N("Version", [100]), N("LayerElement", [], [
-                N("Type", ["LayerElementUV"]), N("TypedIndex", [k])])]))
+        for k in range(1, 1 + max(len(part.more_uv), len(part.more_colours))):
+            # the further UV and colour sets: element k in layer k, as DCCs write them
+            kinds = []
+            if k <= len(part.more_uv):
+                children.append(_layer_element("LayerElementUV", "UV", part.more_uv[k - 1], index=k))
+                kinds.append("LayerElementUV")
+            if k <= len(part.more_colours):
+                children.append(_layer_element("LayerElementColor", "Colors", part.more_colours[k - 1], index=k))
+                kinds.append("LayerElementColor")
+            children.append(N("Layer", [k], [N("Version", [100])] + [
+                N("LayerElement", [], [N("Type", [kind]), N("TypedIndex", [k])]) for kind in kinds]))
         geometry = self.add("Geometry", part.name, "Geometry", "Mesh", children)
         model = self.add("Model", part.name, "Model", "Mesh", [N("Version", [232]), N("Shading", [True]),
                                                                 N("Culling", ["CullingOff"])])

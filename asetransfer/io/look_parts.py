@@ -2,8 +2,8 @@
 with the target's look when it has one.
 
 A :class:`WrittenPart` is one mesh of the file: its points (rig-mesh vertices), triangles,
-and per corner the first UV set (origin at the image's bottom left, as FBX and USD have
-it, and the further sets), normals and first colour set, and per triangle a material slot.  From a look
+and per corner its UV sets (origin at the image's bottom left, as FBX and USD have it),
+normals and colour sets, and per triangle a material slot.  From a look
 (:class:`~asetransfer.model.look.Look`) each piece is a part and each of its glTF
 primitives' materials a slot (:class:`WrittenMaterial`: base colour, alpha, base colour
 texture, roughness, metallic, emissive colour); without one, the mesh's parts with its own per-vertex normals and UVs.
@@ -69,6 +69,11 @@ class WrittenPart:
     materials: tuple = ()
     colours: np.ndarray | None = None  # (corners, 4) RGBA in [0, 1]
     more_uv: tuple = ()  # the further UV sets (TEXCOORD_1...), (corners, 2) each
+    more_colours: tuple = ()  # the further colour sets (COLOR_1...), (corners, 4) RGBA each
+
+
+#: the glTF attributes FBX and USD outputs hold (the rest of a look is named in a warning)
+CARRIED_ATTRIBUTES = ("NORMAL", *(f"TEXCOORD_{k}" for k in range(8)), *(f"COLOR_{k}" for k in range(8)))
 
 
 def parts_of_mesh(mesh: Mesh) -> list:
@@ -105,6 +110,8 @@ def parts_of_look(look: Look, mesh: Mesh) -> tuple:
         colours = _rgba(acc.read(attrs["COLOR_0"]))[glb.ravel()] if "COLOR_0" in attrs else None
         more_uv = tuple(acc.read(attrs[f"TEXCOORD_{k}"])[glb.ravel()] * [1.0, -1.0] + [0.0, 1.0]
                         for k in range(1, 8) if f"TEXCOORD_{k}" in attrs)
+        more_colours = tuple(_rgba(acc.read(attrs[f"COLOR_{k}"]))[glb.ravel()] for k in range(1, 8)
+                             if f"COLOR_{k}" in attrs)
         slots, used = [], []
         for p, tris in zip(prims, triangles):
             m = p.get("material")
@@ -117,7 +124,7 @@ def parts_of_look(look: Look, mesh: Mesh) -> tuple:
         node = doc["nodes"][piece.node]
         parts.append(WrittenPart(str(node.get("name") or mesh_doc.get("name") or f"mesh {piece.mesh}"), ids,
                              np.searchsorted(ids, points), uv, normals, np.concatenate(slots), tuple(used), colours,
-                             more_uv))
+                             more_uv, more_colours))
     covered = np.zeros(mesh.n_vertices, bool)
     for part in parts:
         covered[part.ids] = True

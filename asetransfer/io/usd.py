@@ -209,7 +209,9 @@ def write_usd_over(look, rig: Rig, path, max_influences: int | None = 8, inputs=
     attributes, the target's morph targets, other nodes) is named in one warning."""
     from .gltf_over import look_contents
 
-    dropped = [p for p in look_contents(look, carried=("NORMAL", "COLOR_0", *(f"TEXCOORD_{k}" for k in range(8))))
+    from .look_parts import CARRIED_ATTRIBUTES
+
+    dropped = [p for p in look_contents(look, carried=CARRIED_ATTRIBUTES)
                if not p.rstrip("s").endswith(("material", "image"))]
     write_usd(path, rig, max_influences, inputs, look=look, dropped=dropped, **options)
 

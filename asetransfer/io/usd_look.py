@@ -1,6 +1,6 @@
 """The look of a rigged mesh in USD (:mod:`.look_parts`): each mesh's normals, UV sets and
 colours by polygon corner (``normals``, ``primvars:st``, ``st1``..., ``primvars:displayColor``
-and ``displayOpacity``, ``faceVarying``), and its materials as
+and ``displayOpacity``, ``displayColor1`` and ``displayOpacity1``..., ``faceVarying``), and its materials as
 ``UsdPreviewSurface`` shaders (``diffuseColor``, ``opacity``; the base colour texture through
 a ``UsdUVTexture`` reading ``st``), bound to the mesh, or to one ``GeomSubset`` of its faces
 per material (family ``materialBind``).  Texture images are asset files the writer puts
@@ -32,12 +32,17 @@ def define_corner_primvars(mesh_prim, part: WrittenPart) -> None:
         UsdGeom.PrimvarsAPI(mesh_prim).CreatePrimvar(f"st{k}", Sdf.ValueTypeNames.TexCoord2fArray,
                                                      UsdGeom.Tokens.faceVarying).Set(
             Vt.Vec2fArray.FromNumpy(np.ascontiguousarray(uv, dtype=np.float32)))
-    if part.colours is not None:
-        mesh.CreateDisplayColorPrimvar(UsdGeom.Tokens.faceVarying).Set(
-            Vt.Vec3fArray.FromNumpy(np.ascontiguousarray(part.colours[:, :3], dtype=np.float32)))
-        if (part.colours[:, 3] < 1.0).any():
-            mesh.CreateDisplayOpacityPrimvar(UsdGeom.Tokens.faceVarying).Set(
-                Vt.FloatArray.FromNumpy(np.ascontiguousarray(part.colours[:, 3], dtype=np.float32)))
+    colour_sets = ([part.colours] if part.colours is not None else []) + list(part.more_colours)
+    for k, colours in enumerate(colour_sets):  # displayColor, then displayColor1... (as st, st1...)
+        suffix = str(k) if k else ""
+        primvars = UsdGeom.PrimvarsAPI(mesh_prim)
+        primvars.CreatePrimvar(f"displayColor{suffix}", Sdf.ValueTypeNames.Color3fArray,
+                               UsdGeom.Tokens.faceVarying).Set(
+            Vt.Vec3fArray.FromNumpy(np.ascontiguousarray(colours[:, :3], dtype=np.float32)))
+        if (colours[:, 3] < 1.0).any():
+            primvars.CreatePrimvar(f"displayOpacity{suffix}", Sdf.ValueTypeNames.FloatArray,
+                                   UsdGeom.Tokens.faceVarying).Set(
+                Vt.FloatArray.FromNumpy(np.ascontiguousarray(colours[:, 3], dtype=np.float32)))
 
 
 def define_materials(stage, materials: list, names: list, texture_folder: str) -> list:
