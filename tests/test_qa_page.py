@@ -163,6 +163,17 @@ def test_the_source_files_motion_is_a_clip_of_the_page(tmp_path):
     assert [a["name"] for a in _glb_json(glb)["animations"]] == data["poses"]
 
 
+def test_an_fbx_sources_first_take_is_a_clip_of_the_page(tmp_path):
+    """The FBX fixture with two takes (Blender's, centimetres, Z up): its first take plays on the page."""
+    from conftest import FIXTURES
+
+    transfer_files(FIXTURES / "source_animated_cm_zup.fbx", FIXTURES / "target_heavy_cm_zup.fbx", tmp_path / "out.glb",
+                   qa=tmp_path / "out.qa.html")
+    _, data, glb = _page_parts((tmp_path / "out.qa.html").read_bytes())
+    assert data["poses"] == [*POSE_NAMES, "source motion"]
+    assert [a["name"] for a in _glb_json(glb)["animations"]] == data["poses"]
+
+
 def test_the_page_is_the_same_bytes_each_time(heavy):
     _, done = heavy
     source, result = load_rig(SOURCE), done.result

@@ -91,20 +91,21 @@ def write_review(source: Rig, target: Mesh, result, report: TransferReport, conf
 
 
 def _source_motion(path):
-    """The first animation of a glTF source, on its skeleton (:class:`~asetransfer.model.animation.Animation`),
-    else None; one that cannot be read is left out with a warning (the rig is made by then)."""
-    if os.path.splitext(os.fspath(path))[1].lower() not in (".glb", ".gltf"):
-        return None
-    from ..io.glb import read_document
-    from ..io.gltf_animation import read_animation
+    """The first animation clip of the source (a glTF animation, an FBX take), on its skeleton
+    (:class:`~asetransfer.model.animation.Animation`), else None; one that cannot be read is left
+    out with a warning (the rig is made by then)."""
+    from ..io import has_clips, load_clips
 
     try:
-        if not read_document(path)[0].get("animations"):
+        if not has_clips(path):
             return None
-        return read_animation(path)[1]
+        _, clips, skipped = load_clips(path)
     except InputError as e:
         log.warning("the source's animation is left out of the QA outputs: %s", e)
         return None
+    if not clips and skipped:
+        log.warning("the source's animation is left out of the QA outputs: %s", skipped[0][1])
+    return clips[0][1] if clips else None
 
 
 def _declared_up(path) -> str | None:
