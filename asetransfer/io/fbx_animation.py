@@ -25,6 +25,7 @@ from ..model.animation import Animation
 from ..model.transforms import decompose_trs, local_from_global
 from .fbx import joint_models, rig_from_scene
 from .fbx_scene import FbxScene, node_local_matrix
+from .files import read_bytes
 
 log = logging.getLogger("asetransfer")
 
@@ -36,8 +37,12 @@ CHANNELS = {"Lcl Translation": 0.0, "Lcl Rotation": 0.0, "Lcl Scaling": 1.0}
 
 def has_clips(path) -> bool:
     """Whether an FBX file has a take with curves (exporters write an empty ``Take 001`` into
-    files with no animation)."""
-    scene = FbxScene(path)
+    files with no animation).  A file without the record name ``AnimationCurve`` in its bytes has
+    none, and is not parsed a second time (a transfer asks of every FBX source)."""
+    data = read_bytes(path)
+    if b"AnimationCurve" not in data:
+        return False
+    scene = FbxScene(path, data)
     return bool(scene.of_class("AnimationStack")) and bool(scene.of_class("AnimationCurve"))
 
 
