@@ -7,18 +7,26 @@ import json
 def add_parser(sub):
     p = sub.add_parser("info", help="summarise a rig or mesh file",
                        description="Print vertex/face counts, joints, hierarchy depth, influences per vertex, "
-                                   "bounding box and a guess of the up axis.")
+                                   "bounding box, a guess of the up axis, and a rig's animation clips (glTF "
+                                   "animations, FBX takes).")
     p.add_argument("file", help=".glb/.gltf/.fbx/.usda/.usdc/.usdz rig or mesh (.obj .ply .off .stl)")
-    p.add_argument("--json", action="store_true", help="print JSON (keys: vertices, faces, joints, max_influences, ...)")
+    p.add_argument("--json", action="store_true", help="print JSON (keys: vertices, faces, joints, max_influences, "
+                                                       "clips, ...)")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     from asetransfer.describe import describe
-    from asetransfer.io import file_frame, load_character
+    from asetransfer.io import file_frame, has_clips, load_character, load_clips
 
     d = describe(load_character(args.file), args.file)
     d["declared_frame"] = file_frame(args.file)  # FBX/USD: the units and up axis the file states
+    d["clips"], d["clips_left_out"] = [], []
+    if d["kind"] == "rig" and has_clips(args.file):
+        _, clips, skipped = load_clips(args.file)
+        d["clips"] = [{"name": name, "frames": clip.n_frames, "seconds": round(clip.n_frames * clip.frame_time, 4)}
+                      for name, clip in clips]
+        d["clips_left_out"] = [{"name": name, "reason": reason} for name, reason in skipped]
     if args.json:
         print(json.dumps(d, indent=1))
         return 0
@@ -36,6 +44,9 @@ def run(args) -> int:
     if d["declared_frame"]:
         f = d["declared_frame"]
         print(f"  declared        {f['metres_per_unit']:g} m per unit, {f['up_axis']} up (from the file)")
+    if d["clips"] or d["clips_left_out"]:
+        print("  clips           " + ", ".join(f"{c['name']} ({c['frames']} frames)" for c in d["clips"]) +
+              "".join(f"; {c['name']} left out: {c['reason']}" for c in d["clips_left_out"]))
     if d["kind"] == "rig":
         print("  joint names     " + " ".join(d["joints"]))
     return 0

@@ -168,6 +168,13 @@ def test_info_on_fbx_reports_the_declared_frame(capsys):
     d = json.loads(out)
     assert d["kind"] == "rig" and d["joint_count"] == 65 and d["parts"] == ["body", "eye.L", "eye.R"]
     assert d["declared_frame"] == {"metres_per_unit": 0.01, "up_axis": "+Z"}
+    assert d["clips"] == [] and d["clips_left_out"] == []
+    # the same rig with two takes baked by Blender (24 fps): each named with its length
+    code, out, err = run(capsys, ["info", FIXTURES / "source_animated_cm_zup.fbx", "--json"])
+    assert code == 0, err
+    assert [(c["name"], c["frames"]) for c in json.loads(out)["clips"]] == [("skin|step", 12), ("skin|wave", 24)]
+    code, out, _ = run(capsys, ["info", FIXTURES / "source_animated_cm_zup.fbx"])
+    assert "clips           skin|step (12 frames), skin|wave (24 frames)" in out
 
 
 # ---------------------------------------------------------------------- bad FBX files
