@@ -37,6 +37,8 @@ NECK_RISE = 0.2
 #: the head ends at the first line, from the nose down, no deeper than the neck's shallowest
 #: plus this fraction of the way to the nose's line
 HEAD_END = 0.25
+#: triangles this near the mid-plane (a fraction of the body's height) are tested against the lines
+PLANE_SLACK = 1e-6
 
 
 def throat_and_nape(vertices: np.ndarray, faces: np.ndarray, frame: BodyFrame, mid: float, crotch: float | None,
@@ -72,9 +74,13 @@ def neck(vertices: np.ndarray, faces: np.ndarray, axes: tuple, mid: float, low: 
     left, up, forward = (np.asarray(a, dtype=np.float64) for a in axes)
     if not high > low:
         return {}
-    # only the triangles the mid-plane cuts between the heights can be crossed (10x faster)
+    # only the triangles the mid-plane cuts between the heights can be crossed (10x faster);
+    # a symmetric body's midline vertices lie on the plane, within rounding once the body is
+    # turned and scaled, so the triangles within rounding of it count too (without, most
+    # lines through a MakeHuman body turned and scaled x37 missed a triangle and measured nothing)
     across, rise = vertices[faces] @ left, vertices[faces] @ up
-    strip = np.flatnonzero((across.min(axis=1) <= mid) & (across.max(axis=1) >= mid)
+    slack = PLANE_SLACK * float(np.ptp(rise))
+    strip = np.flatnonzero((across.min(axis=1) <= mid + slack) & (across.max(axis=1) >= mid - slack)
                            & (rise.max(axis=1) >= low) & (rise.min(axis=1) <= high))
     levels = np.linspace(low, high, LINES + 1)[1:]
     ends = _front_and_back(vertices, faces[strip], mid * left + levels[:, None] * up, forward)
