@@ -199,6 +199,10 @@ class SkeletonConfig:
     em_min_hit_fraction: float = 0.9
     # [weight] §3.1.2: a vertex joins a joint's cloud above this weight
     pa_threshold: float = 0.01
+    # [size] an EM joint farther than this from its PA position (fractions of the skeleton's
+    # longest side) is placed by PA (stages/skeleton._joint_positions); dev humans and creatures
+    # differ by at most 0.11, the joint EM flung off a kaiju's tail by 0.25
+    em_pa_limit: float = 0.15
     # [height] a source in rigidly weighted pieces has its joints fitted with those weights averaged
     # over a Gaussian this wide (stages/joints.blend_weights; robot fixture body joints 0.151 %H
     # mean, 0.193 without); 0 = off
@@ -271,6 +275,8 @@ class SkeletonConfig:
             raise ValueError("symmetry_plane must be 4 finite numbers a, b, c, d with (a, b, c) not zero")
         if not 0.0 <= self.em_min_hit_fraction <= 1.0:
             raise ValueError("em_min_hit_fraction must be in [0, 1]")
+        if not self.em_pa_limit > 0:
+            raise ValueError("em_pa_limit must be > 0 (inf: never)")
         if self.symmetry_iterations < 0:
             raise ValueError("symmetry_iterations must be >= 0")
         if self.spine not in ("em", "pa", "off"):

@@ -18,6 +18,7 @@ from asetransfer.io import load_rig
 from asetransfer.stages.joints import (SurfaceRays, blend_weights, fitted_weights, joint_positions_em,
                                       rigid_vertices)
 from asetransfer.model.mesh import Mesh
+from asetransfer.stages.quality import inside
 from asetransfer.stages.skeleton import mirror_joints, transfer_skeleton
 from asetransfer.model.skin import linear_blend_skinning
 from asetransfer.model.surface import SurfacePoints
@@ -634,3 +635,41 @@ def test_a_robot_rigs_near_the_one_piece_body_with_automatic_markers(fixture_sou
     body = [i for i, n in enumerate(names) if not any(k in n for k in ("thumb", "index", "middle", "ring", "pinky"))]
     d = np.linalg.norm(a.rig.skeleton.bind_world[body, :3, 3] - b.rig.skeleton.bind_world[body, :3, 3], axis=1)
     assert d.mean() < 0.006 * height and d.max() < 0.016 * height
+
+
+def _box(lo, hi):
+    box = trimesh.creation.box(bounds=[lo, hi])
+    return np.asarray(box.vertices, float), np.asarray(box.faces, np.int64)
+
+
+def test_a_joint_em_flings_out_of_the_body_takes_its_procrustes_place():
+    """EM's coefficients extrapolate: a joint far from the vertices it owns moves by their
+    deformation several times over.  A tail joint inside the body, 0.4 off the tail's axis,
+    whose weights cover only the tail's end, that end three times as thick on the target:
+    EM moves the joint by twice its offset, out of the body (1.2 sideways, the body reaches
+    0.6), its region's similarity (PA) keeps it inside."""
+    parts = [_box([-1.0, -0.6, -0.6], [1.0, 0.6, 0.6]), _box([1.0, -0.05, -0.05], [2.6, 0.05, 0.05]),
+             _box([2.6, -0.05, -0.05], [3.0, 0.05, 0.05])]
+    vertices = np.concatenate([v for v, _ in parts])
+    starts = np.cumsum([0] + [len(v) for v, _ in parts])
+    faces = np.concatenate([f + s for (_, f), s in zip(parts, starts)])
+    end = np.arange(starts[2], starts[3])
+    world = np.tile(np.eye(4), (2, 1, 1))
+    world[1, :3, 3] = [0.9, 0.4, 0.0]
+    dense = np.zeros((len(vertices), 2))
+    dense[:, 0] = 1.0
+    dense[end] = [0.0, 1.0]
+    source = at.Rig(Mesh(vertices, faces), at.Skeleton.from_world(("body", "tail"), np.array([-1, 0]), world),
+                    at.SkinWeights.from_dense(dense))
+    moved = vertices.copy()
+    moved[end, 1] *= 3.0
+    target = Mesh(moved, faces)
+    corr = same_topology_corr(source.mesh)
+    corr = Correspondence(corr.source_to_target, corr.target_to_source, IDENTITY, vertices, moved, moved)
+    placed = {}
+    for limit in (0.15, np.inf):
+        skeleton, report = transfer_skeleton(source, target, corr, SkeletonConfig(em_pa_limit=limit, mirror="off"))
+        placed[limit] = skeleton.bind_world[1, :3, 3]
+        assert ("tail" in report.fallback_joints) == (limit == 0.15)
+    assert not inside(placed[np.inf][None], target)[0] and placed[np.inf][1] > 1.1
+    assert inside(placed[0.15][None], target)[0] and placed[0.15][1] < 0.5
