@@ -27,7 +27,7 @@ def solid_surface(vertices: np.ndarray, faces: np.ndarray, *, cells: int = 100, 
     Returns
     -------
     (V, 3) vertices and (G, 3) triangles of the solid's surface (marching cubes at the
-    half-way level of the closed, lightly smoothed occupancy).
+    half-way level of the closed, lightly smoothed occupancy), facing outwards.
     """
     import igl  # on use: the library loads without libigl
     from scipy import ndimage
@@ -51,4 +51,10 @@ def solid_surface(vertices: np.ndarray, faces: np.ndarray, *, cells: int = 100, 
     values = np.ascontiguousarray(field.transpose(2, 1, 0).reshape(-1))
     corners = np.ascontiguousarray(grid.reshape(*shape, 3).transpose(2, 1, 0, 3).reshape(-1, 3))
     out_v, out_f, _ = igl.marching_cubes(values, corners, int(shape[0]), int(shape[1]), int(shape[2]), 0.5)
+    # outward, like a modelled body: rules that read which way a triangle faces (the lines
+    # through the neck enter by a front-facing wall) saw the inside-out surface igl returns
+    # as all walls entered from within
+    corner = out_v[out_f]
+    if np.einsum("ij,ij->i", corner[:, 0], np.cross(corner[:, 1], corner[:, 2])).sum() < 0:
+        out_f = np.ascontiguousarray(out_f[:, ::-1])
     return out_v, out_f
