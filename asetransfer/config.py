@@ -199,9 +199,10 @@ class SkeletonConfig:
     em_min_hit_fraction: float = 0.9
     # [weight] §3.1.2: a vertex joins a joint's cloud above this weight
     pa_threshold: float = 0.01
-    # [size] an EM joint farther than this from its PA position (fractions of the skeleton's
-    # longest side) is placed by PA (stages/skeleton._joint_positions); dev humans and creatures
-    # differ by at most 0.11, the joint EM flung off a kaiju's tail by 0.25
+    # [size] an EM joint outside the body and farther than this from its PA position (fractions
+    # of the skeleton's longest side), that position inside the body or nearer its surface, is
+    # placed by PA (stages/skeleton._joint_positions); dev humans and creatures differ by at
+    # most 0.11, the joint EM flung off a kaiju's tail by 0.25
     em_pa_limit: float = 0.15
     # [height] a source in rigidly weighted pieces has its joints fitted with those weights averaged
     # over a Gaussian this wide (stages/joints.blend_weights; robot fixture body joints 0.151 %H

@@ -339,8 +339,9 @@ def _joint_positions(cloud: SkinnedCloud, source: Rig, target: Mesh, cfg: Skelet
                      size: float, report: SkeletonReport):
     """Step 1, joint positions (§3.1.1 EM / §3.1.2 PA); joints EM cannot place (no
     weighted vertex, not enclosed by the surface), or places outside ``target`` and farther
-    than ``cfg.em_pa_limit`` of ``size`` from a PA position inside it, take their PA position.  Joints that
-    share a source position are then placed as one (``keep_coincident``).
+    than ``cfg.em_pa_limit`` of ``size`` from a PA position inside it (or nearer its
+    surface), take their PA position.  Joints that share a source position are then placed
+    as one (``keep_coincident``).
 
     ``size``: the skeleton's (its box's longest side); ``unit``: EM's length unit.
     Returns (J, 3) positions and the (J,) :func:`coincident_joints` labels; fills
