@@ -809,3 +809,31 @@ def test_a_body_without_a_neck_has_no_throat_or_nape():
                 [1.45, 1.39, 1.15, 1.0, 1.29, 2.62, 3.16, 3.3]):             # the Kenney zombie
         assert _has_neck(np.array(dip))
     assert _has_neck(np.array([2.0, np.nan, 1.0, np.nan, 1.5]))  # lines that do not measure are skipped
+
+
+def test_fingers_are_named_from_a_hand_tip_behind_them(heavy):
+    """A hand in a piece of its own, left out by the layer rule, leaves its tip at the end of
+    the sleeve; every fingertip is then about as far from it, and the thumb, the one farthest,
+    was named on another finger (a held-out girl's right hand: each finger one off).  From a
+    tip 6-9 %H behind the fixture's hand, each finger is named on its own finger (within
+    FINGER_SEPARATION of the tip named from the hand's own tip; the thumb was 8 %H off)."""
+    from asetransfer.geometry.topology import welded_surface
+    from asetransfer.humanoid.landmarks.hands import FINGER_SEPARATION, fingertips
+    from asetransfer.humanoid.landmarks.surface import BodySurface
+
+    lm = _landmarks(heavy)
+    v, f, original = welded_surface(heavy.vertices, heavy.faces)
+    surface = BodySurface(v, f, original, np.arange(len(f)), 0.02)
+    h = lm.frame.height
+    welded = {int(o): i for i, o in enumerate(surface.original)}
+    for side in "LR":
+        tip = welded[lm.vertex[f"hand_tip.{side}"]]
+        own = fingertips(surface, tip, h)
+        along = surface.distance_from(tip)
+        for back in (0.06, 0.09):
+            ring = np.flatnonzero(np.abs(along - back * h) < 0.005 * h)
+            behind = int(ring[np.argmin(surface.from_middle[ring])])
+            named = fingertips(surface, behind, h)
+            assert set(named) == set(own) and len(own) == 5
+            for finger, x in named.items():
+                assert np.linalg.norm(v[x] - v[own[finger]]) < FINGER_SEPARATION * h, (side, back, finger)

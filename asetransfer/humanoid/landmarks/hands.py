@@ -46,14 +46,24 @@ def fingertips(surface: BodySurface, tip: int, height: float) -> dict:
     The fingertips are the hand's extremities seen from the middle of the body
     (:func:`_hand_tips`).  The thumb is the fingertip farthest from the hand tip: in space,
     or along the surface when curled fingers bring every tip within ``THUMB_MIN`` of the
-    hand tip; with exactly four others they are index, middle, ring and pinky
+    hand tip; the one farthest from its nearest other fingertip when the hand tip lies
+    behind them all (a sleeve's end); with exactly four others they are index, middle, ring and pinky
     (:func:`_fingers_in_order`).  A hand with another count (mittens, three cartoon fingers)
     names only its thumb.
     """
     v = surface.vertices
     hand = np.flatnonzero(surface.distance_from(tip) < HAND_REACH * height)
     tips = _hand_tips(surface, hand, height)
-    spread = np.linalg.norm(v[tips] - v[tip], axis=1)
+    if len(tips) >= 2 and surface.from_middle[tip] < surface.from_middle[tips].min():
+        # the hand tip behind every fingertip: the end of a sleeve at the wrist, the hand a
+        # piece of its own (a held-out girl's right hand: every fingertip equally far from
+        # it, the thumb named on the index and each finger one off).  The thumb stands apart
+        # from the four fingers side by side: the tip farthest from its nearest other tip
+        apart = np.linalg.norm(v[tips][:, None] - v[tips][None], axis=2)
+        np.fill_diagonal(apart, np.inf)
+        spread = apart.min(axis=1)
+    else:
+        spread = np.linalg.norm(v[tips] - v[tip], axis=1)
     if not (spread > THUMB_MIN * height).any():
         # curled fingers bring their tips next to the thumb's (a relaxed hand, a fist: 2.8 %H
         # on the female dev body with its fingers bent 24-38 degrees), but not along the surface
