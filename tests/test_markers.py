@@ -189,3 +189,17 @@ def test_points_placed_on_another_mesh_are_warned(tmp_path, fixture_source, heav
     with caplog.at_level(logging.WARNING, logger="asetransfer"):
         at.load_markers(write(tmp_path, markers), fixture_source.mesh, heavy)
     assert "the target points lie a median 0.8" in caplog.text and "source points" not in caplog.text
+
+
+def test_automatic_markers_of_low_confidence_make_the_rig_check():
+    """The warning says "check them": a rig fitted to automatic markers whose left and right
+    do not mirror each other is at least 'check', naming them; the same rig without them
+    stays 'ok' (the source rigged onto itself)."""
+    from asetransfer.stages.quality import assess
+
+    source = at.load_rig(FIXTURES / "source.glb")
+    kw = dict(marker_residual_max=0.0, n_markers=20)
+    clean = assess(source, source, source.mesh.vertices, **kw, doubted_markers=[])
+    doubted = assess(source, source, source.mesh.vertices, **kw, doubted_markers=["thumb_tip.L", "thumb_tip.R"])
+    assert clean.verdict == "ok" and not clean.reasons
+    assert doubted.verdict == "check" and "thumb_tip.L, thumb_tip.R" in doubted.reasons[0]

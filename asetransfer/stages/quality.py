@@ -175,7 +175,7 @@ def joints_outside_body(source: Rig, rig: Rig, tolerance: float, config: Quality
 
 def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_max: float, n_markers: int,
            config: QualityConfig | None = None, fit_distance: float = 0.0,
-           head_shares: list | None = None) -> QualityVerdict:
+           head_shares: list | None = None, doubted_markers: list | None = None) -> QualityVerdict:
     """The ``quality`` section of a transfer report (and a one-line warning unless the verdict is ok).
 
     Parameters
@@ -188,6 +188,8 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
         of both ways (target units).
     head_shares : [source, target] head shares of the height when automatic markers linked them
         (``MarkerOrigin.head_shares``; None: hand markers, or not found).
+    doubted_markers : names of the automatic markers of low confidence
+        (``MarkerOrigin.low_confidence``): the rig is at least "check" with them.
     """
     cfg = config or QualityConfig()
     h = max(height(rig.mesh), 1e-300)
@@ -212,6 +214,11 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
         (1 if n_markers < cfg.few_markers else 0,
          f"only {n_markers} markers: the alignment is barely constrained (at least {cfg.few_markers} advised)"),
         _proportion_doubt(head_shares, cfg.proportion_doubt_ratio),
+        # the warning says "check them": a rig fitted to them is no better (a held-out girl's
+        # sleeve-ended right hand: its fingertips one finger off, the rig otherwise 'ok')
+        (1 if doubted_markers else 0,
+         f"automatic markers of low confidence ({', '.join((doubted_markers or [])[:6])}"
+         f"{', ...' if len(doubted_markers or []) > 6 else ''}): check them, or place them by hand"),
     ]
     graded += _shape_checks(source, rig, cfg, proportions, turned)
     graded.append((2 if crossed else 0, f"{', '.join(crossed)} {'lies' if len(crossed) == 1 else 'lie'} on the other "

@@ -239,7 +239,8 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
     quality = assess(source, rig, corr.target_to_source.positions(corr.registered_source, source.mesh.faces),
                      marker_residual_max=corr.stats.marker_residual_max, n_markers=len(markers), config=cfg.quality,
                      fit_distance=max(corr.stats.fit_distance_mean, corr.stats.reverse_fit_distance_mean),
-                     head_shares=origin.head_shares if origin.automatic else None)
+                     head_shares=origin.head_shares if origin.automatic else None,
+                     doubted_markers=origin.low_confidence if origin.automatic else None)
     report = TransferReport(
         source_vertices=int(len(source.mesh.vertices)), target_vertices=int(len(target.vertices)),
         joints=int(skeleton.n_joints), markers=len(markers), marker_origin=origin, correspondence=corr.stats,
