@@ -118,7 +118,7 @@ def _named(surface: BodySurface, frame: BodyFrame, head: int, hands: list, feet:
     crotch_vertex, points["crotch"] = crotch(surface, frame, feet)
     if crotch_vertex is not None:  # none where the thighs are joined: the legs part below it
         out["crotch"] = crotch_vertex
-    points["head_top"] = head_top_point(surface, head, frame.up, frame.height)
+    points["head_top"] = head_top_point(surface, head, frame)
     head_vertices, head_points = head_rules(surface, frame, head)
     out.update(head_vertices)
     points.update(head_points)

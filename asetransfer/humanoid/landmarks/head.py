@@ -28,16 +28,30 @@ from .surface import BodySurface
 NOSE_DEPTH = 0.15       # the nose lies within this distance below the head top
 EAR_BAND = 0.02         # ears and back of the head: at the nose's height, +- this
 EAR_STRIP = 0.005       # an ear between vertices: the middle of the head's outermost strip this deep
+EAR_DEPTH = 0.25        # ears: within this share of the head's depth of its middle (nose to back)
 
 
-def head_top_point(surface: BodySurface, top: int, up: np.ndarray, height: float):
+def head_top_point(surface: BodySurface, top: int, frame: BodyFrame):
     """The head top (:mod:`.frame`) between vertices: the middle of the head's topmost
     ``HEAD_STRIP``, cut out of the triangles exactly (``top``: the head top's vertex).  On a
     coarse body the strip holds a few vertices, and the one nearest their middle was 0.7-1.8
-    %H off the dense body's (the dev bodies at 2k vertices)."""
-    v, faces = surface.vertices, surface.faces
+    %H off the dense body's (the dev bodies at 2k vertices).  Where that point lies off the
+    head top's mid-plane (two hair buns or horns above the crown: the middle of their tops is
+    on one of them) the strip is the head's part within ``MIDLINE_BAND`` of the plane, as for
+    the vertex."""
+    v, faces, up, height = surface.vertices, surface.faces, frame.up, frame.height
     head = surface.distance_from(top) < HEAD_REACH * height
     ids = np.flatnonzero(head[faces].any(axis=1))
+    point = _topmost_strip(v, faces, ids, up, height)
+    if point is None or abs((point[1] @ v[faces[point[0]]] - v[top]) @ frame.left) <= MIDLINE_BAND * height:
+        return point
+    across = v[faces[ids]] @ frame.left - v[top] @ frame.left
+    ids = ids[(np.abs(across) < MIDLINE_BAND * height).any(axis=1)]
+    return _topmost_strip(v, faces, ids, up, height) if len(ids) else point
+
+
+def _topmost_strip(v, faces, ids, up, height):
+    """The middle of the topmost ``HEAD_STRIP`` of the triangles ``faces[ids]`` along ``up``."""
     highest = float((v[faces[ids]] @ up).max())
     return clipped_middle(v, faces, ids, ((-up, -(highest - HEAD_STRIP * height)),))
 
@@ -76,30 +90,42 @@ def head_rules(surface: BodySurface, frame: BodyFrame, head: int):
         miss = (up - up[nose]) ** 2 + lat ** 2
         if back.any():
             out["head_back"] = region[np.argmin(np.where(back, miss, np.inf))]
+    # the ears: halfway between the nose and the back of the head, give or take EAR_DEPTH of
+    # the head's depth (hair buns or a ponytail behind them reach as far out)
+    rear = fwd[back].min() if "head_back" in out else fwd.min()
+    depth = (rear, fwd[nose])
+    level &= np.abs(fwd - 0.5 * (depth[0] + depth[1])) <= EAR_DEPTH * (depth[1] - depth[0])
     if level.any():
         out["ear.L"] = region[np.argmax(np.where(level, lat, -np.inf))]
         out["ear.R"] = region[np.argmin(np.where(level, lat, np.inf))]
-        points.update(_ear_points(surface, frame, region, v[region[nose]]))
+        span = np.array(depth) + float(v[head] @ frame.forward)
+        points.update(_ear_points(surface, frame, region, v[region[nose]], span))
     return out, points
 
 
-def _ear_points(surface: BodySurface, frame: BodyFrame, region: np.ndarray, nose: np.ndarray) -> dict:
+def _ear_points(surface: BodySurface, frame: BodyFrame, region: np.ndarray, nose: np.ndarray,
+                depth: np.ndarray) -> dict:
     """The ears between vertices, by name, ``(face, bary)``: the middle of the outermost
     ``EAR_STRIP`` of the head's triangles (those of the vertices ``region``) cut to the band
-    ``EAR_BAND`` above and below the ``nose``, on either side."""
+    ``EAR_BAND`` above and below the ``nose``, on either side, and to the middle of the head's
+    depth (``depth``: the back of the head and the nose along the frame's forward,
+    :func:`head_rules`)."""
     c = frame.coordinates(surface.vertices)  # (left, up, forward) / H: the strip is cut there
     ids = np.flatnonzero(np.isin(surface.faces, region).all(axis=1))
     f = surface.faces[ids]
     level = float(frame.coordinates(nose[None])[0, 1])
     low, high = level - EAR_BAND, level + EAR_BAND
+    rear, front = (np.asarray(depth, dtype=np.float64) - float(frame.ground @ frame.forward)) / frame.height
+    middle, reach = 0.5 * (rear + front), EAR_DEPTH * (front - rear)
     # the band's corners: the head's vertices in it and where its edges cross its bounds
     used = used_vertices(f)
-    corners = np.concatenate([c[used][(c[used, 1] >= low) & (c[used, 1] <= high), 0],
-                              section(c, f, 1, low)[:, 0], section(c, f, 1, high)[:, 0]])
+    corners = np.concatenate([c[used][(c[used, 1] >= low) & (c[used, 1] <= high)],
+                              section(c, f, 1, low), section(c, f, 1, high)])
+    corners = corners[np.abs(corners[:, 2] - middle) <= reach, 0]
     if not len(corners):
         return {}
-    up, left = np.eye(3)[1], np.eye(3)[0]
-    band = ((up, high), (-up, -low))
+    left, up, forward = np.eye(3)
+    band = ((up, high), (-up, -low), (forward, middle + reach), (-forward, -(middle - reach)))
     out = {}
     for name, sign in (("ear.L", 1.0), ("ear.R", -1.0)):
         outermost = float((sign * corners).max())
