@@ -4,7 +4,8 @@ In the head's geodesic neighbourhood (the surface within ``HEAD_REACH`` of the h
 :mod:`.frame`), in the body frame: the nose tip is the most forward point of the head on
 its mid-plane (within ``MIDLINE_BAND``), no more than ``NOSE_DEPTH`` below the head top;
 the back of the head is straight behind the nose, on the head's outside; the ears are the
-points farthest left and right at the nose's height (within ``EAR_BAND``).  No chin: below
+points farthest left and right at the nose's height (within ``EAR_BAND``) around the middle of
+the head's depth (within ``EAR_DEPTH`` of it: hair buns behind reach as far out).  No chin: below
 the nose the most forward midline point is the chin on a lean body and the neck on a heavy
 one (:func:`head_rules`).
 
