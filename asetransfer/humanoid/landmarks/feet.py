@@ -20,11 +20,16 @@ HEEL_BAND = 0.05        # the sole: this close to the foot's lowest point
 HEEL_STRIP = 0.01       # the heel: the middle of the sole's rearmost strip this deep
 
 
+def foot(surface: BodySurface, toe: int, height: float) -> np.ndarray:
+    """The vertices of the foot whose toe tip is ``toe``."""
+    return np.flatnonzero(surface.distance_from(toe) < FOOT_REACH * height)
+
+
 def sole(surface: BodySurface, toe: int, up: np.ndarray, height: float) -> np.ndarray:
     """The vertices of a foot near its lowest point (along ``up``)."""
-    foot = np.flatnonzero(surface.distance_from(toe) < FOOT_REACH * height)
-    h = surface.vertices[foot] @ up
-    return foot[h < h.min() + HEEL_BAND * height]
+    region = foot(surface, toe, height)
+    h = surface.vertices[region] @ up
+    return region[h < h.min() + HEEL_BAND * height]
 
 
 def rearmost(v: np.ndarray, sole_vertices: np.ndarray, forward: np.ndarray, height: float) -> int:

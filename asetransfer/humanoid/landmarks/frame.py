@@ -9,7 +9,8 @@ The head top is the middle of the head's topmost strip (its geodesic extremity s
 a flat crown when the middle of the body moves), on the mirror plane when a horn off it
 rises higher.  The height is the head top's above the mean of the soles (the ground point).
 The frame is refused (:class:`~.surface.NotHumanoidError`) when the head and feet coincide,
-the feet have no length, or they point in opposite directions.
+the head leans far from the upright of the ground under the feet (a four-legged body), the
+feet have no length, or they point in opposite directions.
 """
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scipy.spatial import ConvexHull, QhullError
+
 from ...geometry.symmetry import estimate_symmetry_plane
-from .feet import rearmost, sole
+from .feet import foot, rearmost, sole
 from .surface import BodySurface, NotHumanoidError
 
 # where the rules look, as fractions of the body height H (the package docstring)
@@ -27,6 +30,10 @@ from .surface import BodySurface, NotHumanoidError
 HEAD_REACH = 0.35
 HEAD_STRIP = 0.01       # the head top: the middle of the head's topmost strip this deep
 MIDLINE_BAND = 0.015    # head top, nose and back of the head: this close to the mid-plane
+# [deg] the head-to-feet line leans at most this from the upright of the feet's ground:
+# standing bodies 0.4-19 (dev bodies dressed, cut, A-posed, decimated <= 7.5; a chibi's hair
+# bun 17.5, a biped kaiju 19), four-legged bodies read as two-legged 34-72
+STANDING_LEAN = 30.0
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,10 @@ def frame_from_feet(surface: BodySurface, head: int, feet: list, symmetry_iterat
         normal = np.linalg.svd(ground - ground.mean(axis=0), full_matrices=False)[2][2]
         normal = normal if normal @ rough_up > 0 else -normal
         up = normal if normal @ rough_up > np.cos(np.radians(30)) else rough_up
+    if _lean_from_ground(v[np.unique(np.concatenate([foot(surface, t, height) for t in feet]))], rough_up) \
+            > STANDING_LEAN:
+        raise NotHumanoidError(f"the head does not stand above the feet: it leans more than {STANDING_LEAN:g} "
+                               "degrees from the upright of the ground they stand on (a four-legged body?)")
     steps = [v[t] - v[heels[t]] for t in feet]
     steps = [s - (s @ up) * up for s in steps]
     if min(np.linalg.norm(s) for s in steps) < 0.02 * height:
@@ -100,6 +111,30 @@ def frame_from_feet(surface: BodySurface, head: int, feet: list, symmetry_iterat
     frame = BodyFrame(up, forward, np.cross(up, forward), height, base)
     agreement = float(np.clip((steps[0] @ steps[1] - 0.5) / 0.5, 0.0, 1.0))
     return frame, heels, agreement, head
+
+
+def _lean_from_ground(feet: np.ndarray, rough_up: np.ndarray) -> float:
+    """Degrees between the head-to-feet line ``rough_up`` and the upright of the ground the
+    ``feet`` (K, 3), the vertices of both, stand on: the normal of the largest facet of
+    their convex hull facing away from the head (0 without a hull).
+
+    A four-legged body read as two-legged stands its "head" (snout or tail) over its back
+    paws, 34-72 degrees from the upright of the ground under them, its front paws passing
+    for hands: such readings stood for Mesh2Motion's horse, dog, cat and panda; standing
+    bodies lean 0.4-19 degrees (a hair bun behind a chibi's head).  The soles' plane tells
+    no more than that line: its band of the feet is cut across it."""
+    try:
+        hull = ConvexHull(feet)
+    except QhullError:  # the feet in one plane or on a line
+        return 0.0
+    normals = hull.equations[:, :3]
+    corner = feet[hull.simplices]
+    area = 0.5 * np.linalg.norm(np.cross(corner[:, 1] - corner[:, 0], corner[:, 2] - corner[:, 0]), axis=1)
+    away = normals @ rough_up < 0
+    if not away.any():
+        return 0.0
+    ground = -normals[np.flatnonzero(away)[np.argmax(area[away])]]
+    return float(np.degrees(np.arccos(np.clip(ground @ rough_up, -1.0, 1.0))))
 
 
 def _mirror_plane(surface: BodySurface, left: np.ndarray, head_top: np.ndarray, iterations: int):
