@@ -31,9 +31,10 @@ HEAD_REACH = 0.35
 HEAD_STRIP = 0.01       # the head top: the middle of the head's topmost strip this deep
 MIDLINE_BAND = 0.015    # head top, nose and back of the head: this close to the mid-plane
 # [deg] the head-to-feet line leans at most this from the upright of the feet's ground:
-# standing bodies 0.4-19 (dev bodies dressed, cut, A-posed, decimated <= 7.5; a chibi's hair
-# bun 17.5, a biped kaiju 19), four-legged bodies read as two-legged 34-72
-STANDING_LEAN = 30.0
+# standing bodies 0.4-33 (dev bodies dressed, cut, A-posed, decimated <= 7.5; a chibi's hair
+# bun 17.5, a biped kaiju 19; Blender's metaball bodies 26-33, their round feet's hull leaning
+# up the shins), four-legged bodies read as two-legged 34-72 (a cat 34 is still read)
+STANDING_LEAN = 40.0
 
 
 @dataclass(frozen=True)
@@ -121,8 +122,9 @@ def _lean_from_ground(feet: np.ndarray, rough_up: np.ndarray) -> float:
     A four-legged body read as two-legged stands its "head" (snout or tail) over its back
     paws, 34-72 degrees from the upright of the ground under them, its front paws passing
     for hands: such readings stood for Mesh2Motion's horse, dog, cat and panda; standing
-    bodies lean 0.4-19 degrees (a hair bun behind a chibi's head).  The soles' plane tells
-    no more than that line: its band of the feet is cut across it."""
+    bodies lean 0.4-19 degrees (a hair bun behind a chibi's head), 26-33 on round metaball
+    feet, whose hull's largest facet runs up the shins.  The soles' plane tells no more
+    than that line: its band of the feet is cut across it."""
     try:
         hull = ConvexHull(feet)
     except QhullError:  # the feet in one plane or on a line
