@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
 from scipy.spatial import ConvexHull, QhullError
 
 from ...geometry.symmetry import estimate_symmetry_plane
@@ -120,11 +119,12 @@ def _lean_from_ground(feet: np.ndarray, rough_up: np.ndarray) -> float:
     their convex hull facing away from the head (0 without a hull).
 
     A four-legged body read as two-legged stands its "head" (snout or tail) over its back
-    paws, 34-72 degrees from the upright of the ground under them, its front paws passing
-    for hands: such readings stood for Mesh2Motion's horse, dog, cat and panda; standing
-    bodies lean 0.4-19 degrees (a hair bun behind a chibi's head), 26-33 on round metaball
-    feet, whose hull's largest facet runs up the shins.  The soles' plane tells no more
-    than that line: its band of the feet is cut across it."""
+    paws, its front paws passing for hands: 57-72 degrees from the upright of the ground
+    under them for Mesh2Motion's panda and dog, whose readings stood (the soles' plane
+    tells no more than the head-to-feet line: its band of the feet is cut across it).
+    Standing bodies lean 0.4-19 degrees (a hair bun behind a chibi's head) and 26-33 on
+    round metaball feet, whose hull's largest facet runs up the shins; as much as
+    Mesh2Motion's horse and cat (30, 34), which are still read."""
     try:
         hull = ConvexHull(feet)
     except QhullError:  # the feet in one plane or on a line

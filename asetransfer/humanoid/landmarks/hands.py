@@ -47,8 +47,8 @@ def fingertips(surface: BodySurface, tip: int, height: float) -> dict:
     (:func:`_hand_tips`).  The thumb is the fingertip farthest from the hand tip: in space,
     or along the surface when curled fingers bring every tip within ``THUMB_MIN`` of the
     hand tip; the one farthest from its nearest other fingertip when the hand tip lies
-    behind them all (a sleeve's end); with exactly four others they are index, middle, ring and pinky
-    (:func:`_fingers_in_order`).  A hand with another count (mittens, three cartoon fingers)
+    behind them all (a sleeve's end); with exactly four others they are index, middle,
+    ring and pinky (:func:`_fingers_in_order`).  A hand with another count (mittens, three cartoon fingers)
     names only its thumb.
     """
     v = surface.vertices
