@@ -684,6 +684,27 @@ def test_hand_markers_win_and_the_rest_is_completed(source, heavy):
     assert report.hand == ["middle_tip.L", "my_crotch"] and "middle_tip.L" not in report.automatic
 
 
+def test_a_fingertip_named_on_one_hand_only_is_no_marker(source, heavy, monkeypatch):
+    """Two hands read differently (a fist with no thumb, a sleeve's cuff taken for the other
+    hand's thumb: a Ready Player Me avatar's right hand was rigged turned by it): a fingertip
+    the target names on one hand only links nothing; the hand tips still do, and fingertips
+    named on both hands still link."""
+    import dataclasses
+
+    import asetransfer.stages.markers as stage
+
+    found = _landmarks(heavy)
+    thumbless = {k: v for k, v in found.vertex.items() if k != "thumb_tip.L"}
+    one_thumb = dataclasses.replace(found, vertex=thumbless,
+                                    surface={k: v for k, v in found.surface.items() if k in thumbless})
+    real = stage.landmarks_of
+    monkeypatch.setattr(stage, "landmarks_of",
+                        lambda mesh, side, config, solid=True: one_thumb if mesh is heavy else real(mesh, side, config, solid))
+    names = automatic_markers(source, heavy, Config())[0].names
+    assert "thumb_tip.R" not in names and "thumb_tip.L" not in names
+    assert {f"{f}_tip.{s}" for f in ("index", "middle", "ring", "pinky") for s in "LR"} <= set(names)
+
+
 def test_transfer_without_markers_rigs_the_fixture_like_hand_markers(source, heavy):
     truth = json.loads((FIXTURES / "target_heavy.truth.json").read_text())["joints"]
     names = [n for n in source.skeleton.names if n in truth]

@@ -293,8 +293,15 @@ def _crotch_height(landmarks: Landmarks, mesh: Mesh) -> float | None:
 
 def _linked(src: Landmarks, tgt: Landmarks) -> list:
     """Landmark names both characters have; a hand tip gives way to the fingertips when both
-    name all of that hand's fingers (it is one of them, and the named one is surer)."""
+    name all of that hand's fingers (it is one of them, and the named one is surer).  A
+    fingertip named on one hand only is left out: the two hands read differently, and one
+    reading is wrong (a Ready Player Me avatar's sleeve cuff, a lip folded back at the
+    wrist, was its right thumb, the left hand a fist with no thumb: the right hand was
+    rigged turned; its mirror-less markers had half the confidence, only warned of)."""
     names = [n for n in src.vertex if n in tgt.vertex]
+    for finger in ("thumb_tip", *FINGERS):
+        if sum(f"{finger}.{side}" in names for side in "LR") == 1:
+            names = [n for n in names if n.partition(".")[0] != finger]
     for side in "LR":
         if all(f"{f}.{side}" in names for f in FINGERS):
             names = [n for n in names if n != f"hand_tip.{side}"]
