@@ -925,3 +925,32 @@ def test_a_body_leaning_far_over_its_feet_is_refused(heavy):
         else:
             with pytest.raises(NotHumanoidError, match="four-legged"):
                 _landmarks(Mesh(leaning, heavy.faces))
+
+
+def test_hand_tips_found_on_a_solid_that_lost_the_fingers_reach_the_fingertips(heavy):
+    """The solid of a character's pieces is cut on cells of 1 % of its size: fingers thinner
+    than that, or chains of pieces with gaps (Mesh2Motion's mannequin), are lost and the hand
+    tips were left on the palm, 5.5 %H short.  Found on the fixture without its fingers
+    within 6 %H of its hand tips (its 'solid' here: the tips then 3.4-6 %H short) and
+    carried out onto the whole fixture, each hand tip is a long finger's tip (the fixture's
+    index and middle fingers end 2.7 %H apart, as far out); a tip already at the end of its
+    hand stays."""
+    from asetransfer.humanoid.landmarks import hand_tips_carried_out
+
+    whole = _landmarks(heavy)
+    h, v = whole.frame.height, heavy.vertices
+    tips = v[[whole.vertex["hand_tip.L"], whole.vertex["hand_tip.R"]]]
+    fingers = np.linalg.norm(v[:, None] - tips[None], axis=2).min(axis=1) < 0.06 * h
+    kept = heavy.faces[~fingers[heavy.faces].any(axis=1)]
+    used = np.unique(kept)
+    palms = Mesh(v[used], np.searchsorted(used, kept))
+    found = _landmarks(palms).moved(palms, heavy)
+    carried = hand_tips_carried_out(found, palms, heavy)
+    stays = hand_tips_carried_out(whole, heavy, heavy)
+    for side in "LR":
+        name = f"hand_tip.{side}"
+        assert np.linalg.norm(v[found.vertex[name]] - v[whole.vertex[name]]) > 0.03 * h, side
+        ends = v[[whole.vertex[f"{finger}_tip.{side}"] for finger in ("index", "middle", "ring")]]
+        assert np.linalg.norm(ends - v[carried.vertex[name]], axis=1).min() < 0.015 * h, side
+        assert stays.vertex[name] == whole.vertex[name]
+    assert min(carried.confidence["hand_tip.L"], carried.confidence["hand_tip.R"]) > 0.8

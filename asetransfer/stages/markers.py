@@ -29,6 +29,7 @@ from ..humanoid.landmarks import (
     NotHumanoidError,
     between_vertices,
     find_landmarks,
+    hand_tips_carried_out,
 )
 from ..humanoid.landmarks.rig import checked_by, rig_landmarks
 from ..humanoid.skeleton_map import propose_skeleton_map
@@ -91,9 +92,10 @@ def landmarks_of(mesh: Mesh, side: str, config: Config, solid: bool = True) -> L
         found = _on_solid(searched, rules) if solid else None  # pieces read as one body
         if found is None:
             raise MarkerError(side, f"no humanoid layout found for automatic markers: {e}") from None
-        searched = found[1]
-        found = found[0]
-    found = found if searched is mesh else found.moved(searched, mesh)
+        found, solid_mesh = found
+        found = hand_tips_carried_out(found.moved(solid_mesh, mesh), solid_mesh, mesh)
+    else:
+        found = found if searched is mesh else found.moved(searched, mesh)
     _keep(key, found)
     return found
 

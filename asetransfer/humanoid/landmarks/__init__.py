@@ -55,7 +55,7 @@ single limb) with :class:`NotHumanoidError`, and rates every landmark with a
 confidence in [0, 1] from the left/right symmetry and frame agreement it shows
 (:mod:`.confidence`).
 """
-from .find import COARSE_SPACING, Landmarks, between_vertices, find_landmarks
+from .find import COARSE_SPACING, Landmarks, between_vertices, find_landmarks, hand_tips_carried_out
 from .frame import BodyFrame
 from .hands import FINGERS
 from .surface import NotHumanoidError

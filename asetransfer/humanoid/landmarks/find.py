@@ -22,7 +22,7 @@ from .confidence import confidence
 from .crotch import crotch
 from .feet import sole_end_point
 from .frame import BodyFrame
-from .hands import FINGERS, HAND_REACH, fingertip_point, fingertips, hand_sides
+from .hands import FINGERS, HAND_REACH, farthest_along_hand, fingertip_point, fingertips, hand_sides
 from .head import head_rules, head_top_point
 from .layout import body_layout
 from .neck import nearest_corner, throat_and_nape
@@ -59,6 +59,7 @@ class Landmarks:
     confidence: dict
     surface: dict = field(default_factory=dict)
     spacing: float = 0.0
+    agreement: float = 1.0   # the frame's own confidence (how nearly the feet agree), capping every landmark's
 
     def positions(self, vertices: np.ndarray, faces: np.ndarray | None = None) -> dict:
         """name -> (3,) position on the mesh ``vertices`` the landmarks were found on; with its
@@ -85,7 +86,25 @@ class Landmarks:
             face, bary, _, _ = index.closest(np.array([between[k] for k in self.surface]))
             surface = {k: (int(f), b) for k, f, b in zip(self.surface, face, bary)}
         return Landmarks(self.frame, {k: int(c) for k, c in zip(self.vertex, corners)}, self.confidence,
-                         surface, self.spacing)
+                         surface, self.spacing, self.agreement)
+
+
+def hand_tips_carried_out(landmarks: Landmarks, solid: Mesh, mesh: Mesh) -> Landmarks:
+    """``landmarks`` found on ``solid`` (the solid of ``mesh``'s pieces) and moved to ``mesh``
+    (:meth:`Landmarks.moved`), their hand tips carried out to ``mesh``'s farthest point
+    along each hand (:func:`~.hands.farthest_along_hand`): the solid loses thin fingers."""
+    h = landmarks.frame.height
+    vertex = dict(landmarks.vertex)
+    tips = [name for name in ("hand_tip.L", "hand_tip.R") if name in vertex]
+    for name in tips:
+        tip = mesh.vertices[vertex[name]]
+        hand = solid.vertices[np.linalg.norm(solid.vertices - tip, axis=1) < HAND_REACH * h]
+        out = farthest_along_hand(mesh.vertices, tip, hand, h) if len(hand) else None
+        vertex[name] = vertex[name] if out is None else out
+    # rated again where they now are (how nearly they mirror each other)
+    rated = confidence(mesh.vertices, landmarks.frame, vertex, landmarks.agreement)
+    return Landmarks(landmarks.frame, vertex, {**landmarks.confidence, **{n: rated[n] for n in tips}},
+                     landmarks.surface, landmarks.spacing, landmarks.agreement)
 
 
 def between_vertices(*landmarks: Landmarks) -> bool:
@@ -203,7 +222,7 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
     rated = confidence(surface.vertices, frame, named, layout.agreement)
     return Landmarks(frame, {k: int(surface.original[x]) for k, x in named.items()}, rated,
                      {k: (int(surface.face_ids[f]), b) for k, (f, b) in points.items()},
-                     spacing_of(surface.vertices, surface.faces, frame.height))
+                     spacing_of(surface.vertices, surface.faces, frame.height), layout.agreement)
 
 
 def spacing_of(vertices: np.ndarray, faces: np.ndarray, height: float) -> float:

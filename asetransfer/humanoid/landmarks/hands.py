@@ -38,6 +38,16 @@ FINGER_PROMINENCE = 0.015
 # from the middle of the hand (the thumb of the A-pose dev body at 3k vertices has two
 # corners 1.5 %H apart; its vertex was 1.09 %H off the dense body's tip)
 FINGER_STRIP = 0.005
+# a hand tip found on the solid of a character's pieces is carried out along the hand to the
+# farthest point of the character's own surface this far (fraction of H) beyond it and this
+# near the hand's line: a solid's voxels lose fingers thinner than they are, and the gaps
+# between them (Mesh2Motion's mannequin, its fingers chains of pieces: hand tips on the
+# palm, 10 cm (5.5 %H) short of the fingertips; a hand is 0.10-0.11 H long)
+SOLID_HAND_REACH = 0.08
+SOLID_HAND_WIDTH = 0.04
+# ... to a point this far (fraction of H) from the solid at least: the solid is cut on cells
+# of 1 % of the largest side and closed over 2, so the surface it keeps lies within ~3 cells
+SOLID_HAND_BEYOND = 0.025
 
 
 def fingertips(surface: BodySurface, tip: int, height: float) -> dict:
@@ -182,6 +192,36 @@ def _merged_corners(kept: list, distance: np.ndarray) -> list:
         kept.pop(drop)
         distance = np.delete(np.delete(distance, drop, axis=0), drop, axis=1)
     return kept
+
+
+def farthest_along_hand(vertices: np.ndarray, tip: np.ndarray, hand: np.ndarray, height: float) -> int | None:
+    """The vertex of ``vertices`` (V, 3) farthest out on the hand beyond ``tip`` (3,) where the
+    solid lost the surface, or None when it lost none there.  ``hand`` (K, 3): the points of
+    the solid around the tip (the hand and the end of the forearm); its principal axis is
+    the hand's line.  The vertices searched lie beyond the tip along it, farther than
+    aside, within ``SOLID_HAND_REACH``, within ``SOLID_HAND_WIDTH`` of it across (not on another limb) and
+    farther than ``SOLID_HAND_BEYOND`` from the solid (a held-out chibi's mittens have a
+    thin part at their backs, 5 cm from her solid: her hand tips were carried 16 cm round
+    to it).  Not the line
+    to the tip: a solid that lost the fingers may end on a corner of the palm."""
+    from scipy.spatial import cKDTree  # on use: only characters read as a solid get here
+
+    centre = hand.mean(axis=0)
+    axis = np.linalg.svd(hand - centre, full_matrices=False)[2][0]
+    axis = axis if (tip - centre) @ axis >= 0 else -axis
+    out = (vertices - tip) @ axis
+    offset = vertices - centre
+    across = np.linalg.norm(offset - (offset @ axis)[:, None] * axis, axis=1)
+    # out along the line more than aside from the tip: carried out, not round the hand
+    aside = np.linalg.norm(vertices - tip - out[:, None] * axis, axis=1)
+    near = np.flatnonzero((out > aside) & (out < SOLID_HAND_REACH * height) & (across < SOLID_HAND_WIDTH * height))
+    near = near[cKDTree(hand).query(vertices[near])[0] > SOLID_HAND_BEYOND * height]
+    # the farthest from the middle of the hand and forearm, less its distance from the hand's
+    # line: the long middle finger's tip, as a hand tip is (farthest along the line, the
+    # fixture's hands, turned a little, ended on the index finger; farthest alone, one hand
+    # on its index and the other on its middle finger, 2.7 %H apart and as far out)
+    score = np.linalg.norm(offset[near], axis=1) - across[near]
+    return int(near[np.argmax(score)]) if len(near) else None
 
 
 def fingertip_point(surface: BodySurface, tip: int, palm: np.ndarray, height: float):
