@@ -13,6 +13,16 @@ mesh at its bind pose, ``gt.json`` its joints, weights and height) and scored by
 rule on both characters (rays from each scored joint, across its bone, to the surface:
 ``Joint.left``, ``Joint.up``..., and along a leaf's bone: ``Joint.tip``).  Those markers are noisier than a TD's
 (fox -> dog 2.62 %H with them, 2.95 with the dev set's own 60).
+
+``--static DIR`` (the repository's ``static`` folder) adds characters as Mesh2Motion's users
+bring them, rigged by the male and the female with automatic markers: its unrigged mannequin
+(``models/model-human.glb``, 90 pieces, fingers in segments) scored against the template
+skeleton Mesh2Motion places in it (``rigs/rig-human.glb``, the same joint names; a template,
+not an artist's fit: its pelvis sits 5 %H from where either source's artist would put it),
+and a Ready Player Me avatar (``test-files/human-interleaved-buffer-mesh.glb``: interleaved
+vertex buffers, a hooded top whose sleeves are the arms) scored against its own Mixamo-named
+rig by skeleton-map role, so the two rigs' conventions (where each puts the hips, the
+spine, the shoulders) are part of that figure.
 """
 from __future__ import annotations
 
@@ -142,11 +152,67 @@ def run(case: Path, markers: bool, out: Path, score) -> dict:
             **{k: s.get(k) for k in ("body_pct", "body_max_pct", "body_pct_of_size", "fingers_pct", "weight_err")}}
 
 
+def template_joints(path: Path) -> dict:
+    """name -> (3,) bind position of each joint of a skin without a mesh (its inverse bind matrices)."""
+    from asetransfer.io.glb import Accessors, read_document
+
+    doc, buffers = read_document(path)
+    skin = doc["skins"][0]
+    inverse = Accessors(path, doc, buffers).read(skin["inverseBindMatrices"]).reshape(-1, 4, 4)
+    world = np.linalg.inv(inverse.transpose(0, 2, 1).astype(np.float64))
+    return {doc["nodes"][j]["name"]: world[k, :3, 3] for k, j in enumerate(skin["joints"])}
+
+
+def _role_positions(rig) -> dict:
+    from asetransfer.humanoid.skeleton_map import propose_skeleton_map
+
+    names, positions = rig.skeleton.names, rig.skeleton.bind_world[:, :3, 3]
+    return {role: positions[names.index(joint)] for role, joint in propose_skeleton_map(rig.skeleton)[0].items()}
+
+
+def brought_rows(static: Path, characters: Path, out: Path) -> list:
+    """The ``--static`` rows: each of Mesh2Motion's two humans onto the unrigged mannequin (scored
+    by joint name against the template skeleton) and the avatar (by role against its own rig)."""
+    from asetransfer.errors import InputError
+    from asetransfer.job import load_source, transfer_files
+
+    mannequin, avatar = static / "models" / "model-human.glb", static / "test-files" / "human-interleaved-buffer-mesh.glb"
+    template = template_joints(static / "rigs" / "rig-human.glb")
+    avatar_roles = _role_positions(load_source(avatar).rig)
+    rows = []
+    for source in ("human-male", "human-female"):
+        for target in (mannequin, avatar):
+            rig, row = out / f"{source}_to_{target.stem}.glb", {"case": f"{source}_to_{target.stem}", "markers": "auto"}
+            try:
+                done = transfer_files(characters / f"{source}.glb", target, rig)
+            except InputError as e:
+                rows.append({**row, "error": str(e)})
+                continue
+            result = load_source(rig).rig
+            height = float(np.ptp(result.mesh.vertices, axis=0).max() if target is avatar else
+                           np.ptp(result.mesh.vertices[:, 1]))
+            if target is mannequin:
+                names, positions = result.skeleton.names, result.skeleton.bind_world[:, :3, 3]
+                truth = {n: p for n, p in template.items() if n in names and n != "root"}
+                got = {n: positions[names.index(n)] for n in truth}
+            else:
+                truth, got = avatar_roles, _role_positions(result)
+                truth = {r: p for r, p in truth.items() if r in got}
+            error = {n: float(np.linalg.norm(got[n] - p)) / height * 100 for n, p in truth.items()}
+            body = [e for n, e in error.items() if not any(f in n for f in FINGERS)]
+            fingers = [e for n, e in error.items() if any(f in n for f in FINGERS)]
+            rows.append({**row, "verdict": done.report.quality.verdict, "body_pct": float(np.mean(body)),
+                         "body_max_pct": float(np.max(body)), "body_pct_of_size": float(np.mean(body)),
+                         "fingers_pct": float(np.mean(fingers)) if fingers else None, "weight_err": None})
+    return rows
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--characters", required=True, help="folder of Mesh2Motion's rigged characters (.glb)")
     p.add_argument("--out", help="folder for the cases and rigs (default: a temporary one)")
     p.add_argument("--json", help="also write the rows as JSON")
+    p.add_argument("--static", help="Mesh2Motion's static folder: also its unrigged mannequin and an avatar")
     args = p.parse_args(argv)
     sys.path.insert(0, str(EVAL / "creatures"))
     from score import score
@@ -159,6 +225,8 @@ def main(argv=None) -> int:
         place_markers(case)
         for markers in (False, True):
             rows.append(run(case, markers, out, score))
+    if args.static:
+        rows += brought_rows(Path(args.static), Path(args.characters), out)
     print("| case | markers | body %H | max %H | % of size | fingers %H | weights | verdict |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
@@ -166,8 +234,9 @@ def main(argv=None) -> int:
             print(f"| {r['case']} | {r['markers']} | refused: {r['error'][-60:]} ||||||")
             continue
         fingers = "-" if r["fingers_pct"] is None else f"{r['fingers_pct']:.2f}"
+        weights = "-" if r["weight_err"] is None else f"{r['weight_err']:.3f}"
         print(f"| {r['case']} | {r['markers']} | {r['body_pct']:.2f} | {r['body_max_pct']:.2f} | "
-              f"{r['body_pct_of_size']:.2f} | {fingers} | {r['weight_err']:.3f} | {r['verdict']} |")
+              f"{r['body_pct_of_size']:.2f} | {fingers} | {weights} | {r['verdict']} |")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0
