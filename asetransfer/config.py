@@ -373,6 +373,11 @@ class MarkersConfig:
     # extremities (0.31 the Kenney zombie, 0.23 the cartoon fixture, 0.11-0.15 the MakeHuman,
     # Quaternius and other fixture bodies); between like heads the extremities hold it
     neck_head_ratio: float = 1.3
+    # [height] the toe tips link by the middle of the sole's front end (their rule between
+    # vertices) on both characters when either's toe tip vertex lies farther than this from it:
+    # the extremity of a square or round shoe is a corner or its side (held-out Sintel 4.5,
+    # Sophia 5.1-6.5; bare feet and the production mannequins 0.7-1.2)
+    toe_corner: float = 0.025
 
     def __post_init__(self):
         if self.automatic not in ("auto", "on", "off"):
@@ -390,6 +395,8 @@ class MarkersConfig:
             raise ValueError("crotch_height_ratio must be in [0, 1]")
         if not self.rig_tolerance > 0:
             raise ValueError("rig_tolerance must be positive")
+        if not self.toe_corner > 0:
+            raise ValueError("toe_corner must be positive")
         if not self.neck_head_ratio >= 1:
             raise ValueError("neck_head_ratio must be >= 1")
 

@@ -954,3 +954,29 @@ def test_hand_tips_found_on_a_solid_that_lost_the_fingers_reach_the_fingertips(h
         assert np.linalg.norm(ends - v[carried.vertex[name]], axis=1).min() < 0.015 * h, side
         assert stays.vertex[name] == whole.vertex[name]
     assert min(carried.confidence["hand_tip.L"], carried.confidence["hand_tip.R"]) > 0.8
+
+
+def test_a_toe_tip_on_a_shoes_corner_links_by_the_middle_of_the_sole_front(source, heavy, monkeypatch):
+    """A square shoe's extremity is a corner, a round one's its side (held-out Sintel's boots:
+    the toe tip vertex 4.5 %H from the middle of the sole's front end, her feet turned out
+    and the balls of her feet 4 %H off).  A toe tip vertex that far from its point between
+    vertices links by that point; the other foot, whose vertex is its toe's, by its vertex
+    (a dense body keeps the vertex rule)."""
+    import dataclasses
+
+    import asetransfer.stages.markers as stage
+
+    found = _landmarks(heavy)
+    h, v = found.frame.height, heavy.vertices
+    middle = found.positions(v, heavy.faces)["toe_tip.L"]
+    foot = np.flatnonzero((np.linalg.norm(v - middle, axis=1) < 0.05 * h) & (v @ found.frame.up < middle @ found.frame.up))
+    corner = int(foot[np.argmax(np.abs(v[foot] - middle) @ np.abs(found.frame.left))])
+    assert np.linalg.norm(v[corner] - middle) > MarkersConfig().toe_corner * h
+    on_corner = dataclasses.replace(found, vertex={**found.vertex, "toe_tip.L": corner})
+    real = stage.landmarks_of
+    monkeypatch.setattr(stage, "landmarks_of",
+                        lambda mesh, side, config, solid=True: on_corner if mesh is heavy else real(mesh, side, config, solid))
+    markers = automatic_markers(source, heavy, Config())[0]
+    at_ = dict(zip(markers.names, markers.target.positions(v, heavy.faces)))
+    assert np.linalg.norm(at_["toe_tip.L"] - middle) < 1e-9
+    assert np.linalg.norm(at_["toe_tip.R"] - v[found.vertex["toe_tip.R"]]) < 1e-9
