@@ -378,6 +378,11 @@ class MarkersConfig:
     # the extremity of a square or round shoe is a corner or its side (held-out Sintel 4.5,
     # Sophia 5.1-6.5; bare feet and the production mannequins 0.7-1.2)
     toe_corner: float = 0.025
+    # [height] no crotch marker when the source's crotch lies less than this below its upper
+    # legs' joints: its legs part at the joints (a pelvis piece over separate thighs: Mixamo's
+    # X Bot 0.7 %H), where no target's crotch is (its hips went 8 cm low on a one-piece body);
+    # the other bodies measured 2.3 (a chibi) to 18 (a tunic's hem), most 3.7-11
+    crotch_joint_depth: float = 0.015
 
     def __post_init__(self):
         if self.automatic not in ("auto", "on", "off"):
@@ -397,6 +402,8 @@ class MarkersConfig:
             raise ValueError("rig_tolerance must be positive")
         if not self.toe_corner > 0:
             raise ValueError("toe_corner must be positive")
+        if not self.crotch_joint_depth >= 0:
+            raise ValueError("crotch_joint_depth must be >= 0")
         if not self.neck_head_ratio >= 1:
             raise ValueError("neck_head_ratio must be >= 1")
 

@@ -980,3 +980,28 @@ def test_a_toe_tip_on_a_shoes_corner_links_by_the_middle_of_the_sole_front(sourc
     at_ = dict(zip(markers.names, markers.target.positions(v, heavy.faces)))
     assert np.linalg.norm(at_["toe_tip.L"] - middle) < 1e-9
     assert np.linalg.norm(at_["toe_tip.R"] - v[found.vertex["toe_tip.R"]]) < 1e-9
+
+
+def test_a_source_whose_legs_part_at_its_hip_joints_links_no_crotch(source, heavy, caplog):
+    """Mixamo's X Bot has a pelvis piece over separate thighs: its legs part 0.7 %H below its
+    upper legs' joints, where no body's crotch is, and linked to a one-piece body's crotch its
+    hips went 8 cm low (body joints 3.2 %H, 1.7 without the crotch).  The fixture source with
+    its upper-leg joints moved down to its crotch links no crotch, and says so; as it is, it
+    links one."""
+    import dataclasses
+
+    from asetransfer.model.rig import Rig
+    from asetransfer.stages.markers import source_landmarks
+
+    assert "crotch" in automatic_markers(source, heavy, Config())[0].names
+    sk = source.skeleton
+    mapping, _ = propose_skeleton_map(sk)
+    crotch = source_landmarks(source, Config()).positions(source.mesh.vertices)["crotch"]
+    bind = sk.bind_world.copy()
+    for role in ("upper_leg_l", "upper_leg_r"):
+        j = sk.names.index(mapping[role])
+        bind[j, 1, 3] = crotch[1] + 0.005 * _height(source.mesh)  # the fixtures stand Y up
+    low_hips = Rig(source.mesh, dataclasses.replace(sk, bind_world=bind), source.skin)
+    with caplog.at_level("WARNING", logger="asetransfer"):
+        names = automatic_markers(low_hips, heavy, Config())[0].names
+    assert "crotch" not in names and "legs part at its hip joints" in caplog.text

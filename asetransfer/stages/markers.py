@@ -241,6 +241,10 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     far_apart = None not in heights and min(heights) < cfg.crotch_height_ratio * max(heights)
     if far_apart:
         names.remove("crotch")
+    elif "crotch" in names and _crotch_at_hip_joints(source, src, cfg.crotch_joint_depth):
+        names.remove("crotch")
+        log.warning("no crotch marker: the source's legs part at its hip joints (a pelvis piece over separate "
+                    "thighs?), where no crotch of a body is; check the hips or place a crotch marker by hand")
     agreement = frame_agreement(source, src)
     confidence = _confidence(src, tgt, names, agreement)
     # a coarse character's crotch, heels, toe and fingertips, head and ears between its vertices,
@@ -279,6 +283,18 @@ def _confidence(src: Landmarks, tgt: Landmarks, names: list, agreement: float | 
                     "way?): automatic markers may be mirrored; check them or give hand markers")
         confidence = {n: min(c, 0.25) for n, c in confidence.items()}
     return confidence
+
+
+def _crotch_at_hip_joints(source: Rig, landmarks: Landmarks, limit: float) -> bool:
+    """Whether the source's crotch lies less than ``limit`` (a fraction of the height) below
+    the middle of its upper legs' joints (False without them or without a crotch)."""
+    mapping, _ = propose_skeleton_map(source.skeleton)
+    if "crotch" not in landmarks.vertex or not {"upper_leg_l", "upper_leg_r"} <= set(mapping):
+        return False
+    names = list(source.skeleton.names)
+    joints = source.skeleton.bind_world[[names.index(mapping[r]) for r in ("upper_leg_l", "upper_leg_r")], :3, 3]
+    crotch = landmarks.positions(source.mesh.vertices)["crotch"]
+    return float((joints.mean(axis=0) - crotch) @ landmarks.frame.up) < limit * landmarks.frame.height
 
 
 def _warn_no_crotch(joined: list, heights: list | None) -> None:

@@ -216,4 +216,4 @@ def checked_by(geometric: Landmarks, from_rig: Landmarks, tolerance: float, mesh
         return geometric
     vertex = {k: (from_rig.vertex[k] if k in wrong else x) for k, x in geometric.vertex.items()}
     surface = {k: p for k, p in geometric.surface.items() if k not in wrong}
-    return Landmarks(geometric.frame, vertex, geometric.confidence, surface, geometric.spacing)
+    return Landmarks(geometric.frame, vertex, geometric.confidence, surface, geometric.spacing, geometric.agreement)
