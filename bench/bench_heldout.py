@@ -14,6 +14,11 @@ rule on both characters (rays from each scored joint, across its bone, to the su
 ``Joint.left``, ``Joint.up``..., and along a leaf's bone: ``Joint.tip``).  Those markers are noisier than a TD's
 (fox -> dog 2.62 %H with them, 2.95 with the dev set's own 60).
 
+``--family DIR`` (repeatable) adds every ordered pair of the rigged characters (``.glb``) in
+``DIR`` that share one skeleton, built and rigged as above: a family of one's own, e.g.
+characters rigged by Mixamo's auto-rigger (X Bot, a mannequin and a soldier share its
+joint names).
+
 ``--static DIR`` (the repository's ``static`` folder) adds characters as Mesh2Motion's users
 bring them, rigged by the male and the female with automatic markers: its unrigged mannequin
 (``models/model-human.glb``, 90 pieces, fingers in segments) scored against the template
@@ -49,6 +54,11 @@ DIRECTIONS = {"left": (1, 0, 0), "right": (-1, 0, 0), "up": (0, 1, 0), "down": (
 MARKERS = 60
 
 
+def _is_finger(name: str) -> bool:
+    """A finger joint by its name: Mesh2Motion's ``thumb_01_l``, Mixamo's ``LeftHandThumb1``."""
+    return any(f in name.lower() for f in FINGERS)
+
+
 def build_case(source: Path, target: Path, out: Path, family: str) -> None:
     """A creatures-scorer case from two rigged characters of one skeleton family."""
     from asetransfer.io import load_rig
@@ -72,7 +82,7 @@ def build_case(source: Path, target: Path, out: Path, family: str) -> None:
     lo, hi = v.min(axis=0), v.max(axis=0)
     meta = dict(case=out.name, family=family, target_file="target.obj", body_height=float(hi[1] - lo[1]),
                 size=float((hi - lo).max()), joints=joints,
-                finger_joints=[n for n in sk.names if n.startswith(FINGERS)],
+                finger_joints=[n for n in sk.names if _is_finger(n)],
                 skin=dict(joints=idx[rows, order].tolist(), weights=w[rows, order].tolist()))
     (out / "gt.json").write_text(json.dumps(meta))
 
@@ -213,6 +223,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", help="folder for the cases and rigs (default: a temporary one)")
     p.add_argument("--json", help="also write the rows as JSON")
     p.add_argument("--static", help="Mesh2Motion's static folder: also its unrigged mannequin and an avatar")
+    p.add_argument("--family", action="append", default=[],
+                   help="a folder of rigged characters (.glb) sharing one skeleton: also every pair of them")
     args = p.parse_args(argv)
     sys.path.insert(0, str(EVAL / "creatures"))
     from score import score
@@ -227,6 +239,13 @@ def main(argv=None) -> int:
             rows.append(run(case, markers, out, score))
     if args.static:
         rows += brought_rows(Path(args.static), Path(args.characters), out)
+    for folder in map(Path, args.family):
+        members = sorted(folder.glob("*.glb"))
+        for source, target in ((s, t) for s in members for t in members if s != t):
+            case = out / f"{source.stem}_to_{target.stem}"
+            build_case(source, target, case, folder.name)
+            place_markers(case)
+            rows += [run(case, markers, out, score) for markers in (False, True)]
     print("| case | markers | body %H | max %H | % of size | fingers %H | weights | verdict |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
