@@ -56,8 +56,9 @@ def feet_pointing_back(skeleton: Skeleton, mesh: Mesh, *, reach: float) -> list:
     ankle to the shorter side of the target's foot.
 
     The foot is the target's surface below its ankle joint, within ``reach`` (a fraction of
-    the body height) of it along the toe's direction and ``FOOT_HALF_WIDTH`` across it; it reaches farther in front of the ankle (the
-    toes) than behind it (the heel).  Empty when the skeleton has no mapped feet or the foot
+    the body height) of it along the toe's direction and ``FOOT_HALF_WIDTH`` across it, on the
+    piece nearest the toe's bone; it reaches farther in front of the ankle (the toes) than
+    behind it (the heel).  Empty when the skeleton has no mapped feet or the foot
     shows no side (a round stump), and for skeletons the humanoid skeleton map does not
     fill (a bird, a quadruped).
     """
@@ -74,6 +75,7 @@ def feet_pointing_back(skeleton: Skeleton, mesh: Mesh, *, reach: float) -> list:
         return []
     v = mesh.vertices
     height = float(np.ptp(v @ up))
+    piece = _pieces(mesh)
     out = []
     for side in "lr":
         ankle, toe = positions.get(f"ankle_{side}"), positions.get(f"toe_{side}")
@@ -86,6 +88,9 @@ def feet_pointing_back(skeleton: Skeleton, mesh: Mesh, *, reach: float) -> list:
         offset = v - ankle
         along, lateral = offset @ aim, offset @ np.cross(up, aim)
         foot = (offset @ up < 0) & (np.abs(along) < reach * height) & (np.abs(lateral) < FOOT_HALF_WIDTH * height)
+        # the foot's own piece (nearest the toe's bone): a cape or a prop hanging to the ground
+        # behind a chibi's short foot is no heel (KayKit's capes flagged every right rig)
+        foot &= piece == piece[np.argmin(np.linalg.norm(v - 0.5 * (ankle + toe), axis=1))]
         if foot.sum() < 3:
             continue
         along = along[foot]
@@ -97,6 +102,14 @@ def feet_pointing_back(skeleton: Skeleton, mesh: Mesh, *, reach: float) -> list:
 #: the joints that cannot cross the body's mid-plane in any pose a body is modelled in (hands
 #: can: arms folded); their side is judged along the line between the upper legs
 CROSSING_ROLES = ("elbow", "knee", "ankle")
+
+
+def _pieces(mesh: Mesh) -> np.ndarray:
+    """(N,) the piece of each vertex of ``mesh``, coincident vertices (seams) welded."""
+    from ..geometry.topology import vertex_components, weld
+
+    welded, faces, index = weld(mesh.vertices, mesh.faces)
+    return vertex_components(len(welded), faces)[index]
 
 
 def limbs_crossed(skeleton: Skeleton, height: float, *, tolerance: float) -> list:

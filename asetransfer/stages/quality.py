@@ -76,7 +76,8 @@ def inside(points: np.ndarray, mesh: Mesh, config: QualityConfig | None = None) 
     return np.abs(np.asarray(w)) >= 0.5  # either orientation of the faces
 
 
-def mapped_area_fraction(target: Mesh, target_points: np.ndarray, tolerance: float) -> float:
+def mapped_area_fraction(target: Mesh, target_points: np.ndarray, tolerance: float,
+                         fitted: np.ndarray | None = None) -> float:
     """Share of ``target``'s area whose vertices lie within ``tolerance`` of their mapped points.
 
     Parameters
@@ -84,8 +85,12 @@ def mapped_area_fraction(target: Mesh, target_points: np.ndarray, tolerance: flo
     target : the target mesh.
     target_points : (N, 3) where each target vertex's correspondence lands on the registered source.
     tolerance : distance in target units.
+    fitted : (N,) bool, the target's fitted part (``Correspondence.target_solved``): the share
+        is of its area (props and capes without a marker are carried along, not reached); None: all.
     """
     area = vertex_areas(target.vertices, target.faces)
+    if fitted is not None and fitted.any():
+        area = np.where(fitted, area, 0.0)
     close = np.linalg.norm(target.vertices - target_points, axis=1) <= tolerance
     total = float(area.sum())
     return float(area[close].sum() / total) if total > 0 else 0.0
@@ -175,7 +180,8 @@ def joints_outside_body(source: Rig, rig: Rig, tolerance: float, config: Quality
 
 def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_max: float, n_markers: int,
            config: QualityConfig | None = None, fit_distance: float = 0.0,
-           head_shares: list | None = None, doubted_markers: list | None = None) -> QualityVerdict:
+           head_shares: list | None = None, doubted_markers: list | None = None,
+           fitted: np.ndarray | None = None) -> QualityVerdict:
     """The ``quality`` section of a transfer report (and a one-line warning unless the verdict is ok).
 
     Parameters
@@ -190,11 +196,13 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
         (``MarkerOrigin.head_shares``; None: hand markers, or not found).
     doubted_markers : names of the automatic markers of low confidence
         (``MarkerOrigin.low_confidence``): the rig is at least "check" with them.
+    fitted : (N,) bool, the target vertices the fit solved for (``Correspondence.target_solved``),
+        or None (all).
     """
     cfg = config or QualityConfig()
     h = max(height(rig.mesh), 1e-300)
     residual, apart = 100.0 * marker_residual_max / h, 100.0 * fit_distance / h
-    mapped = mapped_area_fraction(rig.mesh, target_points, cfg.mapped_distance_pct / 100.0 * h)
+    mapped = mapped_area_fraction(rig.mesh, target_points, cfg.mapped_distance_pct / 100.0 * h, fitted)
     outside, n_inside = joints_outside_body(source, rig, cfg.outside_tolerance_pct / 100.0, cfg)
     proportions = bones_out_of_proportion(source.skeleton, height(source.mesh), rig.skeleton, h,
                                           factor=cfg.proportion_factor, min_length=cfg.proportion_min_length)

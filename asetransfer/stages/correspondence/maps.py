@@ -83,7 +83,8 @@ def _symmetric_filter(source: PreparedSide, target: PreparedSide, names, *, targ
 
 def fit_stats(source: PreparedSide, target: PreparedSide, registered_active: np.ndarray,
               source_distance: np.ndarray, target_distance: np.ndarray, *, names, unit: float) -> dict:
-    """Marker residuals of the registered source and the maps' fit distances, in target file units.
+    """Marker residuals of the registered source and the maps' fit distances (over each side's
+    fitted part, ``PreparedSide.solved``), in target file units.
 
     Parameters
     ----------
@@ -101,6 +102,9 @@ def fit_stats(source: PreparedSide, target: PreparedSide, registered_active: np.
     target_positions = target.vertices[target.active]
     marker_residual = np.linalg.norm(source.markers @ registered_active - target.markers @ target_positions,
                                      axis=1) * unit
+    # over the fitted part of each side: pieces without a marker (props, a cape, clothes) are
+    # carried along, not fitted, and a warning names them; their distance is no misfit
+    source_distance, target_distance = _fitted(source_distance, source.solved), _fitted(target_distance, target.solved)
     return {
         "marker_residual_mean": float(marker_residual.mean()),
         "marker_residual_max": float(marker_residual.max()),
@@ -109,3 +113,8 @@ def fit_stats(source: PreparedSide, target: PreparedSide, registered_active: np.
         "fit_distance_p95": float(np.percentile(source_distance, 95) * unit),
         "reverse_fit_distance_mean": float(target_distance.mean() * unit),
     }
+
+
+def _fitted(distance: np.ndarray, solved: np.ndarray) -> np.ndarray:
+    """``distance`` (n',) of the vertices ``solved`` (n',) bool, or all of them when none is."""
+    return distance[solved] if solved.any() else distance
