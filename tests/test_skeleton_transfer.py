@@ -673,3 +673,12 @@ def test_a_joint_em_flings_out_of_the_body_takes_its_procrustes_place():
         assert ("tail" in report.fallback_joints) == (limit == 0.15)
     assert not inside(placed[np.inf][None], target)[0] and placed[np.inf][1] > 1.1
     assert inside(placed[0.15][None], target)[0] and placed[0.15][1] < 0.5
+
+
+def test_em_places_no_joint_without_points_and_does_not_fail():
+    """Coincident joints whose summed weights hold no vertex and whose rays hit nothing (a
+    chibi's hand slots) reached the EM fit with no points: a reshape of zero rows ended the
+    transfer with exit 1.  They are reported unplaced (their members then keep their mean)."""
+    positions, placed = joint_positions_em(np.zeros((5, 3)), np.zeros((5, 3)), sp.csc_matrix((5, 2)),
+                                           np.ones((2, 3)), omega=(1000.0, 1.0, 10.0), unit=1.0)
+    assert positions.shape == (2, 3) and not placed.any()

@@ -130,6 +130,13 @@ def vertex_components(n_vertices: int, faces: np.ndarray) -> np.ndarray:
     return components(n_vertices, np.concatenate([f[:, 0], f[:, 1]]), np.concatenate([f[:, 1], f[:, 2]]))
 
 
+def vertex_pieces(vertices: np.ndarray, faces: np.ndarray, tolerance: float = 1e-7) -> np.ndarray:
+    """(n,) the piece of each input vertex once seams are welded (:func:`weld`): UV or normal
+    seams do not split a surface into pieces."""
+    v, f, index = weld(vertices, faces, tolerance)
+    return vertex_components(len(v), f)[index]
+
+
 def piece_count(vertices: np.ndarray, faces: np.ndarray, tolerance: float = 1e-7) -> int:
     """Number of connected pieces of the triangles once seams are welded (:func:`weld`)."""
     v, f, _ = weld(vertices, faces, tolerance)

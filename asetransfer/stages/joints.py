@@ -30,7 +30,7 @@ def _entries(weights: sp.spmatrix, threshold: float):
 def _segment_sum(values: np.ndarray, joint: np.ndarray, n_joints: int) -> np.ndarray:
     """Sum of ``values`` rows per joint (joints without entries get zeros): one sparse
     product for all columns (half the time of a bincount per column, same sums)."""
-    flat = values.reshape(len(values), -1)
+    flat = values.reshape(len(values), int(np.prod(values.shape[1:])))  # -1 cannot be read from no rows
     rows = sp.csr_matrix((np.ones(len(joint)), (joint, np.arange(len(joint)))), shape=(n_joints, len(joint)))
     return (rows @ flat).reshape((n_joints,) + values.shape[1:])
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..geometry.topology import vertex_pieces
 from ..humanoid.body import body_axes
 from ..humanoid.skeleton_map import propose_skeleton_map
 from ..model.mesh import Mesh
@@ -75,7 +76,7 @@ def feet_pointing_back(skeleton: Skeleton, mesh: Mesh, *, reach: float) -> list:
         return []
     v = mesh.vertices
     height = float(np.ptp(v @ up))
-    piece = _pieces(mesh)
+    piece = vertex_pieces(mesh.vertices, mesh.faces)
     out = []
     for side in "lr":
         ankle, toe = positions.get(f"ankle_{side}"), positions.get(f"toe_{side}")
@@ -102,14 +103,6 @@ def feet_pointing_back(skeleton: Skeleton, mesh: Mesh, *, reach: float) -> list:
 #: the joints that cannot cross the body's mid-plane in any pose a body is modelled in (hands
 #: can: arms folded); their side is judged along the line between the upper legs
 CROSSING_ROLES = ("elbow", "knee", "ankle")
-
-
-def _pieces(mesh: Mesh) -> np.ndarray:
-    """(N,) the piece of each vertex of ``mesh``, coincident vertices (seams) welded."""
-    from ..geometry.topology import vertex_components, weld
-
-    welded, faces, index = weld(mesh.vertices, mesh.faces)
-    return vertex_components(len(welded), faces)[index]
 
 
 def limbs_crossed(skeleton: Skeleton, height: float, *, tolerance: float) -> list:

@@ -25,7 +25,7 @@ from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..geometry.rotations import nearest_axis_frame, swing
 from ..geometry.surface import closest_points, surface_index
-from ..geometry.topology import components, vertex_areas, vertex_components, weld
+from ..geometry.topology import components, vertex_areas, vertex_pieces
 from ..geometry.symmetry import estimate_symmetry_plane, normalize_plane, plane_from_pairs, reflect
 from ..humanoid.naming import lr_pairs, spine_chain
 from ..model.transforms import closest_rotation
@@ -326,8 +326,7 @@ def _fit_weights(moved: np.ndarray, faces: np.ndarray, weights: sp.spmatrix, sol
     fitted = np.ones(len(moved), bool) if solved is None else np.asarray(solved, dtype=bool)
     if cfg.rigid_blend > 0:
         # pieces of the welded mesh: split UV seams do not make islands of a smooth body rigid
-        welded, welded_faces, index = weld(moved, faces)
-        rigid = rigid_vertices(vertex_components(len(welded), welded_faces)[index], w, cfg.rigid_tolerance)
+        rigid = rigid_vertices(vertex_pieces(moved, faces), w, cfg.rigid_tolerance)
         rows = np.flatnonzero(rigid & fitted)
         if len(rows):
             w = blend_weights(moved, w, vertex_areas(moved, faces), rows, np.flatnonzero(fitted),
