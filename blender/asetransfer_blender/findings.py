@@ -60,12 +60,16 @@ def where(mask: np.ndarray, mesh: Mesh, skin: SkinWeights, joint_names) -> str:
     return "; ".join(parts)
 
 
-def unreached(target: Mesh, target_points: np.ndarray, mapped_distance_pct: float) -> np.ndarray:
-    """(N,) True on the target vertices the fit does not reach: further than
-    ``mapped_distance_pct`` % of the height from their point on the fitted source (the
-    quality verdict's mapped area, :func:`~asetransfer.stages.quality.mapped_area_fraction`)."""
+def unreached(target: Mesh, target_points: np.ndarray, mapped_distance_pct: float,
+              fitted: np.ndarray | None = None) -> np.ndarray:
+    """(N,) True on the target vertices of the fitted part (``fitted``; None: all) the fit
+    does not reach: further than ``mapped_distance_pct`` % of the height from their point on
+    the fitted source (the quality verdict's mapped area,
+    :func:`~asetransfer.stages.quality.mapped_area_fraction`; pieces carried without a marker
+    are named by their own warning)."""
     limit = mapped_distance_pct / 100.0 * height(target)
-    return np.linalg.norm(target.vertices - target_points, axis=1) > limit
+    missed = np.linalg.norm(target.vertices - target_points, axis=1) > limit
+    return missed if fitted is None else missed & fitted
 
 
 def transfer_findings(result, source, warnings: list, quality_config) -> Findings:
@@ -87,7 +91,7 @@ def transfer_findings(result, source, warnings: list, quality_config) -> Finding
     concerned = np.zeros(rig.mesh.n_vertices, bool)
     if quality.mapped_area_fraction < quality_config.mapped_check:
         points = corr.target_to_source.positions(corr.registered_source, source.mesh.faces)
-        missed = unreached(rig.mesh, points, quality_config.mapped_distance_pct)
+        missed = unreached(rig.mesh, points, quality_config.mapped_distance_pct, corr.target_solved)
         found.lines.append(("WARNING", f"not reached by the fit: {where(missed, rig.mesh, rig.skin, names)}"))
         concerned |= missed
     if quality.marker_residual_pct_height > quality_config.residual_check_pct and corr.stats is not None:
