@@ -78,6 +78,40 @@ def test_a_character_in_plates_is_read_as_the_solid_they_make(plates):
     assert (truth["hand_tip.L"] - truth["hand_tip.R"]) @ found.frame.left > 0  # left is left
 
 
+def test_a_weapon_held_by_a_slot_joint_is_no_part_of_the_hand():
+    """KayKit's knight holds its swords by a joint below the wrist (``handslot.r``): the
+    farthest point of the hand's region from the wrist was the sword's tip, and the
+    source's arms were stretched to it.  The fixture source holding a blade 40 %H long by
+    such a joint keeps its hand tip on its hand."""
+    import trimesh
+
+    from asetransfer.humanoid.skeleton_map import propose_skeleton_map
+    from asetransfer.model.mesh import Mesh
+    from asetransfer.model.rig import Rig
+    from asetransfer.model.skeleton import Skeleton
+    from asetransfer.model.skin import SkinWeights
+
+    rig = load_source(SOURCE).rig
+    sk, v, f = rig.skeleton, rig.mesh.vertices, rig.mesh.faces
+    wrist = sk.names.index(propose_skeleton_map(sk)[0]["wrist_l"])
+    tip = rig_landmarks(rig).positions(v)["hand_tip.L"]
+    h = float(np.ptp(v[:, 1]))
+    blade = trimesh.creation.box(extents=[0.4 * h, 0.01 * h, 0.03 * h])
+    blade_v = np.asarray(blade.vertices) + tip + [0.2 * h, 0.0, 0.0]  # the fixtures' left is +X
+    j = sk.n_joints
+    held = Skeleton(sk.names + ("hand_slot.L",), np.append(sk.parents, wrist),
+                    np.vstack([sk.translation, [0.0, 0.0, 0.0]]), np.concatenate([sk.orient, np.eye(3)[None]]),
+                    np.concatenate([sk.rotation, np.eye(3)[None]]), np.vstack([sk.scale, [1.0, 1.0, 1.0]]),
+                    np.concatenate([sk.bind_world, sk.bind_world[wrist][None]]))
+    k = rig.skin.indices.shape[1]
+    indices = np.vstack([rig.skin.indices, np.tile([j] + [0] * (k - 1), (len(blade_v), 1))])
+    weights = np.vstack([rig.skin.weights, np.tile([1.0] + [0.0] * (k - 1), (len(blade_v), 1))])
+    armed = Rig(Mesh(np.vstack([v, blade_v]), np.vstack([f, np.asarray(blade.faces) + len(v)])), held,
+                SkinWeights.from_influences(indices, weights, j + 1))
+    found = rig_landmarks(armed).positions(armed.mesh.vertices)["hand_tip.L"]
+    assert np.linalg.norm(found - tip) < 1e-9
+
+
 def test_a_source_in_plates_takes_its_landmarks_from_its_rig(plates):
     landmarks = source_landmarks(plates, Config())
     assert landmarks.vertex == rig_landmarks(plates).vertex

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...geometry.rays import cast_rays
-from ...geometry.topology import welded_surface
+from ...geometry.topology import vertex_pieces, welded_surface
 from ...model.rig import Rig
 from ..body import body_axes
 from ..naming import finger_of
@@ -129,9 +129,6 @@ def _hand(rig: Rig, wrist: int, height: float) -> dict:
     v, skeleton = rig.mesh.vertices, rig.skeleton
     base = skeleton.bind_world[wrist, :3, 3]
     out = {}
-    hand = np.flatnonzero(region(rig, _with_below(rig, wrist)))
-    if len(hand):
-        out["hand_tip"] = int(hand[np.argmax(np.linalg.norm(v[hand] - base, axis=1))])
     below = skeleton.hierarchy.descendants(wrist).tolist()
     zero_based = numbered_from_zero([skeleton.names[j] for j in below], skeleton.bind_world[below, :3, 3])
     fingers = {}
@@ -139,12 +136,34 @@ def _hand(rig: Rig, wrist: int, height: float) -> dict:
         finger = finger_of(skeleton.names[j], zero_based)
         if finger is not None:
             fingers.setdefault(finger, []).append(j)
+    in_fingers = {j for joints in fingers.values() for j in joints}
+    hand = _without_held(rig, np.flatnonzero(region(rig, [wrist, *below])), [j for j in below if j not in in_fingers])
+    if len(hand):
+        out["hand_tip"] = int(hand[np.argmax(np.linalg.norm(v[hand] - base, axis=1))])
     for finger, joints in fingers.items():
         ids = np.flatnonzero(region(rig, joints))
         root = skeleton.bind_world[min(joints, key=lambda j: (len(skeleton.hierarchy.ancestors(j)), j)), :3, 3]
         if len(ids):
             out[f"{finger}_tip"] = int(ids[np.argmax(np.linalg.norm(v[ids] - root, axis=1))])
     return out
+
+
+def _without_held(rig: Rig, hand: np.ndarray, others: list) -> np.ndarray:
+    """The vertices ``hand`` (the hand's region) without the pieces it holds: a piece wholly in
+    the region and moved mostly by joints below the wrist that are no finger (``others``: a
+    weapon slot).  KayKit's knight holds its swords by ``handslot.r``: their tips were its
+    hand tips, and its arms were stretched to them.  A piece reaching past the region (an
+    arm with its hand) or held by fingers (a mannequin's knuckle chains) stays; so does
+    everything when nothing else would."""
+    if not others or not len(hand):
+        return hand
+    piece = vertex_pieces(rig.mesh.vertices, rig.mesh.faces)
+    size = np.bincount(piece, minlength=piece.max() + 1)
+    inside = np.bincount(piece[hand], minlength=len(size))
+    held = np.bincount(piece[hand], weights=region(rig, others)[hand], minlength=len(size))
+    prop = (inside == size) & (held > 0.5 * size)
+    kept = hand[~prop[piece[hand]]]
+    return kept if len(kept) else hand
 
 
 def _foot(rig: Rig, ankle: int, up, forward, height: float) -> dict:
