@@ -980,6 +980,11 @@ def test_a_toe_tip_on_a_shoes_corner_links_by_the_middle_of_the_sole_front(sourc
     at_ = dict(zip(markers.names, markers.target.positions(v, heavy.faces)))
     assert np.linalg.norm(at_["toe_tip.L"] - middle) < 1e-9
     assert np.linalg.norm(at_["toe_tip.R"] - v[found.vertex["toe_tip.R"]]) < 1e-9
+    # a hand marker under another name at that middle takes its place (not the corner's distance)
+    k = markers.names.index("toe_tip.L")
+    mine = at.Markers(("my_toe",), SurfacePoints(markers.source.face[[k]], markers.source.bary[[k]]),
+                      SurfacePoints(markers.target.face[[k]], markers.target.bary[[k]]))
+    assert "toe_tip.L" not in automatic_markers(source, heavy, Config(), hand=mine)[0].names
 
 
 def test_a_source_whose_legs_part_at_its_hip_joints_links_no_crotch(source, heavy, caplog):

@@ -252,7 +252,7 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     between = between_vertices(src, tgt)
     corners = _toe_corners(((src, source.mesh), (tgt, target)), names, cfg.toe_corner)
     if hand is not None and len(hand):
-        names = _give_way(names, tgt, target, hand, cfg.hand_radius, between)
+        names = _give_way(names, tgt, target, hand, cfg.hand_radius, between, corners)
     auto = Markers(tuple(names), _points(source.mesh, src, names, between, corners),
                    _points(target, tgt, names, between, corners), frozenset(names))
     markers = auto if hand is None or not len(hand) else _joined(hand, auto)
@@ -346,16 +346,18 @@ def _linked(src: Landmarks, tgt: Landmarks) -> list:
     return names
 
 
-def _give_way(names: list, tgt: Landmarks, target: Mesh, hand: Markers, radius: float, between: bool) -> list:
+def _give_way(names: list, tgt: Landmarks, target: Mesh, hand: Markers, radius: float, between: bool,
+              also: set = frozenset()) -> list:
     """Automatic marker names not taken by a hand marker: one of the same name, or a hand
     marker placed within ``radius`` (fraction of the height) whose nearest automatic marker
     this is (the same point under another name; its neighbours, fingertips 2 %H apart,
-    stay)."""
+    stay).  The automatic markers are where :func:`_points` puts them (``between``, ``also``)."""
     if not names:
         return names
     near = radius * tgt.frame.height
     taken = hand.target.positions(target.vertices, target.faces)
-    at = tgt.positions(target.vertices, target.faces if between else None)
+    vertex_at, between_at = tgt.positions(target.vertices), tgt.positions(target.vertices, target.faces)
+    at = {n: between_at[n] if (between or n in also) else vertex_at[n] for n in names}
     points = np.array([at[n] for n in names])
     d = np.linalg.norm(taken[:, None, :] - points[None, :, :], axis=2)
     nearest = np.argmin(d, axis=1)
