@@ -239,12 +239,9 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
         names = [n for n in names if n not in NECK]
     heights = [_crotch_height(lm, mesh) for lm, mesh in ((src, source.mesh), (tgt, target))]
     far_apart = None not in heights and min(heights) < cfg.crotch_height_ratio * max(heights)
-    if far_apart:
+    at_hips = not far_apart and "crotch" in names and _crotch_at_hip_joints(source, src, cfg.crotch_joint_depth)
+    if far_apart or at_hips:
         names.remove("crotch")
-    elif "crotch" in names and _crotch_at_hip_joints(source, src, cfg.crotch_joint_depth):
-        names.remove("crotch")
-        log.warning("no crotch marker: the source's legs part at its hip joints (a pelvis piece over separate "
-                    "thighs?), where no crotch of a body is; check the hips or place a crotch marker by hand")
     agreement = frame_agreement(source, src)
     confidence = _confidence(src, tgt, names, agreement)
     # a coarse character's crotch, heels, toe and fingertips, head and ears between its vertices,
@@ -261,7 +258,7 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
         log.warning("automatic markers with low confidence (check them): %s", ", ".join(low))
     joined = [side for side, lm in (("source", src), ("target", tgt)) if "crotch" not in lm.vertex]
     if not (hand is not None and "crotch" in hand.names):
-        _warn_no_crotch(joined, heights if far_apart else None)
+        _warn_no_crotch(joined, heights if far_apart else None, at_hips)
     origin = MarkerOrigin(
         automatic=names, hand=list(hand.names) if hand is not None else [],
         confidence={n: confidence[n] for n in names}, low_confidence=low,
@@ -297,11 +294,15 @@ def _crotch_at_hip_joints(source: Rig, landmarks: Landmarks, limit: float) -> bo
     return float((joints.mean(axis=0) - crotch) @ landmarks.frame.up) < limit * landmarks.frame.height
 
 
-def _warn_no_crotch(joined: list, heights: list | None) -> None:
+def _warn_no_crotch(joined: list, heights: list | None, at_hips: bool = False) -> None:
     """Warn that there is no crotch marker: the sides ``joined`` (thighs joined above where the
-    legs part; landmarks.find_landmarks leaves the crotch out there), or the crotch ``heights``
-    (source, target) too far apart (None: they are not)."""
-    if joined:
+    legs part; landmarks.find_landmarks leaves the crotch out there), the crotch ``heights``
+    (source, target) too far apart (None: they are not), or the source's legs parting at its
+    hip joints (``at_hips``, :func:`_crotch_at_hip_joints`)."""
+    if at_hips:
+        log.warning("no crotch marker: the source's legs part at its hip joints (a pelvis piece over separate "
+                    "thighs?), where no crotch of a body is; check the hips or place a crotch marker by hand")
+    elif joined:
         log.warning("no crotch marker: the %s's thighs are joined above where its legs part; check the "
                     "hips or place a crotch marker by hand", " and ".join(joined))
     elif heights is not None:

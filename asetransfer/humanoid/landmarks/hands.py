@@ -198,12 +198,12 @@ def farthest_along_hand(vertices: np.ndarray, tip: np.ndarray, hand: np.ndarray,
     """The vertex of ``vertices`` (V, 3) farthest out on the hand beyond ``tip`` (3,) where the
     solid lost the surface, or None when it lost none there.  ``hand`` (K, 3): the points of
     the solid around the tip (the hand and the end of the forearm); its principal axis is
-    the hand's line.  The vertices searched lie beyond the tip along it, farther than
-    aside, within ``SOLID_HAND_REACH``, within ``SOLID_HAND_WIDTH`` of it across (not on another limb) and
-    farther than ``SOLID_HAND_BEYOND`` from the solid (a held-out chibi's mittens have a
-    thin part at their backs, 5 cm from her solid: her hand tips were carried 16 cm round
-    to it).  Not the line
-    to the tip: a solid that lost the fingers may end on a corner of the palm."""
+    the hand's line (not the line to the tip: a solid that lost the fingers may end on a
+    corner of the palm).  The vertices searched lie beyond the tip along it, farther than
+    aside, within ``SOLID_HAND_REACH``, within ``SOLID_HAND_WIDTH`` of it across (not on
+    another limb) and farther than ``SOLID_HAND_BEYOND`` from the solid (a held-out chibi's
+    mittens have a thin part at their backs, 5 cm from her solid: her hand tips were
+    carried 16 cm round to it)."""
     from scipy.spatial import cKDTree  # on use: only characters read as a solid get here
 
     centre = hand.mean(axis=0)
