@@ -17,7 +17,8 @@ rule on both characters (rays from each scored joint, across its bone, to the su
 ``--family DIR`` (repeatable) adds every ordered pair of the rigged characters (``.glb``) in
 ``DIR`` that share one skeleton, built and rigged as above: a family of one's own, e.g.
 characters rigged by Mixamo's auto-rigger (X Bot, a mannequin and a soldier share its
-joint names).
+joint names); with ``--skinned-only`` each target leaves out the pieces its file does not
+skin (weapons, hats and capes parented to bones).
 
 ``--static DIR`` (the repository's ``static`` folder) adds characters as Mesh2Motion's users
 bring them, rigged by the male and the female with automatic markers: its unrigged mannequin
@@ -59,19 +60,32 @@ def _is_finger(name: str) -> bool:
     return any(f in name.lower() for f in FINGERS)
 
 
-def build_case(source: Path, target: Path, out: Path, family: str) -> None:
-    """A creatures-scorer case from two rigged characters of one skeleton family."""
+def _skinned_only(rig):
+    """``rig``'s vertices and triangles without the pieces its file does not skin (weapons,
+    hats, capes parented to bones: KayKit's adventurers), as (vertices, faces, kept rows)."""
+    look = rig.mesh.look
+    keep = np.zeros(rig.mesh.n_vertices, bool)
+    for piece in look.pieces:
+        keep[piece.vertices] |= "skin" in look.document["nodes"][piece.node]
+    faces = rig.mesh.faces[keep[rig.mesh.faces].all(axis=1)]
+    kept = np.flatnonzero(keep)
+    return rig.mesh.vertices[kept], np.searchsorted(kept, faces), kept
+
+
+def build_case(source: Path, target: Path, out: Path, family: str, skinned_only: bool = False) -> None:
+    """A creatures-scorer case from two rigged characters of one skeleton family (the target
+    without the pieces its file does not skin when ``skinned_only``)."""
     from asetransfer.io import load_rig
 
     out.mkdir(parents=True, exist_ok=True)
     shutil.copy(source, out / "source.glb")
     shutil.copy(target, out / "gt.glb")
     rig, names_in_source = load_rig(target), set(load_rig(source).skeleton.names)
-    v, f = rig.mesh.vertices, rig.mesh.faces
+    v, f, kept = _skinned_only(rig) if skinned_only else (rig.mesh.vertices, rig.mesh.faces, slice(None))
     with open(out / "target.obj", "w") as fh:
         fh.writelines("v %.9g %.9g %.9g\n" % tuple(p) for p in v)
         fh.writelines("f %d %d %d\n" % tuple(t + 1) for t in f)
-    sk, idx, w = rig.skeleton, rig.skin.indices, rig.skin.weights
+    sk, idx, w = rig.skeleton, rig.skin.indices[kept], rig.skin.weights[kept]
     weighted = np.zeros(sk.n_joints, bool)
     weighted[np.unique(idx[w > 0])] = True
     joints = [dict(name=n, parent=sk.names[p] if p >= 0 else None, position=sk.bind_world[j, :3, 3].tolist(),
@@ -225,6 +239,8 @@ def main(argv=None) -> int:
     p.add_argument("--static", help="Mesh2Motion's static folder: also its unrigged mannequin and an avatar")
     p.add_argument("--family", action="append", default=[],
                    help="a folder of rigged characters (.glb) sharing one skeleton: also every pair of them")
+    p.add_argument("--skinned-only", action="store_true",
+                   help="--family targets without the pieces their files do not skin (props, hats on bones)")
     args = p.parse_args(argv)
     sys.path.insert(0, str(EVAL / "creatures"))
     from score import score
@@ -243,7 +259,7 @@ def main(argv=None) -> int:
         members = sorted(folder.glob("*.glb"))
         for source, target in ((s, t) for s in members for t in members if s != t):
             case = out / f"{source.stem}_to_{target.stem}"
-            build_case(source, target, case, folder.name)
+            build_case(source, target, case, folder.name, skinned_only=args.skinned_only)
             place_markers(case)
             rows += [run(case, markers, out, score) for markers in (False, True)]
     print("| case | markers | body %H | max %H | % of size | fingers %H | weights | verdict |")

@@ -1010,3 +1010,28 @@ def test_a_source_whose_legs_part_at_its_hip_joints_links_no_crotch(source, heav
     with caplog.at_level("WARNING", logger="asetransfer"):
         names = automatic_markers(low_hips, heavy, Config())[0].names
     assert "crotch" not in names and "legs part at its hip joints" in caplog.text
+
+
+def test_feet_read_from_their_backs_face_the_way_their_legs_say(heavy):
+    """A foot's extremity is its toe tip but on a chibi's boot whose back reaches farther
+    (KayKit's adventurers read facing backwards, left and right swapped).  The leg stands
+    over the back of its foot (0.05-0.46 of the way from heel to toe on every body read
+    right): the fixture's frame taken from its heels as if they were its extremities still
+    faces +Z; its leg stands 0.27-0.28 of the way from heel to toe."""
+    from asetransfer.geometry.topology import welded_surface
+    from asetransfer.humanoid.landmarks.feet import LEG_AHEAD, leg_over_foot
+    from asetransfer.humanoid.landmarks.frame import frame_from_feet
+    from asetransfer.humanoid.landmarks.surface import BodySurface
+
+    found = _landmarks(heavy)
+    v, f, original = welded_surface(heavy.vertices, heavy.faces)
+    surface = BodySurface(v, f, original, np.arange(len(f)), 0.02)
+    welded = {int(o): i for i, o in enumerate(surface.original)}
+    w = {k: welded[x] for k, x in found.vertex.items() if x in welded}
+    frame, _, _, _ = frame_from_feet(surface, w["head_top"], [w["heel.L"], w["heel.R"]], 0)
+    assert frame.forward @ found.frame.forward > 0.9
+    ground = float(found.frame.ground @ found.frame.up)
+    for side in "LR":
+        at = leg_over_foot(heavy.vertices, heavy.vertices[found.vertex[f"toe_tip.{side}"]],
+                           heavy.vertices[found.vertex[f"heel.{side}"]], found.frame.up, ground, found.frame.height)
+        assert at is not None and at < LEG_AHEAD - 0.2

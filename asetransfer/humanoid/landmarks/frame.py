@@ -3,7 +3,8 @@
 Up is the normal of the ground plane through both soles (:mod:`.feet`; the head-to-feet line
 leans with the stance), unless it leans more than 30 degrees from that line.  Forward is
 the sum of the feet's steps from heel to toe tip across up (a first heel: the sole point
-farthest from the toe tip); left = up x forward (right-handed), refined as the normal of the
+farthest from the toe tip), turned round when both legs stand over the far ends of their
+feet (:func:`~.feet.leg_over_foot`: the extremity was the back of a boot); left = up x forward (right-handed), refined as the normal of the
 body's mirror plane fitted to the whole surface where it stays within 20 degrees of that.
 The head top is the middle of the head's topmost strip (its geodesic extremity slides over
 a flat crown when the middle of the body moves), on the mirror plane when a horn off it
@@ -20,7 +21,7 @@ import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
 from ...geometry.symmetry import estimate_symmetry_plane
-from .feet import foot, rearmost, sole
+from .feet import LEG_AHEAD, foot, leg_over_foot, rearmost, sole
 from .surface import BodySurface, NotHumanoidError
 
 # where the rules look, as fractions of the body height H (the package docstring)
@@ -85,6 +86,12 @@ def frame_from_feet(surface: BodySurface, head: int, feet: list, symmetry_iterat
                                "degrees from the upright of the ground they stand on (a four-legged body?)")
     steps = [v[t] - v[heels[t]] for t in feet]
     steps = [s - (s @ up) * up for s in steps]
+    # a foot's extremity is its toe but on a chibi's boot whose back reaches farther: the leg
+    # stands over the back of the foot, so both legs over the far ends read the feet backwards
+    lowest = float((ground @ up).min()) if len(ground) else float(min(v[t] @ up for t in feet))
+    legs = [leg_over_foot(v, v[t], v[heels[t]], up, lowest, height) for t in feet]
+    if all(leg is not None and leg >= LEG_AHEAD for leg in legs):
+        steps = [-s for s in steps]
     if min(np.linalg.norm(s) for s in steps) < 0.02 * height:
         raise NotHumanoidError("the feet have no length: cannot tell front from back")
     steps = [s / np.linalg.norm(s) for s in steps]

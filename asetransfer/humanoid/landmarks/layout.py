@@ -7,8 +7,9 @@
 2. **Which is which, intrinsically.**  The head is the tip with the smallest summed
    geodesic distance to the others (the neck is short; hands reach the head over the
    shoulders, feet over the whole body); the feet have the largest sums.  Bridges
-   between pieces can shorten a limb, so the other readings are tried after it, and
-   then the other sets of five tips, needing hands and feet that mirror each other.
+   between pieces can shorten a limb, so the other readings are tried after it, then
+   each with the hands and feet the other way round (a chibi's short legs), and then the
+   other sets of five tips, needing hands and feet that mirror each other.
 3. **A body's layout.**  A reading stands when its frame (:mod:`.frame`) puts the head top
    at the top and the feet at the bottom, the hands between them on either side, and the
    geodesics are a body's (:func:`_check_layout`).
@@ -64,7 +65,10 @@ def _roles(surface: BodySurface, tips: list) -> list:
     for head in order:
         rest = [t for t in order if t != head]
         out.append([head, rest[:2], rest[2:]])
-    return out
+    # a chibi's short legs bring its feet nearer everything than its long arms bring its
+    # hands (KayKit's adventurers): the hands and feet the other way round, after every
+    # reading by the sums
+    return out + [[head, feet, hands] for head, hands, feet in out]
 
 
 @dataclass(frozen=True)
