@@ -1035,3 +1035,26 @@ def test_feet_read_from_their_backs_face_the_way_their_legs_say(heavy):
         at = leg_over_foot(heavy.vertices, heavy.vertices[found.vertex[f"toe_tip.{side}"]],
                            heavy.vertices[found.vertex[f"heel.{side}"]], found.frame.up, ground, found.frame.height)
         assert at is not None and at < LEG_AHEAD - 0.2
+
+
+def test_a_chibi_with_short_legs_is_read_with_its_hands_and_feet(heavy):
+    """A chibi's short legs bring its feet nearer everything than its long arms bring its
+    hands, so the sums of geodesic distances named the hands feet (KayKit's adventurers were
+    all refused).  The fixture with its head twice as big and its legs half as long is read
+    facing +Z, its left hand and foot on +X (the fixtures' left)."""
+    found = _landmarks(heavy)
+    at_ = found.positions(heavy.vertices)
+    v = heavy.vertices.copy()
+    neck, crotch = at_["throat"][1], at_["crotch"][1]
+    head = v[:, 1] > neck
+    v[head] = [0.0, neck, 0.0] + (v[head] - [0.0, neck, 0.0]) * 2.0
+    legs = v[:, 1] < crotch
+    v[legs, 1] = crotch + (v[legs, 1] - crotch) * 0.5
+    chibi = Mesh(v, heavy.faces)
+    lm = _landmarks(chibi)
+    p = lm.positions(chibi.vertices)
+    assert lm.frame.forward @ found.frame.forward > 0.9
+    assert p["hand_tip.L"][0] > 0.3 and p["hand_tip.R"][0] < -0.3
+    ground = chibi.vertices[:, 1].min()
+    assert p["toe_tip.L"][0] > 0 > p["toe_tip.R"][0]
+    assert max(p["toe_tip.L"][1], p["toe_tip.R"][1]) - ground < 0.05 * lm.frame.height
