@@ -8,8 +8,9 @@
    geodesic distance to the others (the neck is short; hands reach the head over the
    shoulders, feet over the whole body); the feet have the largest sums.  Bridges
    between pieces can shorten a limb, so the other readings are tried after it, then
-   each with the hands and feet the other way round (a chibi's short legs), and then the
-   other sets of five tips, needing hands and feet that mirror each other.
+   each with the hands and feet the other way round (a chibi's short legs) and the other
+   pairings of the four limbs, and then the other sets of five tips, needing hands and
+   feet that mirror each other.
 3. **A body's layout.**  A reading stands when its frame (:mod:`.frame`) puts the head top
    at the top and the feet at the bottom, the hands between them on either side, and the
    geodesics are a body's (:func:`_check_layout`).
@@ -67,8 +68,19 @@ def _roles(surface: BodySurface, tips: list) -> list:
         out.append([head, rest[:2], rest[2:]])
     # a chibi's short legs bring its feet nearer everything than its long arms bring its
     # hands (KayKit's adventurers): the hands and feet the other way round, after every
-    # reading by the sums
-    return out + [[head, feet, hands] for head, hands, feet in out]
+    # reading by the sums; then the other pairings of the four (their sums interleave: the
+    # plain Rogue's)
+    out += [[head, feet, hands] for head, hands, feet in out]
+    seen = {(head, frozenset(hands)) for head, hands, _ in out}
+    for head in order:
+        rest = [t for t in order if t != head]
+        for mate in rest[1:]:
+            pair, other = [rest[0], mate], [t for t in rest[1:] if t != mate]
+            for hands, feet in ((pair, other), (other, pair)):
+                if (head, frozenset(hands)) not in seen:
+                    seen.add((head, frozenset(hands)))
+                    out.append([head, hands, feet])
+    return out
 
 
 @dataclass(frozen=True)
