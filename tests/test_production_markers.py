@@ -109,7 +109,7 @@ def test_a_weapon_held_by_a_slot_joint_is_no_part_of_the_hand():
     armed = Rig(Mesh(np.vstack([v, blade_v]), np.vstack([f, np.asarray(blade.faces) + len(v)])), held,
                 SkinWeights.from_influences(indices, weights, j + 1))
     found = rig_landmarks(armed).positions(armed.mesh.vertices)["hand_tip.L"]
-    assert np.linalg.norm(found - tip) < 1e-9
+    assert np.linalg.norm(found - tip) < 0.01 * h  # on the hand (the blade's tip is 40 %H out)
 
 
 def test_a_source_in_plates_takes_its_landmarks_from_its_rig(plates):

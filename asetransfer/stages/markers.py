@@ -195,14 +195,10 @@ def _toe_corners(pairs, names: list, limit: float) -> set:
     feet turned out 5 cm, 4 %H at the balls of her feet).  Both characters then use that rule
     where they have it (a source read from its rig keeps its toe tip vertex)."""
     out = set()
-    for name in (n for n in names if n.startswith("toe_tip.")):
-        for landmarks, mesh in pairs:
-            if name not in landmarks.surface:
-                continue
-            at = landmarks.positions(mesh.vertices)[name]
-            between = landmarks.positions(mesh.vertices, mesh.faces)[name]
-            if np.linalg.norm(at - between) > limit * landmarks.frame.height:
-                out.add(name)
+    for landmarks, mesh in pairs:
+        at, between = landmarks.positions(mesh.vertices), landmarks.positions(mesh.vertices, mesh.faces)
+        out |= {n for n in names if n.startswith("toe_tip.") and n in landmarks.surface
+                and np.linalg.norm(at[n] - between[n]) > limit * landmarks.frame.height}
     return out
 
 
