@@ -1058,3 +1058,49 @@ def test_a_chibi_with_short_legs_is_read_with_its_hands_and_feet(heavy):
     ground = chibi.vertices[:, 1].min()
     assert p["toe_tip.L"][0] > 0 > p["toe_tip.R"][0]
     assert max(p["toe_tip.L"][1], p["toe_tip.R"][1]) - ground < 0.05 * lm.frame.height
+
+
+def _long_necked_quadruped() -> Mesh:
+    """A four-legged body with its head raised high over its front legs: read as two-legged,
+    its head stands over its back paws within STANDING_LEAN of the ground's upright."""
+    import trimesh
+
+    body = trimesh.creation.capsule(radius=0.25, height=1.2, count=[16, 16])
+    body.apply_transform(trimesh.transformations.rotation_matrix(np.pi / 2, [0, 0, 1]))
+    body.apply_translation([0, 0.9, 0])
+    upright = trimesh.transformations.rotation_matrix(np.pi / 2, [1, 0, 0])
+    legs = [trimesh.creation.cylinder(radius=0.08, height=0.8, sections=16).subdivide_to_size(0.04)
+            .apply_transform(upright).apply_translation([x, 0.4, z]) for x in (-0.6, 0.6) for z in (-0.18, 0.18)]
+    neck = trimesh.creation.capsule(radius=0.1, height=1.1, count=[12, 12]).apply_transform(
+        trimesh.transformations.rotation_matrix(-np.pi / 6, [0, 0, 1])).apply_translation([0.95, 1.55, 0])
+    head = trimesh.creation.icosphere(subdivisions=3, radius=0.18).apply_translation([1.25, 2.1, 0])
+    return _mesh_of([body, neck, head] + legs)
+
+
+def test_a_four_legged_body_with_its_front_paws_for_hands_is_refused():
+    """Mesh2Motion's dog read as two-legged stood its head 27-30 degrees from the upright of the
+    ground under its back paws, its front paws passing for hands: read as a body.  Hands on
+    the ground the feet stand on are front paws: a raised-necked quadruped is refused with its
+    front paws as hands, the same frame without hands stands; the ground is its floor (the
+    flat backs of its straight legs touch a plane over more area, but it cannot rest there)."""
+    from asetransfer.geometry.topology import welded_surface
+    from asetransfer.humanoid.landmarks.frame import frame_from_feet
+    from asetransfer.humanoid.landmarks.surface import BodySurface
+
+    mesh = _long_necked_quadruped()
+    v, f, original = welded_surface(mesh.vertices, mesh.faces)
+    surface = BodySurface(v, f, original, np.arange(len(f)), 0.02)
+    w = surface.vertices
+
+    def paw(front: bool, side: int) -> int:  # the middle of the front of a paw's sole
+        on = np.flatnonzero(((w[:, 0] > 0) == front) & (np.sign(w[:, 2]) == side) & (w[:, 1] < 1e-6))
+        ahead = on[w[on, 0] > w[on, 0].max() - 1e-6]
+        return int(ahead[np.argmin(np.abs(w[ahead, 2] - 0.18 * side))])
+
+    head, back, front = int(np.argmax(w[:, 1])), [paw(False, 1), paw(False, -1)], [paw(True, 1), paw(True, -1)]
+    frame, _, _, _ = frame_from_feet(surface, head, back, 0)
+    assert frame.up[1] > 0.6  # leaning with the neck, as the dog did
+    with pytest.raises(NotHumanoidError, match="hand stands on the ground"):
+        frame_from_feet(surface, head, back, 0, front)
+    with pytest.raises(NotHumanoidError):
+        _landmarks(mesh)

@@ -280,3 +280,27 @@ def test_automatic_markers_refuse_the_creatures(case):
     the ground under them, its front paws passing for hands."""
     with pytest.raises(MarkerError):
         landmarks_of(load_target(PRODUCTION / case / "target.obj"), "target", Config())
+
+
+@needs_production
+def test_a_cartoon_whose_stub_feet_reach_up_its_seat_is_read_standing(tmp_path):
+    """Blender Studio's bunny: stub feet under a pear-shaped body, two long ears.  The largest
+    facet of its feet's hull was the back of its seat, 69 degrees from upright, and every
+    reading was refused as four-legged; its ears, not its crown, are its highest points, and
+    with an ear as the head's extremity both feet lay on one side of the head.  It is read
+    standing, the head top between the ears, and rigged (its verdict is no 'ok': the female's
+    proportions put its legs 11 %H off)."""
+    from asetransfer.job import transfer_files
+
+    case = PRODUCTION / "human-female_to_human-bunny"
+    target = load_target(case / "target.obj")
+    found = landmarks_of(target, "target", Config())
+    at = found.positions(target.vertices)
+    h = found.frame.height
+    assert found.frame.up[1] > 0.99
+    assert abs((at["head_top"] - at["nose_tip"]) @ found.frame.left) < 0.02 * h
+    for pair in (("ear.L", "ear.R"), ("toe_tip.L", "toe_tip.R"), ("hand_tip.L", "hand_tip.R")):
+        sides = [(at[n] - at["head_top"]) @ found.frame.left for n in pair]
+        assert sides[0] > 0.05 * h and sides[1] < -0.05 * h, pair
+    done = transfer_files(case / "source.glb", case / "target.obj", tmp_path / "bunny.glb")
+    assert done.report.quality.verdict != "ok"

@@ -10,8 +10,8 @@ The head top is the middle of the head's topmost strip (its geodesic extremity s
 a flat crown when the middle of the body moves), on the mirror plane when a horn off it
 rises higher.  The height is the head top's above the mean of the soles (the ground point).
 The frame is refused (:class:`~.surface.NotHumanoidError`) when the head and feet coincide,
-the head leans far from the upright of the ground under the feet (a four-legged body), the
-feet have no length, or they point in opposite directions.
+the head leans far from the upright of the ground under the feet or a hand stands on that
+ground (a four-legged body), the feet have no length, or they point in opposite directions.
 """
 from __future__ import annotations
 
@@ -30,11 +30,22 @@ from .surface import BodySurface, NotHumanoidError
 HEAD_REACH = 0.35
 HEAD_STRIP = 0.01       # the head top: the middle of the head's topmost strip this deep
 MIDLINE_BAND = 0.015    # head top, nose and back of the head: this close to the mid-plane
-# [deg] the head-to-feet line leans at most this from the upright of the feet's ground:
-# standing bodies 0.4-33 (dev bodies dressed, cut, A-posed, decimated <= 7.5; a chibi's hair
-# bun 17.5, a biped kaiju 19; Blender's metaball bodies 26-33, their round feet's hull leaning
-# up the shins), four-legged bodies read as two-legged 34-72 (a cat 34 is still read)
+# [deg] the head-to-feet line leans at most this from the upright of the feet's ground
+# (:func:`_ground_under`): standing bodies 0.4-21 (dev bodies <= 7, Blender's metaball bodies
+# 1.9-9.0, KayKit's chibis 1.2-6.3, Sophia 16.8, a biped kaiju 20.8); Mesh2Motion's fox, cat,
+# horse and panda read as two-legged lean more, its dog less but with its front paws on the
+# ground (HANDS_OFF_GROUND)
 STANDING_LEAN = 40.0
+# the ground under the feet (:func:`_ground_under`): a plane with the whole body on its side, to
+# this fraction of H, that the body can rest on: its centroid over the points within RESTING_BAND
+# of it (the round feet of Blender's metaball bodies touch their ground at spots: within 0.005 H
+# none rests; with 0.02 a slope up their shins does)
+GROUND_CONTACT = 0.005
+RESTING_BAND = 0.01
+# a hand tip nearer the feet's ground than this fraction of H is a front paw (a quadruped read
+# as two-legged: Mesh2Motion's dog, 0.01); standing bodies' hand tips are 0.40 H or higher
+# (Blender's metaball body with its arms down 0.48, the dev bodies 0.45-0.54, KayKit 0.47-0.53)
+HANDS_OFF_GROUND = 0.1
 
 
 @dataclass(frozen=True)
@@ -54,8 +65,9 @@ class BodyFrame:
         return np.stack([d @ self.left, d @ self.up, d @ self.forward], axis=-1)
 
 
-def frame_from_feet(surface: BodySurface, head: int, feet: list, symmetry_iterations: int):
-    """The body frame from the head's extremity ``head`` and the toe tips ``feet`` (module docstring).
+def frame_from_feet(surface: BodySurface, head: int, feet: list, symmetry_iterations: int, hands=()):
+    """The body frame from the head's extremity ``head`` and the toe tips ``feet`` (module
+    docstring); ``hands``, the hand tips, must stand off the ground (``HANDS_OFF_GROUND``).
 
     Returns
     -------
@@ -80,10 +92,7 @@ def frame_from_feet(surface: BodySurface, head: int, feet: list, symmetry_iterat
         normal = np.linalg.svd(ground - ground.mean(axis=0), full_matrices=False)[2][2]
         normal = normal if normal @ rough_up > 0 else -normal
         up = normal if normal @ rough_up > np.cos(np.radians(30)) else rough_up
-    if _lean_from_ground(v[np.unique(np.concatenate([foot(surface, t, height) for t in feet]))], rough_up) \
-            > STANDING_LEAN:
-        raise NotHumanoidError(f"the head does not stand above the feet: it leans more than {STANDING_LEAN:g} "
-                               "degrees from the upright of the ground they stand on (a four-legged body?)")
+    _check_standing(surface, feet, hands, rough_up, height)
     steps = [v[t] - v[heels[t]] for t in feet]
     steps = [s - (s @ up) * up for s in steps]
     # a foot's extremity is its toe but on a chibi's boot whose back reaches farther: the leg
@@ -103,10 +112,12 @@ def frame_from_feet(surface: BodySurface, head: int, feet: list, symmetry_iterat
     left = np.cross(up, forward)
     if symmetry_iterations > 0:
         left, offset = _mirror_plane(surface, left, v[top], symmetry_iterations)
-        if abs(v[top] @ left - offset) > MIDLINE_BAND * height:
-            # a horn off the mirror plane rising above the crown, which is on the plane (horns
-            # put the heavy fixture's head top 14 cm aside, its head joint 7 %H off)
-            top = _head_top(surface, head, up, height, midline=(left, offset))
+    else:  # the plane between the toe tips (a cartoon's ear as the head's extremity put both feet on one side)
+        offset = float(np.mean(v[feet] @ left))
+    if abs(v[top] @ left - offset) > MIDLINE_BAND * height:
+        # a horn off the mirror plane rising above the crown, which is on the plane (horns
+        # put the heavy fixture's head top 14 cm aside, its head joint 7 %H off)
+        top = _head_top(surface, head, up, height, midline=(left, offset))
     head = top
     forward = np.cross(left, up)
     forward /= np.linalg.norm(forward)
@@ -120,30 +131,76 @@ def frame_from_feet(surface: BodySurface, head: int, feet: list, symmetry_iterat
     return frame, heels, agreement, head
 
 
-def _lean_from_ground(feet: np.ndarray, rough_up: np.ndarray) -> float:
-    """Degrees between the head-to-feet line ``rough_up`` and the upright of the ground the
-    ``feet`` (K, 3), the vertices of both, stand on: the normal of the largest facet of
-    their convex hull facing away from the head (0 without a hull).
+def _check_standing(surface: BodySurface, feet: list, hands, rough_up: np.ndarray, height: float) -> None:
+    """Refuse a head leaning more than ``STANDING_LEAN`` from the upright of the ground under
+    the ``feet`` (:func:`_ground_under`) or a hand tip of ``hands`` standing on that ground
+    (``HANDS_OFF_GROUND``): a four-legged body read as two-legged."""
+    v = surface.vertices
+    floor = _ground_under(surface, np.concatenate([foot(surface, t, height) for t in feet]), rough_up, height)
+    if floor is None:
+        return
+    if np.degrees(np.arccos(np.clip(-floor[0] @ rough_up, -1.0, 1.0))) > STANDING_LEAN:
+        raise NotHumanoidError(f"the head does not stand above the feet: it leans more than {STANDING_LEAN:g} "
+                               "degrees from the upright of the ground they stand on (a four-legged body?)")
+    if len(hands) and -(v[list(hands)] @ floor[0] + floor[1]).min() < HANDS_OFF_GROUND * height:
+        raise NotHumanoidError("a hand stands on the ground the feet stand on (a four-legged body?)")
+
+
+def _ground_under(surface: BodySurface, feet: np.ndarray, rough_up: np.ndarray, height: float):
+    """The ground the feet stand on, ``(normal, offset)`` (the plane ``x @ normal + offset = 0``,
+    ``normal`` (3,) pointing down into it), or None without one.
+
+    ``feet`` (K,) are the vertices of both feet (of the body ``surface``).
+    The ground is a facet of their convex hull facing away from the head (``rough_up``) with
+    the whole body on its side (within ``GROUND_CONTACT`` of H) and, where any such facet
+    has, the body's centroid over the points it touches (:func:`_rests_on`); of those, the
+    one the feet touch over the largest area (their vertices' areas within the band: the
+    soles).  Without such a facet, the hull's largest facing away.
 
     A four-legged body read as two-legged stands its "head" (snout or tail) over its back
     paws, its front paws passing for hands: 57-72 degrees from the upright of the ground
     under them for Mesh2Motion's panda and dog, whose readings stood (the soles' plane
-    tells no more than the head-to-feet line: its band of the feet is cut across it).
-    Standing bodies lean 0.4-19 degrees (a hair bun behind a chibi's head) and 26-33 on
-    round metaball feet, whose hull's largest facet runs up the shins; as much as
-    Mesh2Motion's horse and cat (30, 34), which are still read."""
+    tells no more than the head-to-feet line: its band of the feet is cut across it).  The
+    feet's largest facet alone was the back of a cartoon's seat, which its stub feet reach
+    up (Blender Studio's bunny, 69 degrees; the body reaches past it); the backs of straight
+    legs touch a plane over more area than their soles, but the body does not rest on it."""
+    v, feet = surface.vertices, np.unique(feet)
     try:
-        hull = ConvexHull(feet)
+        hull = ConvexHull(v[feet])
     except QhullError:  # the feet in one plane or on a line
-        return 0.0
-    normals = hull.equations[:, :3]
-    corner = feet[hull.simplices]
+        return None
+    body = surface.outermost
+    normals, offsets = hull.equations[:, :3], hull.equations[:, 3]
+    corner = v[feet][hull.simplices]
     area = 0.5 * np.linalg.norm(np.cross(corner[:, 1] - corner[:, 0], corner[:, 2] - corner[:, 0]), axis=1)
-    away = normals @ rough_up < 0
-    if not away.any():
-        return 0.0
-    ground = -normals[np.flatnonzero(away)[np.argmax(area[away])]]
-    return float(np.degrees(np.arccos(np.clip(ground @ rough_up, -1.0, 1.0))))
+    away = np.flatnonzero(normals @ rough_up < 0)
+    if not len(away):
+        return None
+    band = GROUND_CONTACT * height
+    under = away[(body @ normals[away].T + offsets[away]).max(axis=0) < band]
+    if not len(under):
+        return normals[away[np.argmax(area[away])]], float(offsets[away[np.argmax(area[away])]])
+    weights = surface.vertex_areas
+    centroid = weights @ v / max(weights.sum(), 1e-300)
+    touching = (v[feet] @ normals[under].T + offsets[under] > -band).T @ weights[feet]
+    order = under[np.argsort(-touching, kind="stable")]  # the soles' likeliest first: the first that rests
+    best = next((k for k in order if _rests_on(body, centroid, normals[k], offsets[k], RESTING_BAND * height)),
+                order[0])
+    return normals[best], float(offsets[best])
+
+
+def _rests_on(points: np.ndarray, centroid: np.ndarray, normal: np.ndarray, offset: float, band: float) -> bool:
+    """Whether a body could rest on the plane ``x @ normal + offset = 0``: ``centroid`` (3,)
+    projects inside the convex hull of the ``points`` (P, 3) within ``band`` of the plane."""
+    touching = points[np.abs(points @ normal + offset) < band]
+    if len(touching) < 3:
+        return False
+    across = np.linalg.svd(np.eye(3) - np.outer(normal, normal))[0][:, :2]  # two axes in the plane
+    try:
+        outline = ConvexHull(touching @ across)
+    except QhullError:  # touching along a line
+        return False
+    return bool((outline.equations[:, :2] @ (centroid @ across) + outline.equations[:, 2] <= band).all())
 
 
 def _mirror_plane(surface: BodySurface, left: np.ndarray, head_top: np.ndarray, iterations: int):

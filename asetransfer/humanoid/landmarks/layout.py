@@ -132,9 +132,9 @@ def _layout(surface: BodySurface, radius: float, symmetry_iterations: int) -> La
     for k, (head, hands, feet) in enumerate(_candidates(surface, tips)):
         try:
             # the feet's frame, without the mirror-plane fit, weeds out wrong roles cheaply
-            frame, _, _, top = frame_from_feet(surface, head, feet, 0)
+            frame, _, _, top = frame_from_feet(surface, head, feet, 0, hands)
             _check_layout(surface, frame, top, hands, feet)
-            frame, heels, agreement, top = frame_from_feet(surface, head, feet, symmetry_iterations)
+            frame, heels, agreement, top = frame_from_feet(surface, head, feet, symmetry_iterations, hands)
             _check_layout(surface, frame, top, hands, feet)
             layout = Layout(top, hands, feet, frame, heels, agreement)
             if k > 0 and not _paired(surface.vertices, layout):

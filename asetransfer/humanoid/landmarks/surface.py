@@ -3,15 +3,19 @@
 :class:`BodySurface` is the welded mesh (layers and props already left out) with its surface
 graph (pieces bridged, :mod:`~asetransfer.geometry.geodesic`), the middle of the body (the
 vertex nearest the centroid of its large pieces), the geodesic distances from that middle
-and, found once and shared by the rules, the distances from any vertex asked for.
+and, found once and shared by the rules, the distances from any vertex asked for, the
+vertices' areas and the outermost vertices.
 """
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
+from scipy.spatial import ConvexHull, QhullError
 
 from ...geometry import geodesic
 from ...geometry.alignment import principal_box_sides
-from ...geometry.topology import used_vertices, vertex_components
+from ...geometry.topology import used_vertices, vertex_areas, vertex_components
 
 # pieces with at least this share of the vertices place the middle of the body: a cut
 # body's pieces have >= 0.1 (heavy fixture: 0.05 a hand and forearm), a joint cover 0.02
@@ -58,3 +62,17 @@ class BodySurface:
         if v not in self._from:
             self._from[v] = geodesic.distances(self.graph, v)
         return self._from[v]
+
+    @cached_property
+    def vertex_areas(self) -> np.ndarray:
+        """(N,) each vertex's share of the surface's area."""
+        return vertex_areas(self.vertices, self.faces)
+
+    @cached_property
+    def outermost(self) -> np.ndarray:
+        """(K, 3) the vertices on the surface's convex hull, enough to tell its side of a plane
+        (all of them for a flat surface, which has no hull)."""
+        try:
+            return self.vertices[ConvexHull(self.vertices).vertices]
+        except QhullError:
+            return self.vertices
