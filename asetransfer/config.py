@@ -499,10 +499,15 @@ class QualityConfig:
     # 2.1-2.3 apart: body joints up to 3.9 %H from the artist's with a mean of 1.9-2.8; the
     # cartoon fixture 1.9 apart, within 2.0 %H)
     proportion_doubt_ratio: float = 2.0
+    # [fraction] a body joint (skeleton-map role) with more of its skin (weight x area) on pieces no
+    # marker fitted, the source's or the target's, is "check": placed from surface carried along
+    # (Mixamo's X Bot, a chest plate between joint rings: its shoulders' 0.89 as the source and
+    # 0.49-0.51 as the target, where they landed 3.5-4.0 %H off; 0 on every one-piece body)
+    carried_joint_share: float = 0.4
 
     def __post_init__(self):
-        if not self.proportion_doubt_ratio >= 1:
-            raise ValueError("proportion_doubt_ratio must be >= 1")
+        if not self.proportion_doubt_ratio >= 1 or not 0 < self.carried_joint_share <= 1:
+            raise ValueError("proportion_doubt_ratio must be >= 1 and carried_joint_share in (0, 1]")
         if not (1.0 <= self.marker_spread_warn <= self.marker_spread_refuse
                 and 0 < self.residual_check_pct <= self.residual_poor_pct and 0 < self.fit_check_pct <= self.fit_poor_pct
                 and 0 <= self.mapped_poor <= self.mapped_check <= 1 and self.mapped_distance_pct > 0

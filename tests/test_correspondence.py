@@ -256,6 +256,9 @@ def test_unmarked_pieces_are_glued_or_ride_along_without_nans(src_x, tgt_x, glue
     for sp_ in (c.source_to_target, c.target_to_source):
         assert np.isfinite(sp_.bary).all()
     assert c.stats.unmarked_source_vertices == (0 if glued else len(eye.vertices))
+    # carried (no marker, no layer): exactly the ball, when it is not glued
+    for carried, body in ((c.source_carried, len(src.vertices)), (c.target_carried, n)):
+        assert not carried[:body].any() and carried[body:].all() == (not glued) and carried[body:].any() == (not glued)
     # the source eye lands on the target eye, the target eye maps to the source eye
     assert (c.source_to_target.face[len(src.vertices):] >= len(tgt.faces)).all()
     assert (c.target_to_source.face[n:] >= len(src.faces)).all()

@@ -28,7 +28,8 @@ KEYS = {
                 "time"],
     "timings": ["markers", "correspondence", "skeleton", "weights", "total"],
     "quality": ["verdict", "reasons", "marker_residual_pct_height", "mapped_area_fraction", "fit_distance_pct_height",
-                "joints_outside_body", "bones_out_of_proportion", "feet_pointing_back", "limbs_crossed"],
+                "joints_outside_body", "bones_out_of_proportion", "feet_pointing_back", "limbs_crossed",
+                "joints_on_carried_pieces"],
 }
 
 

@@ -79,9 +79,11 @@ def fit_distance(target_vertices: np.ndarray, correspondence: Correspondence, so
 def joint_flags(report: TransferReport) -> dict:
     """Joint name -> ``(level, reason)`` for the joints a transfer's checks doubt: "poor" for
     the quality verdict's joints (outside the body, bones out of proportion, toes pointing
-    back), "check" for joints placed by a fallback (their Procrustes fit or their parent)."""
+    back), "check" for joints placed by a fallback (their Procrustes fit or their parent) or
+    from pieces no marker fitted."""
     flags = {name: ("check", "placed by a fallback") for name in report.skeleton.fallback_joints}
     quality = report.quality
+    flags.update({name: ("check", "skinned on pieces no marker fitted") for name in quality.joints_on_carried_pieces})
     for names, reason in ((quality.bones_out_of_proportion, "bone out of proportion"),
                           (quality.feet_pointing_back, "toe points to the heel"),
                           (quality.joints_outside_body, "outside the body")):

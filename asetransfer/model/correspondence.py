@@ -32,6 +32,9 @@ class Correspondence:
     source_solved : (n_s,) bool, the same for the source: False on the vertices that only
         ride along with their closest fitted point (joint covers, clothes, eyes, unmarked
         pieces), or None (every vertex).
+    source_carried, target_carried : (n,) bool, each mesh's vertices of pieces without a
+        marker that are not layers over the body (props, or parts of the body the markers
+        missed): carried along rigidly, not fitted; or None (none known).
     """
 
     source_to_target: SurfacePoints
@@ -43,6 +46,8 @@ class Correspondence:
     stats: CorrespondenceStats | None = None
     target_solved: np.ndarray | None = None
     source_solved: np.ndarray | None = None
+    source_carried: np.ndarray | None = None
+    target_carried: np.ndarray | None = None
 
     def body_extent(self, target_vertices: np.ndarray) -> np.ndarray:
         """(3,) sides of the box around the fitted target vertices (:attr:`target_solved`),

@@ -13,20 +13,28 @@ joints they concern (:func:`~asetransfer.stages.quality.assess` grades them):
   the target's geometry tells (its foot reaches farther in front of the ankle than behind
   it): the rig is turned or mirrored relative to the body it sits in;
 * :func:`limbs_crossed`: elbows or knees on the other side of the body than their names say
-  (markers that swap one limb's left and right: the arm then crosses the chest).
+  (markers that swap one limb's left and right: the arm then crosses the chest);
+* :func:`joints_on_carried_pieces`: body joints whose skin lies mostly on source pieces no
+  marker fitted (a chest plate between joint rings): they are placed from surface carried
+  along, not fitted to the target.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..geometry.topology import vertex_pieces
+from ..geometry.topology import vertex_areas, vertex_pieces
 from ..humanoid.body import body_axes
 from ..humanoid.skeleton_map import propose_skeleton_map
 from ..model.mesh import Mesh
+from ..model.rig import Rig
+from ..model.roles import CENTRE_ROLES, SIDES
 from ..model.skeleton import Skeleton
 
 #: half the width of a foot, a fraction of the body height (the other foot stays out)
 FOOT_HALF_WIDTH = 0.05
+#: the skeleton-map roles of the body (not the hands' and feet's small joints)
+BODY_ROLES = CENTRE_ROLES + tuple(f"{r}_{s}" for r in ("clavicle", "shoulder", "elbow", "wrist", "upper_leg", "knee",
+                                                        "ankle") for s in SIDES)
 
 
 def bones_out_of_proportion(source: Skeleton, source_height: float, target: Skeleton, target_height: float, *,
@@ -125,3 +133,24 @@ def limbs_crossed(skeleton: Skeleton, height: float, *, tolerance: float) -> lis
     left = left / np.linalg.norm(left)
     return [mapping[f"{role}_l"] for role in CROSSING_ROLES
             if f"{role}_l" in at and f"{role}_r" in at and (at[f"{role}_l"] - at[f"{role}_r"]) @ left < -tolerance * height]
+
+
+def joints_on_carried_pieces(source: Rig, carried: np.ndarray | None, *, share: float) -> list:
+    """Names of the source's body joints (skeleton-map roles, :data:`BODY_ROLES`) more than
+    ``share`` of whose skin -- weight times vertex area -- lies on ``carried`` (n_s,) vertices:
+    pieces no marker fitted that are not layers over the body
+    (:attr:`~asetransfer.model.correspondence.Correspondence.source_carried`).  Such a joint
+    is placed from surface carried along rigidly: Mixamo's X Bot, whose chest is a plate
+    between joint rings, had its shoulder joints 3.5-4.0 %H off on a one-piece body with a
+    verdict of "ok".  Empty without ``carried`` or a skeleton map."""
+    if carried is None or not carried.any():
+        return []
+    mapping, _ = propose_skeleton_map(source.skeleton)
+    names = list(source.skeleton.names)
+    joints = [names.index(mapping[r]) for r in BODY_ROLES if r in mapping]
+    if not joints:
+        return []
+    skin = source.skin.to_sparse()[:, joints].T   # (J', n_s)
+    area = vertex_areas(source.mesh.vertices, source.mesh.faces)
+    mass, on_carried = skin @ area, skin @ (area * carried)
+    return [names[j] for j, m, c in zip(joints, mass, on_carried) if m > 0 and c > share * m]

@@ -22,7 +22,7 @@ import logging
 import numpy as np
 
 from ..config import QualityConfig
-from .plausibility import bones_out_of_proportion, feet_pointing_back, limbs_crossed
+from .plausibility import bones_out_of_proportion, feet_pointing_back, joints_on_carried_pieces, limbs_crossed
 from ..model.mesh import Mesh
 from ..model.report import QualityVerdict
 from ..model.rig import Rig
@@ -181,7 +181,7 @@ def joints_outside_body(source: Rig, rig: Rig, tolerance: float, config: Quality
 def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_max: float, n_markers: int,
            config: QualityConfig | None = None, fit_distance: float = 0.0,
            head_shares: list | None = None, doubted_markers: list | None = None,
-           fitted: np.ndarray | None = None) -> QualityVerdict:
+           fitted: np.ndarray | None = None, carried: tuple = (None, None)) -> QualityVerdict:
     """The ``quality`` section of a transfer report (and a one-line warning unless the verdict is ok).
 
     Parameters
@@ -198,6 +198,8 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
         (``MarkerOrigin.low_confidence``): the rig is at least "check" with them.
     fitted : (N,) bool, the target vertices the fit solved for (``Correspondence.target_solved``),
         or None (all).
+    carried : (source, target) (n,) bool each, the vertices of pieces no marker fitted, not layers
+        (``Correspondence.source_carried``, ``target_carried``), or None (none).
     """
     cfg = config or QualityConfig()
     h = max(height(rig.mesh), 1e-300)
@@ -208,6 +210,8 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
                                           factor=cfg.proportion_factor, min_length=cfg.proportion_min_length)
     turned = feet_pointing_back(rig.skeleton, rig.mesh, reach=cfg.foot_reach)
     crossed = limbs_crossed(rig.skeleton, h, tolerance=cfg.crossing_tolerance)
+    unfitted = sorted(set(joints_on_carried_pieces(source, carried[0], share=cfg.carried_joint_share))
+                      | set(joints_on_carried_pieces(rig, carried[1], share=cfg.carried_joint_share)))
     graded = [
         (_grade(residual, cfg.residual_check_pct, cfg.residual_poor_pct),
          f"largest marker residual {residual:.2f} % of the height"),
@@ -229,6 +233,9 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
          f"{', ...' if len(doubted_markers or []) > 6 else ''}): check them, or place them by hand"),
     ]
     graded += _shape_checks(source, rig, cfg, proportions, turned)
+    graded.append((1 if unfitted else 0,
+                   f"{', '.join(unfitted[:6])}{', ...' if len(unfitted) > 6 else ''} skinned mostly on pieces no marker "
+                   "fitted (carried along, not fitted): place markers on them or join them to the body"))
     graded.append((2 if crossed else 0, f"{', '.join(crossed)} {'lies' if len(crossed) == 1 else 'lie'} on the other "
                                         "side of the body than the name says: markers swapped left and right on a limb?"))
     level = max((g for g, _ in graded), default=0)
@@ -237,7 +244,7 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
                              mapped_area_fraction=mapped, fit_distance_pct_height=apart,
                              joints_outside_body=outside,
                              bones_out_of_proportion=proportions, feet_pointing_back=turned,
-                             limbs_crossed=crossed)
+                             limbs_crossed=crossed, joints_on_carried_pieces=unfitted)
     if level:
         log.warning("result quality '%s': %s; check the rig before use", LEVELS[level], "; ".join(reasons))
     return quality

@@ -241,7 +241,7 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
                      fit_distance=max(corr.stats.fit_distance_mean, corr.stats.reverse_fit_distance_mean),
                      head_shares=origin.head_shares if origin.automatic else None,
                      doubted_markers=origin.low_confidence if origin.automatic else None,
-                     fitted=corr.target_solved)
+                     fitted=corr.target_solved, carried=(corr.source_carried, corr.target_carried))
     report = TransferReport(
         source_vertices=int(len(source.mesh.vertices)), target_vertices=int(len(target.vertices)),
         joints=int(skeleton.n_joints), markers=len(markers), marker_origin=origin, correspondence=corr.stats,

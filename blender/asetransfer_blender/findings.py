@@ -84,7 +84,7 @@ def transfer_findings(result, source, warnings: list, quality_config) -> Finding
     """
     quality, corr, rig = result.report.quality, result.correspondence, result.rig
     found = Findings(bones=list(dict.fromkeys(quality.joints_outside_body + quality.bones_out_of_proportion
-                                              + quality.feet_pointing_back)))
+                                              + quality.feet_pointing_back + quality.joints_on_carried_pieces)))
     names = rig.skeleton.names
     for reason in quality.reasons:
         found.lines.append(("WARNING", f"quality '{quality.verdict}': {reason}"))

@@ -77,7 +77,9 @@ def correspond(source: Mesh, target: Mesh, markers: Markers,
         faired_source=faired_source, faired_target=faired_target,
         registered_source=back.apply(registered)[source_side.input_to_welded], stats=stats,
         target_solved=target_side.solved[target_side.input_to_welded],
-        source_solved=source_side.solved[source_side.input_to_welded])
+        source_solved=source_side.solved[source_side.input_to_welded],
+        source_carried=source_side.carried[source_side.input_to_welded],
+        target_carried=target_side.carried[target_side.input_to_welded])
 
 
 def _fair_and_register(source: PreparedSide, registration_target: PreparedSide, coarse_source: PreparedSide,

@@ -123,7 +123,8 @@ def prepare_side(vertices: np.ndarray, faces: np.ndarray, points: SurfacePoints,
                         _marker_rows(points, renumber[welded_faces[points.face]], len(active)),
                         _unmarked_summary(welded_vertices, welded_faces, labels, face_active, layer),
                         _glue_rows(renumber[held], len(active)), np.isin(labels, marked),
-                        len(np.unique(own_pieces[welded_faces[points.face, 0]])))
+                        len(np.unique(own_pieces[welded_faces[points.face, 0]])),
+                        ~np.isin(labels, marked) & ~layer)
 
 
 def _marker_rows(points: SurfacePoints, corners: np.ndarray, n_active: int) -> sp.csr_matrix:

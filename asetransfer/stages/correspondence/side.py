@@ -32,6 +32,7 @@ class PreparedSide:
     glue: sp.csr_matrix          # (G, a) rows e_i - e_j: vertex pairs holding neighbouring pieces together
     solved: np.ndarray           # (n',) bool: vertices of the marked pieces and those glued to them
     marked_pieces: int           # pieces of the mesh holding a marker (glued or not)
+    carried: np.ndarray          # (n',) bool: vertices of pieces without a marker that are not layers (props, missed parts)
     # (mesh vertices, mesh faces, similarity) of the mesh as given and the map to this frame:
     # its search tree, shared with the steps around the correspondence, serves as this one's
     given: tuple | None = None
