@@ -501,8 +501,9 @@ class QualityConfig:
     proportion_doubt_ratio: float = 2.0
     # [fraction] a body joint (skeleton-map role) with more of its skin (weight x area) on pieces no
     # marker fitted, the source's or the target's, is "check": placed from surface carried along
-    # (Mixamo's X Bot, a chest plate between joint rings: its shoulders' 0.89 as the source and
-    # 0.49-0.51 as the target, where they landed 3.5-4.0 %H off; 0 on every one-piece body)
+    # (Mixamo's X Bot, a chest plate between joint rings: its upper spine's and clavicles' 0.58-0.95
+    # as the source and 0.49-0.57 as the target, where they landed 3.5-4.0 %H off; 0 on every
+    # one-piece body).  Vertices bound wholly to one joint do not count (a held shield, a hat)
     carried_joint_share: float = 0.4
 
     def __post_init__(self):

@@ -210,8 +210,12 @@ def test_body_joints_placed_from_pieces_no_marker_fitted_make_the_rig_check():
     was carried along, and its shoulder joints landed 3.5-4.0 %H off with a verdict of 'ok'.
     The source rigged onto itself with its chest's vertices carried (their largest weight
     the upper spine's or a clavicle's) is 'check', naming those joints -- whichever side
-    carries them; carried fingertips (no body role) or nothing carried leave it 'ok'."""
+    carries them; carried fingertips (no body role), nothing carried, or a chest bound wholly
+    to one joint (a prop following it, as a held shield its hand) leave it 'ok'."""
+    import dataclasses
+
     from asetransfer.humanoid.skeleton_map import propose_skeleton_map
+    from asetransfer.model.skin import SkinWeights
     from asetransfer.stages.quality import assess
 
     source = at.load_rig(FIXTURES / "source.glb")
@@ -231,3 +235,9 @@ def test_body_joints_placed_from_pieces_no_marker_fitted_make_the_rig_check():
     for carried in ((finger, None), (None, None), (np.zeros_like(chest), None)):
         clean = assess(source, source, source.mesh.vertices, **kw, carried=carried)
         assert clean.verdict == "ok" and not clean.joints_on_carried_pieces
+    # the chest bound wholly to the upper spine, as a held shield to its hand: a prop following its joint
+    indices, weights = source.skin.indices.copy(), source.skin.weights.copy()
+    indices[chest], weights[chest] = names.index(mapping["upper_spine"]), 0.0
+    weights[chest, 0] = 1.0
+    plated = dataclasses.replace(source, skin=SkinWeights(indices, weights, source.skin.n_joints))
+    assert assess(plated, plated, source.mesh.vertices, **kw, carried=(chest, chest)).verdict == "ok"

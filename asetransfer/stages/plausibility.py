@@ -32,6 +32,8 @@ from ..model.skeleton import Skeleton
 
 #: half the width of a foot, a fraction of the body height (the other foot stays out)
 FOOT_HALF_WIDTH = 0.05
+#: a vertex with this much weight on one joint is bound to it rigidly
+RIGID_WEIGHT = 0.999
 #: the skeleton-map roles of the body (not the hands' and feet's small joints)
 BODY_ROLES = CENTRE_ROLES + tuple(f"{r}_{s}" for r in ("clavicle", "shoulder", "elbow", "wrist", "upper_leg", "knee",
                                                         "ankle") for s in SIDES)
@@ -135,22 +137,27 @@ def limbs_crossed(skeleton: Skeleton, height: float, *, tolerance: float) -> lis
             if f"{role}_l" in at and f"{role}_r" in at and (at[f"{role}_l"] - at[f"{role}_r"]) @ left < -tolerance * height]
 
 
-def joints_on_carried_pieces(source: Rig, carried: np.ndarray | None, *, share: float) -> list:
-    """Names of the source's body joints (skeleton-map roles, :data:`BODY_ROLES`) more than
-    ``share`` of whose skin -- weight times vertex area -- lies on ``carried`` (n_s,) vertices:
-    pieces no marker fitted that are not layers over the body
-    (:attr:`~asetransfer.model.correspondence.Correspondence.source_carried`).  Such a joint
-    is placed from surface carried along rigidly: Mixamo's X Bot, whose chest is a plate
-    between joint rings, had its shoulder joints 3.5-4.0 %H off on a one-piece body with a
-    verdict of "ok".  Empty without ``carried`` or a skeleton map."""
-    if carried is None or not carried.any():
+def joints_on_carried_pieces(rig: Rig, carried: np.ndarray | None, *, share: float) -> list:
+    """Names of the body joints (skeleton-map roles, :data:`BODY_ROLES`) more than
+    ``share`` of whose skin -- weight times vertex area -- lies on ``carried`` (n,) vertices of
+    ``rig``: pieces no marker fitted that are not layers over the body
+    (:attr:`~asetransfer.model.correspondence.Correspondence.source_carried`), but for vertices
+    bound wholly to one joint (a held shield, a hat: props that follow their joint).  Such a
+    joint is placed from body surface carried along: Mixamo's X Bot, whose chest is a plate
+    between joint rings, skinned to the spine and clavicles, had its shoulder joints 3.5-4.0
+    %H off on a one-piece body with a verdict of "ok".  Empty without ``carried`` or a
+    skeleton map."""
+    if carried is None:
         return []
-    mapping, _ = propose_skeleton_map(source.skeleton)
-    names = list(source.skeleton.names)
+    carried = carried & (rig.skin.weights.max(axis=1) < RIGID_WEIGHT)
+    if not carried.any():
+        return []
+    mapping, _ = propose_skeleton_map(rig.skeleton)
+    names = list(rig.skeleton.names)
     joints = [names.index(mapping[r]) for r in BODY_ROLES if r in mapping]
     if not joints:
         return []
-    skin = source.skin.to_sparse()[:, joints].T   # (J', n_s)
-    area = vertex_areas(source.mesh.vertices, source.mesh.faces)
+    skin = rig.skin.to_sparse()[:, joints].T   # (J', n)
+    area = vertex_areas(rig.mesh.vertices, rig.mesh.faces)
     mass, on_carried = skin @ area, skin @ (area * carried)
     return [names[j] for j, m, c in zip(joints, mass, on_carried) if m > 0 and c > share * m]
