@@ -304,3 +304,40 @@ def test_a_cartoon_whose_stub_feet_reach_up_its_seat_is_read_standing(tmp_path):
         assert sides[0] > 0.05 * h and sides[1] < -0.05 * h, pair
     done = transfer_files(case / "source.glb", case / "target.obj", tmp_path / "bunny.glb")
     assert done.report.quality.verdict != "ok"
+
+
+def test_a_reading_whose_feet_point_apart_gives_way_to_the_solid_and_the_rig(plates, monkeypatch):
+    """Feet pointing 60 degrees or more apart leave the facing unknown (``agreement`` 0):
+    Mixamo's Ely, her boots read as layers over legs ending above the ground, was read on
+    her legs' stumps facing backwards.  Such a reading of a character in pieces gives way to
+    the solid's when its feet agree better, and a source's to its rig's landmarks; a reading
+    whose feet agree stays."""
+    import dataclasses
+
+    import asetransfer.stages.markers as stage
+    from asetransfer.stages.markers import forget_landmarks
+
+    target = load_target(FIXTURES / "target_heavy.ply")
+    real = stage.find_landmarks
+    calls = []
+
+    def apart(mesh, **rules):  # the surface's reading with its feet apart; the solid's as found
+        calls.append(mesh.n_vertices)
+        found = real(mesh, **rules)
+        return dataclasses.replace(found, agreement=0.0) if len(calls) == 1 else found
+
+    monkeypatch.setattr(stage, "find_landmarks", apart)
+    forget_landmarks()
+    pieces = robot(load_source(SOURCE).rig, gap=0.0, overlap=0.01, covers=False)[0].mesh
+    read = landmarks_of(pieces, "target", Config())
+    assert len(calls) == 2 and read.agreement > 0.5  # read again as the solid, whose feet agree
+    calls.clear()
+    forget_landmarks()
+    assert landmarks_of(target, "target", Config()).agreement == 0  # one piece: no solid to read
+    calls.clear()
+    forget_landmarks()
+    rig = load_source(SOURCE).rig
+    assert source_landmarks(rig, Config()).vertex == rig_landmarks(rig).vertex
+    monkeypatch.setattr(stage, "find_landmarks", real)
+    forget_landmarks()
+    assert source_landmarks(rig, Config()).vertex != rig_landmarks(rig).vertex  # checked by the rig only

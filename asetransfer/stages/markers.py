@@ -73,8 +73,9 @@ def landmarks_of(mesh: Mesh, side: str, config: Config, solid: bool = True) -> L
     A character of more than twice ``MarkersConfig.search_vertices`` vertices is searched
     on a copy simplified to that many (the rules' geodesics cost time in proportion to the
     vertices, not the shape) and the landmarks are moved to its own surface.  A character
-    in pieces whose surface has no body layout is read as the solid the pieces make
-    (``solid``; :func:`_on_solid`)."""
+    in pieces whose surface has no body layout, or one whose feet point 60 degrees or more
+    apart there (``Landmarks.agreement`` 0: the facing is unknown) while the solid's agree
+    better, is read as the solid the pieces make (``solid``; :func:`_on_solid`)."""
     cfg, cc = config.markers, config.correspondence
     # the landmarks are the body's: layers by the rule the correspondence carries them by
     layers = LayerRule.of(cc)
@@ -86,18 +87,32 @@ def landmarks_of(mesh: Mesh, side: str, config: Config, solid: bool = True) -> L
     searched = mesh
     if len(used_vertices(mesh.faces)) > 2 * cfg.search_vertices:
         searched = Mesh(*proxy_mesh(mesh.vertices, mesh.faces, cfg.search_vertices, min_quality=0.0))
-    try:
-        found = find_landmarks(searched, **rules)
-    except NotHumanoidError as e:
-        found = _on_solid(searched, rules) if solid else None  # pieces read as one body
-        if found is None:
-            raise MarkerError(side, f"no humanoid layout found for automatic markers: {e}") from None
-        found, solid_mesh = found
+    found, solid_mesh = _read(searched, side, rules, solid)
+    if solid_mesh is not None:
         found = hand_tips_carried_out(found.moved(solid_mesh, mesh), solid_mesh, mesh)
-    else:
-        found = found if searched is mesh else found.moved(searched, mesh)
+    elif searched is not mesh:
+        found = found.moved(searched, mesh)
     _keep(key, found)
     return found
+
+
+def _read(mesh: Mesh, side: str, rules: dict, solid: bool) -> tuple:
+    """``(landmarks, solid_mesh)``: the landmarks of ``mesh``, or of the solid its pieces make
+    (:func:`_on_solid`, with ``solid``) when it has no body layout or its feet point 60 degrees
+    or more apart while the solid's agree better (boots read as layers over legs that end
+    above the ground: Mixamo's Ely stood on her legs' stumps facing backwards); ``solid_mesh``
+    is None for landmarks on ``mesh`` itself."""
+    try:
+        found = find_landmarks(mesh, **rules)
+    except NotHumanoidError as e:
+        on_solid = _on_solid(mesh, rules) if solid else None
+        if on_solid is None:
+            raise MarkerError(side, f"no humanoid layout found for automatic markers: {e}") from None
+        return on_solid
+    on_solid = _on_solid(mesh, rules) if solid and found.agreement == 0 else None
+    if on_solid is not None and on_solid[0].agreement > found.agreement:
+        return on_solid
+    return found, None
 
 
 def _content(mesh: Mesh) -> tuple:
@@ -133,9 +148,10 @@ def source_landmarks(source: Rig, config: Config) -> Landmarks:
     rules), checked by its rig (:func:`~asetransfer.humanoid.landmarks.rig.rig_landmarks`).
     A landmark farther than ``MarkersConfig.rig_tolerance`` from the one the source's
     skeleton and weights give is taken from the rig; all are when the shape alone has no
-    body layout (a source in pieces).  Where the joint names say left and right the other
-    way round than the shape, the shape's landmarks stand (the names are only labels; the
-    disagreement is warned of), and so they do without a humanoid skeleton map."""
+    body layout (a source in pieces) or its feet point 60 degrees or more apart (the facing
+    unknown).  Where the joint names say left and right the other way round than the shape,
+    the shape's landmarks stand (the names are only labels; the disagreement is warned of),
+    and so they do without a humanoid skeleton map."""
     try:
         from_rig = rig_landmarks(source)
     except NotHumanoidError:
@@ -144,6 +160,9 @@ def source_landmarks(source: Rig, config: Config) -> Landmarks:
         geometric = landmarks_of(source.mesh, "source", config, solid=False)
     except MarkerError:
         log.info("the source's landmarks are read from its rig: its shape alone has no body layout")
+        return from_rig
+    if geometric.agreement == 0:
+        log.info("the source's landmarks are read from its rig: its shape's feet point apart")
         return from_rig
     if float(geometric.frame.left @ from_rig.frame.left) < 0.5:
         return geometric  # the joint names say left and right the other way round: warned of below
