@@ -303,7 +303,7 @@ class QualityVerdict(Section):
     bones_out_of_proportion: list = field(default_factory=list)  # joints ending such bones
     feet_pointing_back: list = field(default_factory=list)       # toe joints pointing to the heel
     limbs_crossed: list = field(default_factory=list)            # left elbows/knees/ankles on the right
-    joints_on_carried_pieces: list = field(default_factory=list)  # body joints skinned mostly on unfitted source pieces
+    joints_on_carried_pieces: list = field(default_factory=list)  # body joints skinned mostly on pieces no marker fitted
 
 
 @dataclass

@@ -14,9 +14,9 @@ joints they concern (:func:`~asetransfer.stages.quality.assess` grades them):
   it): the rig is turned or mirrored relative to the body it sits in;
 * :func:`limbs_crossed`: elbows or knees on the other side of the body than their names say
   (markers that swap one limb's left and right: the arm then crosses the chest);
-* :func:`joints_on_carried_pieces`: body joints whose skin lies mostly on source pieces no
-  marker fitted (a chest plate between joint rings): they are placed from surface carried
-  along, not fitted to the target.
+* :func:`joints_on_carried_pieces`: body joints whose skin lies mostly on pieces no marker
+  fitted, the source's or the result's (a chest plate between joint rings): they are placed
+  from surface carried along, not fitted.
 """
 from __future__ import annotations
 

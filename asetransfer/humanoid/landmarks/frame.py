@@ -152,10 +152,10 @@ def _ground_under(surface: BodySurface, feet: np.ndarray, rough_up: np.ndarray, 
 
     ``feet`` (K,) are the vertices of both feet (of the body ``surface``).
     The ground is a facet of their convex hull facing away from the head (``rough_up``) with
-    the whole body on its side (within ``GROUND_CONTACT`` of H) and, where any such facet
-    has, the body's centroid over the points it touches (:func:`_rests_on`); of those, the
+    the whole body on its side (within ``GROUND_CONTACT`` of H): of those the body could rest
+    on (its centroid over the points it touches, :func:`_rests_on`), or else of them all, the
     one the feet touch over the largest area (their vertices' areas within the band: the
-    soles).  Without such a facet, the hull's largest facing away.
+    soles).  Without a facet with the body on its side, the hull's largest facing away.
 
     A four-legged body read as two-legged stands its "head" (snout or tail) over its back
     paws, its front paws passing for hands: 57-72 degrees from the upright of the ground
@@ -179,7 +179,8 @@ def _ground_under(surface: BodySurface, feet: np.ndarray, rough_up: np.ndarray, 
     band = GROUND_CONTACT * height
     under = away[(body @ normals[away].T + offsets[away]).max(axis=0) < band]
     if not len(under):
-        return normals[away[np.argmax(area[away])]], float(offsets[away[np.argmax(area[away])]])
+        largest = away[np.argmax(area[away])]
+        return normals[largest], float(offsets[largest])
     weights = surface.vertex_areas
     centroid = weights @ v / max(weights.sum(), 1e-300)
     touching = (v[feet] @ normals[under].T + offsets[under] > -band).T @ weights[feet]
