@@ -241,3 +241,18 @@ def test_body_joints_placed_from_pieces_no_marker_fitted_make_the_rig_check():
     weights[chest, 0] = 1.0
     plated = dataclasses.replace(source, skin=SkinWeights(indices, weights, source.skin.n_joints))
     assert assess(plated, plated, source.mesh.vertices, **kw, carried=(chest, chest)).verdict == "ok"
+
+
+def test_three_doubts_at_once_make_the_rig_poor():
+    """Each "check" measure alone tells little; the cartoon bunny as a source onto a mannequin
+    (body joints 8.6 %H off, one 27) drew five at once and was only "check".  Two doubts stay
+    "check"; a third makes the rig "poor", its reasons kept and counted."""
+    from asetransfer.stages.quality import assess, height
+
+    source = at.load_rig(FIXTURES / "source.glb")
+    h = height(source.mesh)
+    two = dict(marker_residual_max=0.03 * h, n_markers=5)               # residual 3 %H, 5 markers
+    three = dict(two, doubted_markers=["thumb_tip.L"])                  # and a doubted marker
+    assert assess(source, source, source.mesh.vertices, **two).verdict == "check"
+    poor = assess(source, source, source.mesh.vertices, **three)
+    assert poor.verdict == "poor" and len(poor.reasons) == 4 and poor.reasons[-1].startswith("3 measures doubt")

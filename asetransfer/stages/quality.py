@@ -240,6 +240,11 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
                                         "side of the body than the name says: markers swapped left and right on a limb?"))
     level = max((g for g, _ in graded), default=0)
     reasons = [text for g, text in graded if g > 0]
+    doubts = sum(1 for g, _ in graded if g == 1)
+    if doubts >= cfg.doubts_poor:
+        # each measure alone tells little; so many at once, the rig is most likely wrong
+        level = 2
+        reasons.append(f"{doubts} measures doubt the rig at once")
     quality = QualityVerdict(verdict=LEVELS[level], reasons=reasons, marker_residual_pct_height=residual,
                              mapped_area_fraction=mapped, fit_distance_pct_height=apart,
                              joints_outside_body=outside,
