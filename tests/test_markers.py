@@ -246,13 +246,23 @@ def test_body_joints_placed_from_pieces_no_marker_fitted_make_the_rig_check():
 def test_three_doubts_at_once_make_the_rig_poor():
     """Each "check" measure alone tells little; the cartoon bunny as a source onto a mannequin
     (body joints 8.6 %H off, one 27) drew five at once and was only "check".  Two doubts stay
-    "check"; a third makes the rig "poor", its reasons kept and counted."""
+    "check"; a third makes the rig "poor", its reasons kept and counted.  The fit's distance
+    and the area it does not reach are one doubt (props the source has no surface for raise
+    both on a rig 0.3 %H off)."""
     from asetransfer.stages.quality import assess, height
 
     source = at.load_rig(FIXTURES / "source.glb")
+    v = source.mesh.vertices
     h = height(source.mesh)
     two = dict(marker_residual_max=0.03 * h, n_markers=5)               # residual 3 %H, 5 markers
     three = dict(two, doubted_markers=["thumb_tip.L"])                  # and a doubted marker
-    assert assess(source, source, source.mesh.vertices, **two).verdict == "check"
-    poor = assess(source, source, source.mesh.vertices, **three)
+    assert assess(source, source, v, **two).verdict == "check"
+    poor = assess(source, source, v, **three)
     assert poor.verdict == "poor" and len(poor.reasons) == 4 and poor.reasons[-1].startswith("3 measures doubt")
+    # a fit 1.5 %H away that misses a fifth of the area, and the residual: three reasons, two doubts
+    missed = v.copy()
+    missed[v[:, 0] > np.quantile(v[:, 0], 0.8)] += h
+    misfit = dict(marker_residual_max=0.03 * h, n_markers=20, fit_distance=0.015 * h)
+    assert assess(source, source, missed, **misfit).verdict == "check"
+    worse = assess(source, source, missed, **misfit, doubted_markers=["thumb_tip.L"])
+    assert worse.verdict == "poor" and worse.reasons[-1].startswith("3 measures doubt") and len(worse.reasons) == 5
