@@ -11,7 +11,8 @@ triangle is ``ambient + diffuse |n . l|`` for its normal ``n`` and a light ``l``
 viewer's shoulder), drawn with a depth buffer (geometry/raster.py) on a copy merged by vertex clustering when large;
 the skeleton is drawn over it.  Markers are dots coloured by confidence; labels are
 placed only where they collide with nothing, else the marker gets its number (listed in
-the legend) or no text.  Joints the checks doubt are red (orange: placed by a fallback).
+the legend) or no text.  Joints the checks doubt are red (orange: placed by a fallback or from
+pieces no marker fitted).
 Uses matplotlib (the ``preview`` extra) with its Agg backend: no display needed.
 """
 from __future__ import annotations
