@@ -22,6 +22,13 @@ def dev_target(case: str) -> pathlib.Path:
     entry = {c["case"]: c for c in json.loads((DEV / "index.json").read_text())["cases"]}[case]
     return DEV / case / entry["target_file"]
 
+
+def production_file(case: str, role: str) -> pathlib.Path:
+    """A production-set case's file by its role in ``index.json`` (``source``, ``target``,
+    ``markers``, ``gt``, ``gt_json``)."""
+    entry = {c["case"]: c for c in json.loads((PRODUCTION / "index.json").read_text())["cases"]}[case]
+    return PRODUCTION / case / entry["files"][role]
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
     """Batches cache their prepared source in a folder of the test session, not the user's."""

@@ -10,7 +10,7 @@ import pytest
 import asetransfer as at
 from asetransfer import Rig, Skeleton, SkinWeights
 from asetransfer.job import transfer_files
-from conftest import FIXTURES, PRODUCTION, needs_production
+from conftest import FIXTURES, needs_production, production_file
 
 
 def _with_ground_root(rig: Rig) -> Rig:
@@ -43,11 +43,11 @@ def test_an_unweighted_root_on_the_ground_stays_on_the_target_ground(tmp_path):
 @needs_production
 @pytest.mark.parametrize("case", ["fox-dog_to_fox-cat", "bird-base_to_bird-eagle", "human-female_to_human-bunny"])
 def test_the_production_roots_stand_where_their_artists_put_them(tmp_path, case):
-    folder = PRODUCTION / case
-    done = transfer_files(folder / "source.glb", folder / "target.obj", tmp_path / "out.glb", folder / "markers.json")
-    truth = at.load_rig(folder / "gt.glb").skeleton
+    done = transfer_files(production_file(case, "source"), production_file(case, "target"), tmp_path / "out.glb",
+                          production_file(case, "markers"))
+    truth = at.load_rig(production_file(case, "gt")).skeleton
     ours = done.result.rig.skeleton
-    height = json.loads((folder / "gt.json").read_text())["body_height"]
+    height = json.loads(production_file(case, "gt_json").read_text())["body_height"]
     error = np.linalg.norm(ours.bind_world[ours.index("root"), :3, 3] - truth.bind_world[truth.index("root"), :3, 3])
     assert done.report.skeleton.grounded_joints == ["root"]
     assert error < 0.005 * height  # measured 0.01-0.35 %H; the whole-body similarity put it 8.8-28 %H off

@@ -18,7 +18,7 @@ from asetransfer.humanoid.naming import finger_of
 from asetransfer.job import load_source, load_target
 from asetransfer.stages.markers import MarkerError, landmarks_of, source_landmarks
 from asetransfer.stages.transfer import transfer
-from conftest import FIXTURES, PRODUCTION, needs_production
+from conftest import FIXTURES, needs_production, production_file
 from robot import robot
 
 SOURCE = FIXTURES / "source.glb"
@@ -242,9 +242,9 @@ def test_fingers_in_pieces_under_knuckle_balls_are_named():
     no finger was named (fingers 3.4 %H off with automatic markers).  With the layers around
     the hands put back every fingertip is named on its side, each within 0.6 %H of the tip
     joint the artist placed (measured 0.13-0.57)."""
-    case = PRODUCTION / "human-male_to_human-female"
-    truth = {j["name"]: np.array(j["position"]) for j in json.loads((case / "gt.json").read_text())["joints"]}
-    mesh = load_target(case / "target.obj")
+    case = "human-male_to_human-female"
+    truth = {j["name"]: np.array(j["position"]) for j in json.loads(production_file(case, "gt_json").read_text())["joints"]}
+    mesh = load_target(production_file(case, "target"))
     found = landmarks_of(mesh, "target", Config())
     at = found.positions(mesh.vertices, mesh.faces)
     height = found.frame.height
@@ -262,13 +262,13 @@ def test_automatic_markers_between_other_proportions_are_never_ok(tmp_path):
     pair with the female's own proportions (the male mannequin, 0.15) stays 'ok'."""
     from asetransfer.job import transfer_files
 
-    female = PRODUCTION / "human-male_to_human-female"
-    zombie = PRODUCTION / "human-male_to_human-zombie" / "gt.glb"
-    done = transfer_files(zombie, female / "target.obj", tmp_path / "from_zombie.glb")
+    female = "human-male_to_human-female"
+    zombie = production_file("human-male_to_human-zombie", "gt")
+    done = transfer_files(zombie, production_file(female, "target"), tmp_path / "from_zombie.glb")
     shares = done.report.marker_origin.head_shares
     assert max(shares) / min(shares) > 2.0 and done.report.quality.verdict == "check"
     assert any("other proportions" in reason for reason in done.report.quality.reasons)
-    like = transfer_files(female / "source.glb", female / "target.obj", tmp_path / "from_male.glb")
+    like = transfer_files(production_file(female, "source"), production_file(female, "target"), tmp_path / "from_male.glb")
     assert like.report.quality.verdict == "ok"
 
 
@@ -279,7 +279,7 @@ def test_automatic_markers_refuse_the_creatures(case):
     two-legged, the dog stood its snout over its back paws, 72 degrees from the upright of
     the ground under them, its front paws passing for hands."""
     with pytest.raises(MarkerError):
-        landmarks_of(load_target(PRODUCTION / case / "target.obj"), "target", Config())
+        landmarks_of(load_target(production_file(case, "target")), "target", Config())
 
 
 @needs_production
@@ -292,8 +292,8 @@ def test_a_cartoon_whose_stub_feet_reach_up_its_seat_is_read_standing(tmp_path):
     proportions put its legs 11 %H off)."""
     from asetransfer.job import transfer_files
 
-    case = PRODUCTION / "human-female_to_human-bunny"
-    target = load_target(case / "target.obj")
+    case = "human-female_to_human-bunny"
+    target = load_target(production_file(case, "target"))
     found = landmarks_of(target, "target", Config())
     at = found.positions(target.vertices)
     h = found.frame.height
@@ -302,7 +302,7 @@ def test_a_cartoon_whose_stub_feet_reach_up_its_seat_is_read_standing(tmp_path):
     for pair in (("ear.L", "ear.R"), ("toe_tip.L", "toe_tip.R"), ("hand_tip.L", "hand_tip.R")):
         sides = [(at[n] - at["head_top"]) @ found.frame.left for n in pair]
         assert sides[0] > 0.05 * h and sides[1] < -0.05 * h, pair
-    done = transfer_files(case / "source.glb", case / "target.obj", tmp_path / "bunny.glb")
+    done = transfer_files(production_file(case, "source"), production_file(case, "target"), tmp_path / "bunny.glb")
     assert done.report.quality.verdict != "ok"
 
 
