@@ -4,7 +4,7 @@ import pytest
 import trimesh
 
 from asetransfer.geometry.rays import cast_rays
-from asetransfer.geometry.slicing import clip_triangles, clipped_middle, section
+from asetransfer.geometry.slicing import clip_triangles, clipped_middle, section, sections
 from asetransfer.geometry.surface import winding_numbers
 
 
@@ -82,3 +82,18 @@ def test_a_square_cut_by_planes():
     assert clipped_middle(v, f, np.arange(2), [(x, -1.0)]) is None  # nothing left
     cut = section(v, f, 0, 0.25)  # two edges of each triangle cross x = 0.25 (the diagonal for both)
     assert len(cut) == 4 and np.allclose(cut[:, 0], 0.25)
+
+
+def test_sections_at_many_levels_are_each_levels_section():
+    # a sphere whose equator's vertices lie exactly on one level, and levels past its ends
+    sphere = trimesh.creation.icosphere(4)
+    v, f = np.asarray(sphere.vertices), np.asarray(sphere.faces)
+    for levels in (np.linspace(-0.9, 0.9, 37), np.linspace(-1.5, 1.5, 7)):
+        level, points = sections(v, f, 2, levels)
+        assert (np.diff(level) >= 0).all()
+        for k, at in enumerate(levels):
+            # the same points (section meets each edge twice; edges ending on the level meet there)
+            one = np.unique(section(v, f, 2, at).round(9), axis=0)
+            many = np.unique(points[level == k].round(9), axis=0)
+            assert len(many) == len(one) and (not len(one) or np.allclose(many, one))
+        assert len(points) < sum(len(section(v, f, 2, at)) for at in levels)  # each edge once

@@ -29,6 +29,40 @@ def section(coordinates: np.ndarray, faces: np.ndarray, axis: int, level: float)
     return a[cross] + t[:, None] * (b[cross] - a[cross])
 
 
+def sections(coordinates: np.ndarray, faces: np.ndarray, axis: int, levels: np.ndarray):
+    """The cross-sections of ``faces`` at many evenly spaced planes ``x[axis] = levels[k]`` at
+    once: :func:`section` at each level, each crossing edge taken once.
+
+    Parameters
+    ----------
+    coordinates : (N, 3); faces : (F, 3); axis : 0, 1 or 2; levels : (L,) increasing, evenly
+    spaced (L >= 2).
+
+    Returns
+    -------
+    level : (K,) the index of each point's level, sorted; points : (K, 3).
+    """
+    edges = np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]), axis=1)
+    key = np.unique(edges[:, 0] * np.int64(len(coordinates)) + edges[:, 1])  # each edge once
+    edges = np.column_stack([key // len(coordinates), key % len(coordinates)])
+    a, b = coordinates[edges[:, 0]], coordinates[edges[:, 1]]
+    low, high = np.minimum(a[:, axis], b[:, axis]), np.maximum(a[:, axis], b[:, axis])
+    step = (levels[-1] - levels[0]) / (len(levels) - 1)
+    # the levels each edge may cross (one more each side for rounding), then section's own test
+    first = np.clip(np.floor((low - levels[0]) / step).astype(np.int64), 0, len(levels))
+    last = np.clip(np.ceil((high - levels[0]) / step).astype(np.int64), -1, len(levels) - 1)
+    count = np.maximum(last - first + 1, 0)
+    edge = np.repeat(np.arange(len(edges)), count)
+    level = np.repeat(first, count) + (np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count))
+    da, db = a[edge, axis] - levels[level], b[edge, axis] - levels[level]
+    keep = (da < 0) != (db < 0)
+    edge, level, da, db = edge[keep], level[keep], da[keep], db[keep]
+    t = da / (da - db)
+    points = a[edge] + t[:, None] * (b[edge] - a[edge])
+    order = np.argsort(level, kind="stable")
+    return level[order], points[order]
+
+
 def clip_triangles(vertices: np.ndarray, faces: np.ndarray, planes):
     """The parts of triangles on the inner side (``x @ n <= offset``) of every plane.
 

@@ -31,6 +31,7 @@ from ..humanoid.landmarks import (
     find_landmarks,
     hand_tips_carried_out,
 )
+from ..humanoid.landmarks.limbs import ELBOW, KNEE
 from ..humanoid.landmarks.rig import checked_by, rig_landmarks
 from ..humanoid.skeleton_map import propose_skeleton_map
 from ..model.markers import Markers
@@ -263,6 +264,8 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     # and the other's by the same rule
     between = between_vertices(src, tgt)
     corners = _toe_corners(((src, source.mesh), (tgt, target)), names, cfg.toe_corner)
+    # the elbows' and knees' section points are their landmarks; the vertices only the nearest corners
+    corners |= {n for n in names if n.partition(".")[0] in ELBOW + KNEE}
     if hand is not None and len(hand):
         names = _give_way(names, tgt, target, hand, cfg.hand_radius, between, corners)
     auto = Markers(tuple(names), _points(source.mesh, src, names, between, corners),

@@ -37,7 +37,9 @@ direction, position, or the pose of the arms (T- to A-pose) and legs.
    vertical midway between the thighs, found below the top of the shortest path between the
    toes, leaves the body's underside, :mod:`.crotch`), the throat and the nape (front and
    back of the line, cast front to back on the mid-plane, where followed down from the nose
-   the head ends and the neck begins, :mod:`.neck`).
+   the head ends and the neck begins, :mod:`.neck`); where a limb narrows again past the
+   forearm or the calf, the elbow's and the knee's sections (:mod:`.limbs`, cut out of the
+   whole mesh, its layers included, and always given between vertices).
 5. **Coarse meshes.**  A landmark is a vertex; the crotch, heels, toe tips, fingertips,
    head top, back of the head and ears are also given between vertices (their rules run
    on the triangles: exact cross-sections and clipped strips, :mod:`~asetransfer.geometry.

@@ -20,11 +20,12 @@ SYMMETRY_SCALE = 0.03
 MIDLINE_SCALE = 0.02
 
 
-def confidence(v: np.ndarray, frame: BodyFrame, named: dict, agreement: float) -> dict:
+def confidence(v: np.ndarray, frame: BodyFrame, named: dict, agreement: float, mid: float | None = None) -> dict:
     """Per landmark: left/right pairs by how nearly they mirror each other, midline
-    landmarks by their distance from the mid-plane, all capped by the frame's agreement."""
-    midline = [named[n] for n in ("head_top", "crotch") if n in named]
-    mid = float(np.mean(v[midline] @ frame.left))
+    landmarks by their distance from the mid-plane (through the head top and the crotch
+    of ``named``, or at ``mid`` along the frame's left), all capped by the frame's agreement."""
+    if mid is None:
+        mid = float(np.mean(v[[named[n] for n in ("head_top", "crotch") if n in named]] @ frame.left))
     out = {}
     for name, x in named.items():
         base, _, s = name.partition(".")

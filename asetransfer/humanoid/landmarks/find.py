@@ -4,8 +4,9 @@
 correspondence's rule, :func:`~asetransfer.geometry.pieces.layer_faces`) and held props,
 finds the body's layout and frame (:mod:`.layout`, :mod:`.frame`), names the landmarks by
 side (feet by their side of the head, hands by the foot they are nearer along the surface,
-:func:`~.hands.hand_sides`), places those a rule also gives between vertices, and rates them
-(:mod:`.confidence`).  :class:`Landmarks` holds them on the mesh as given; a body whose
+:func:`~.hands.hand_sides`), places those a rule also gives between vertices, adds the
+elbows and knees where a limb narrows again (:mod:`.limbs`, on the whole mesh) and rates
+them (:mod:`.confidence`).  :class:`Landmarks` holds them on the mesh as given; a body whose
 vertices are ``COARSE_SPACING`` apart or more is coarse, and characters linked by their
 landmarks use the points between vertices when any of them is (:func:`between_vertices`).
 """
@@ -25,6 +26,7 @@ from .frame import BodyFrame
 from .hands import FINGERS, HAND_REACH, farthest_along_hand, fingertip_point, fingertips, hand_sides
 from .head import head_rules, head_top_point
 from .layout import body_layout
+from .limbs import limb_points
 from .neck import nearest_corner, throat_and_nape
 from .surface import BodySurface, NotHumanoidError
 
@@ -220,9 +222,33 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
         surface, named, points = _with_hand_layers(vertices, faces, original, kept, bridge_gap, surface, layout,
                                                    named, points)
     rated = confidence(surface.vertices, frame, named, layout.agreement)
-    return Landmarks(frame, {k: int(surface.original[x]) for k, x in named.items()}, rated,
-                     {k: (int(surface.face_ids[f]), b) for k, (f, b) in points.items()},
-                     spacing_of(surface.vertices, surface.faces, frame.height), layout.agreement)
+    vertex = {k: int(surface.original[x]) for k, x in named.items()}
+    between = {k: (int(surface.face_ids[f]), b) for k, (f, b) in points.items()}
+    crotch_at = surface.vertices[named["crotch"]] if "crotch" in named else None
+    limbs = limb_points(surface, vertices, faces, frame, named, crotch_at)
+    if limbs:
+        mid = float(np.mean(surface.vertices[[named[n] for n in ("head_top", "crotch") if n in named]] @ frame.left))
+        vertex, between, rated = _with_limbs(limbs, vertices, faces, original, frame, (layout.agreement, mid),
+                                             vertex, between, rated)
+    return Landmarks(frame, vertex, rated, between, spacing_of(surface.vertices, surface.faces, frame.height),
+                     layout.agreement)
+
+
+def _with_limbs(limbs: dict, vertices, faces, original, frame, rating, vertex, between, rated):
+    """The landmarks with the elbows' and knees' (:func:`~.limbs.limb_points`, points on the
+    whole welded mesh ``vertices``, ``faces``, whose vertex ``i`` is the mesh's ``original[i]``):
+    each on its nearest vertex and at its point on the triangles, rated as a pair (``rating``:
+    the frame's agreement and the mid-plane's offset, :func:`~.confidence.confidence`)."""
+    from ...geometry.surface import SurfaceIndex  # on use: most characters have no such waist
+
+    names = list(limbs)
+    at = np.array([limbs[n] for n in names])
+    face, bary, _, _ = SurfaceIndex(vertices, faces).closest(at)
+    corners = faces[face, np.argmax(bary, axis=1)]
+    vertex = {**vertex, **{n: int(original[c]) for n, c in zip(names, corners)}}
+    between = {**between, **{n: (int(f), b) for n, f, b in zip(names, face, bary)}}
+    rated = {**rated, **confidence(vertices, frame, dict(zip(names, corners.tolist())), *rating)}
+    return vertex, between, rated
 
 
 def spacing_of(vertices: np.ndarray, faces: np.ndarray, height: float) -> float:

@@ -18,7 +18,10 @@ its left/right joints, :func:`~asetransfer.humanoid.body.body_axes`):
   map counts them);
 * toe tips and heels: the foot's region's most forward point below the ankle, and its
   rearmost point at the sole;
-* the crotch: where a ray cast down from between the upper legs leaves the body.
+* the crotch: where a ray cast down from between the upper legs leaves the body;
+* the elbows and knees: the sections through the elbow and knee joints across their bones,
+  their top and bottom, front and back (:mod:`.limbs`: what the waist a target's limb
+  narrows to stands for).
 """
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ from ..naming import finger_of
 from ..skeleton_map import numbered_from_zero, propose_skeleton_map
 from .find import Landmarks, spacing_of
 from .frame import BodyFrame
+from .limbs import ELBOW, KNEE, extremes, joint_section
 from .neck import nearest_corner, throat_and_nape
 from .surface import NotHumanoidError
 
@@ -85,8 +89,33 @@ def rig_landmarks(rig: Rig) -> Landmarks:
     frame = BodyFrame(up, forward, left, height, ground)
     surface = _neck(mesh, frame, named, float(rig.skeleton.bind_world[role["head"], :3, 3] @ left))
     named.update({k: nearest_corner(mesh.faces, p) for k, p in surface.items()})
+    limbs = _limbs(mesh, joints, role, frame)
+    if limbs:
+        from ...geometry.surface import SurfaceIndex  # on use, as the geometric rule's
+
+        face, bary, _, _ = SurfaceIndex(v, mesh.faces).closest(np.array(list(limbs.values())))
+        named.update({k: int(mesh.faces[f, np.argmax(b)]) for k, f, b in zip(limbs, face, bary)})
+        surface.update({k: (int(f), b) for k, f, b in zip(limbs, face, bary)})
     return Landmarks(frame, {k: int(x) for k, x in named.items()}, {k: RIG_CONFIDENCE for k in named}, surface,
                      spacing_of(v, mesh.faces, height))
+
+
+def _limbs(mesh, joints: np.ndarray, role: dict, frame: BodyFrame) -> dict:
+    """The elbows' and knees' landmarks (:mod:`.limbs`) on the sections through the elbow and
+    knee joints across their bones, as points (name -> (3,))."""
+    out = {}
+    for side, s in (("l", "L"), ("r", "R")):
+        other = "r" if side == "l" else "l"
+        for chain, names, direction in ((("shoulder", "elbow", "wrist"), ELBOW, frame.up),
+                                        (("upper_leg", "knee", "ankle"), KNEE, frame.forward)):
+            if not all(f"{r}_{side}" in role for r in chain):
+                continue
+            mate = joints[role[f"{chain[1]}_{other}"]] if f"{chain[1]}_{other}" in role else None
+            cut = joint_section(mesh.vertices, mesh.faces, *(joints[role[f"{r}_{side}"]] for r in chain),
+                                frame.height, mate)
+            if cut is not None:
+                out.update({f"{n}.{s}": p for n, p in extremes(cut, names, direction).items()})
+    return out
 
 
 def region(rig: Rig, joints) -> np.ndarray:
