@@ -112,3 +112,51 @@ def test_the_elbows_steer_the_rigs_elbow_joints(heavy):
                         for s in "LR"]
     moved = np.subtract(along[0.04], along[-0.04])
     assert (moved > 0.06).all(), moved
+
+
+def test_a_source_whose_limbs_do_not_narrow_links_its_joints_sections(heavy):
+    # the fixture source's arms narrow (2 %H inside its elbow joints): its own waists stand,
+    # read as a target's are (the same body scaled reads the same); its legs do not: its
+    # knees are the sections through its knee joints
+    from asetransfer.stages.markers import source_landmarks
+
+    rig = at.load_rig(FIXTURES / "source.glb")
+    geometric, linked, from_rig = (find_landmarks(rig.mesh, **KW), source_landmarks(rig, Config()),
+                                   rig_landmarks(rig))
+    knees = sorted(n for n in from_rig.vertex if n.startswith("knee"))
+    elbows = sorted(n for n in geometric.vertex if n.startswith("elbow"))
+    assert len(knees) == 4 and len(elbows) == 4 and not [n for n in geometric.vertex if n.startswith("knee")]
+    at_rig, at_shape, at_linked = (lm.positions(rig.mesh.vertices, rig.mesh.faces) for lm in (from_rig, geometric, linked))
+    assert all(np.allclose(at_rig[n], at_linked[n]) for n in knees)
+    assert all(np.allclose(at_shape[n], at_linked[n]) for n in elbows)
+    # the other landmarks keep their order (the markers' order, and so the rig's bytes)
+    assert [n for n in linked.vertex if n not in knees] == list(geometric.vertex)
+
+
+def _ringed(mesh: Mesh, shift: float) -> Mesh:
+    """``mesh`` with a ring around each arm, ``shift`` of the height from the true elbow toward
+    the hand: a robot's joint cover, a piece of its own as long as it is wide."""
+    import trimesh
+
+    h = float(np.ptp(mesh.vertices[:, 1]))
+    vertices, faces = [mesh.vertices], [mesh.faces]
+    for side in "LR":
+        shoulder, elbow, _, axis = _arm(side)
+        ring = trimesh.creation.annulus(r_min=0.045 * h, r_max=0.055 * h, height=0.06 * h, sections=32)
+        turn = trimesh.geometry.align_vectors([0, 0, 1], axis)
+        ring.apply_transform(turn)
+        ring.apply_translation(elbow + shift * h * axis)
+        faces.append(np.asarray(ring.faces) + sum(len(v) for v in vertices))
+        vertices.append(np.asarray(ring.vertices))
+    return Mesh(np.concatenate(vertices), np.concatenate(faces))
+
+
+def test_a_ring_around_the_arm_marks_its_elbow(heavy):
+    # the smooth arm has no waist; a cover around it marks the joint, wherever it sits
+    mesh = _ringed(heavy, 0.04)
+    found = find_landmarks(mesh, **KW)
+    at_points = found.positions(mesh.vertices, mesh.faces)
+    for side in "LR":
+        _, elbow, _, axis = _arm(side)
+        for name in ("elbow_top", "elbow_bottom"):
+            assert abs((at_points[f"{name}.{side}"] - elbow) @ axis / found.frame.height - 0.04) < 0.01

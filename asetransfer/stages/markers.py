@@ -32,7 +32,7 @@ from ..humanoid.landmarks import (
     hand_tips_carried_out,
 )
 from ..humanoid.landmarks.limbs import ELBOW, KNEE
-from ..humanoid.landmarks.rig import checked_by, rig_landmarks
+from ..humanoid.landmarks.rig import checked_by, rig_landmarks, with_rig_limbs
 from ..humanoid.skeleton_map import propose_skeleton_map
 from ..model.markers import Markers
 from ..model.mesh import Mesh
@@ -150,7 +150,9 @@ def source_landmarks(source: Rig, config: Config) -> Landmarks:
     A landmark farther than ``MarkersConfig.rig_tolerance`` from the one the source's
     skeleton and weights give is taken from the rig; all are when the shape alone has no
     body layout (a source in pieces) or its feet point 60 degrees or more apart (the facing
-    unknown).  Where the joint names say left and right the other way round than the shape,
+    unknown); so are the elbows and knees where its limbs do not narrow
+    (:func:`~asetransfer.humanoid.landmarks.rig.with_rig_limbs`: the sections through its
+    joints).  Where the joint names say left and right the other way round than the shape,
     the shape's landmarks stand (the names are only labels; the disagreement is warned of),
     and so they do without a humanoid skeleton map."""
     try:
@@ -167,7 +169,7 @@ def source_landmarks(source: Rig, config: Config) -> Landmarks:
         return from_rig
     if float(geometric.frame.left @ from_rig.frame.left) < 0.5:
         return geometric  # the joint names say left and right the other way round: warned of below
-    return checked_by(geometric, from_rig, config.markers.rig_tolerance, source.mesh)
+    return with_rig_limbs(checked_by(geometric, from_rig, config.markers.rig_tolerance, source.mesh), from_rig)
 
 
 def _on_solid(mesh: Mesh, rules: dict):
@@ -178,7 +180,7 @@ def _on_solid(mesh: Mesh, rules: dict):
         return None
     solid = Mesh(*solid_surface(mesh.vertices, mesh.faces))
     try:
-        return find_landmarks(solid, **rules), solid
+        return find_landmarks(solid, **rules, limbs_on=mesh), solid
     except NotHumanoidError:
         return None
 

@@ -185,7 +185,7 @@ def _with_hand_layers(vertices, faces, original, kept, bridge_gap, surface, layo
 
 
 def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
-                   symmetry_iterations: int, layers: dict | None = None) -> Landmarks:
+                   symmetry_iterations: int, layers: dict | None = None, limbs_on: Mesh | None = None) -> Landmarks:
     """Landmarks of a standing two-legged character (the rules: the package docstring).
 
     Parameters
@@ -201,6 +201,10 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
     layers : the correspondence's :class:`~asetransfer.geometry.pieces.LayerRule`; pieces
         lying over the body (clothes, hair, covers, eyes) are left out.  None: every piece
         is searched.
+    limbs_on : the mesh whose limbs' sections give the elbows and knees (:mod:`.limbs`), in
+        the same place as ``mesh``: the character's own pieces when ``mesh`` is the solid
+        they make (a robot's joint rings mark its joints; its solid only bulges there).
+        None: ``mesh``.
 
     Returns
     -------
@@ -225,7 +229,8 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
     vertex = {k: int(surface.original[x]) for k, x in named.items()}
     between = {k: (int(surface.face_ids[f]), b) for k, (f, b) in points.items()}
     crotch_at = surface.vertices[named["crotch"]] if "crotch" in named else None
-    limbs = limb_points(surface, vertices, faces, frame, named, crotch_at)
+    cut_on = (vertices, faces) if limbs_on is None else welded_surface(limbs_on.vertices, limbs_on.faces)[:2]
+    limbs = limb_points(surface, *cut_on, frame, named, crotch_at)
     if limbs:
         mid = float(np.mean(surface.vertices[[named[n] for n in ("head_top", "crotch") if n in named]] @ frame.left))
         vertex, between, rated = _with_limbs(limbs, vertices, faces, original, frame, (layout.agreement, mid),

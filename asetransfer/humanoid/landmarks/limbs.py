@@ -19,10 +19,16 @@ slid: the female's elbows were placed 5 cm out along the arm from the male's (2.
   way from the hand tip to the mid-plane; the **knee** the first waist past the first (the
   ankle) within ``KNEE_SPAN`` of the way from the ground to the crotch.  A smooth limb (the
   zombie's arms, MakeHuman's legs) or a sleeve down to the wrist (Sophia's) has none.
+* A **cover** -- a piece around the limb no longer along it than wide (a robot's joint ring,
+  a mannequin's ball) -- marks its joint by itself: within the same span the elbow or knee
+  is the section through its middle.  Mixamo's X Bot has rings around its elbows, which
+  bulge its profile: the waist past the ring is its upper arm's start, 9 cm from the joint.
+  A character read as the solid its pieces make is cut on its pieces (``limbs_on``).
 * The landmarks are the section's top and bottom for an elbow (along up) and its front and
-  back for a knee (along forward).  A left/right pair that does not mirror within
-  ``MIRROR`` is dropped: one of the two readings is wrong (a boot's top read as Sintel's
-  right knee, 9 cm above her left).
+  back for a knee (along forward).  They are kept as left/right pairs that mirror each other
+  within ``MIRROR``: else one of the readings is wrong (a boot's top read as Sintel's right
+  knee, 9 cm above her left; her right hand tip is a sleeve's end, and its arm reads no
+  elbow).  A leg shorter than ``LEG_LENGTH`` is a stub without a knee to find.
 
 A rigged source's elbows and knees are its joints' sections (:func:`joint_section`), the same
 landmarks for the joint the waist stands for.
@@ -33,6 +39,7 @@ import numpy as np
 
 from ...geometry.slicing import section, sections
 from ...geometry.symmetry import reflect
+from ...geometry.topology import vertex_components
 from .frame import BodyFrame
 from .surface import BodySurface
 
@@ -47,7 +54,13 @@ WAIST = 0.85
 ELBOW_SPAN = (0.3, 0.7)   # of the way from the hand tip to the mid-plane (those elbows: 0.43-0.57)
 SIDEWAYS = 0.3            # an arm reaching out this little sideways (cosine with left) is not read
 KNEE_SPAN = (0.3, 0.75)   # of the way from the ground to the crotch
+# a leg shorter than this (ground to crotch) is a stub with no knee to find: the chibis' and the
+# bunny's 0.15-0.16 (a boot's top read as a KayKit barbarian's knees), the humans' 0.45-0.5
+LEG_LENGTH = 0.3
 MIRROR = 0.03             # a pair mirrors within this (fraction of H), as confidence.SYMMETRY_SCALE
+# a piece around a limb no longer along it than this times its width covers its joint (a
+# robot's ring: Mixamo's X Bot's elbow ring is as long as wide, around its artist's joint)
+COVER_LENGTH = 1.2
 # a joint's section is its limb's loop: the points within this many times the nearest one's
 # distance from the joint (a limb's section is at most twice as wide as deep)
 LOOP = 3.0
@@ -91,21 +104,46 @@ def _sections(c: np.ndarray, faces: np.ndarray, axis: int, levels: np.ndarray, r
     return sizes, cuts
 
 
+def _cover_levels(along: np.ndarray, off: np.ndarray, pieces: np.ndarray, radius: float) -> list:
+    """Where pieces covering a limb's joint sit along it: the middles of the pieces wholly
+    within ``radius`` of the limb's axis, centred on it (within half their width: the axis
+    is the arm's principal one, X Bot's rings 2 cm off it) and no longer along it than
+    ``COVER_LENGTH`` times their width (a robot's joint ring, a mannequin's ball).
+
+    Parameters
+    ----------
+    along, off : (N,) each vertex's coordinate along the limb and its (K, 2) offset across
+    it; pieces : (N,) each vertex's piece; radius : the limb's reach across its axis.
+    """
+    levels = []
+    near = np.linalg.norm(off, axis=1) < radius
+    for piece in np.unique(pieces[near]):
+        mine = pieces == piece
+        if not near[mine].all():
+            continue
+        width = float(np.ptp(off[mine], axis=0).max())
+        middle = off[mine].min(axis=0) + 0.5 * np.ptp(off[mine], axis=0)
+        if np.ptp(along[mine]) <= COVER_LENGTH * width and np.linalg.norm(middle) < 0.5 * width:
+            levels.append(float(along[mine].mean()))
+    return levels
+
+
 def _limb_frame(axis: np.ndarray) -> np.ndarray:
     """(3, 3) an orthonormal basis whose first column is ``axis``."""
     across = np.linalg.svd(np.eye(3) - np.outer(axis, axis))[0][:, :2]
     return np.column_stack([axis, across])
 
 
-def elbow_section(surface: BodySurface, vertices: np.ndarray, faces: np.ndarray, frame: BodyFrame,
-                  hand: int, mid: float) -> np.ndarray | None:
+def elbow_section(surface: BodySurface, vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray,
+                  frame: BodyFrame, hand: int, mid: float) -> np.ndarray | None:
     """(K, 3) the elbow's section of the arm whose tip is the ``surface`` vertex ``hand``, or
     None (module docstring).
 
     Parameters
     ----------
-    surface : the body searched; vertices, faces : the whole welded mesh (pieces and layers);
-    frame : the body frame; mid : the mid-plane's offset along ``frame.left``.
+    surface : the body searched; vertices, faces : the whole welded mesh (pieces and layers),
+    pieces : (N,) its vertices' pieces; frame : the body frame; mid : the mid-plane's offset
+    along ``frame.left``.
     """
     h, tip = frame.height, surface.vertices[hand]
     distance = surface.distance_from(hand)
@@ -129,8 +167,15 @@ def elbow_section(surface: BodySurface, vertices: np.ndarray, faces: np.ndarray,
     basis = _limb_frame(axis)
     c = (vertices - tip) @ basis
     inside = (c[:, 0] > 0) & (c[:, 0] < length) & (np.linalg.norm(c[:, 1:], axis=1) < 2 * LIMB_RADIUS * h)
+    faces = faces[inside[faces].all(axis=1)]
+    covers = [x for x in _cover_levels(c[:, 0], c[:, 1:], pieces, LIMB_RADIUS * h)
+              if ELBOW_SPAN[0] * length <= x <= ELBOW_SPAN[1] * length]
+    if covers:  # the cover nearest the middle of the span
+        at = min(covers, key=lambda x: abs(x / length - sum(ELBOW_SPAN) / 2))
+        cut = _sections(c, faces, 0, np.array([at]), LIMB_RADIUS * h)[1][0]
+        return cut @ basis.T + tip if len(cut) >= 3 else None
     levels = np.linspace(*SPAN, SECTIONS) * length
-    sizes, cuts = _sections(c, faces[inside[faces].all(axis=1)], 0, levels, LIMB_RADIUS * h)
+    sizes, cuts = _sections(c, faces, 0, levels, LIMB_RADIUS * h)
     found = [k for k in waists(sizes)[1:] if ELBOW_SPAN[0] * length <= levels[k] <= ELBOW_SPAN[1] * length]
     if np.isnan(sizes).any() or not found:
         return None
@@ -142,29 +187,40 @@ def _inward(axis: np.ndarray, tip: np.ndarray, frame: BodyFrame, mid: float) -> 
     return axis if (axis @ frame.left) * (mid - tip @ frame.left) > 0 else -axis
 
 
-def knee_section(vertices: np.ndarray, faces: np.ndarray, frame: BodyFrame, toe: np.ndarray, crotch: float,
-                 mid: float) -> np.ndarray | None:
+def knee_section(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, frame: BodyFrame, toe: np.ndarray,
+                 crotch: float, mid: float) -> np.ndarray | None:
     """(K, 3) the knee's section of the leg whose toe tip is ``toe`` (3,), or None (module
     docstring).  ``crotch``: the crotch's height over the ground point; ``mid``: the
-    mid-plane's offset along ``frame.left``; vertices, faces: the whole welded mesh."""
+    mid-plane's offset along ``frame.left``; vertices, faces: the whole welded mesh, pieces
+    (N,) its vertices' pieces."""
     h = frame.height
     c = frame.coordinates(vertices) * h  # (left, up, forward) from the ground point
     x = float((toe - frame.ground) @ frame.left)
     middle = mid - float(frame.ground @ frame.left)
     side = np.sign(x - middle)
     leg = (side * (c[:, 0] - middle) > 0) & (np.abs(c[:, 0] - x) < LIMB_RADIUS * h) & (c[:, 1] < crotch)
-    if not leg.any() or not crotch - float(c[leg, 1].min()) > 0.05 * h:
+    if not leg.any() or not crotch - float(c[leg, 1].min()) > LEG_LENGTH * h:
         return None
     ground = float(c[leg, 1].min())
     levels = ground + np.linspace(*SPAN, SECTIONS) * (crotch - ground)
     axis_at = c - np.array([x, 0.0, 0.0])
     axis_at[:, 2] -= float(np.median(c[leg, 2]))
-    sizes, cuts = _sections(axis_at, faces[leg[faces].all(axis=1)], 1, levels, LIMB_RADIUS * h)
-    span = (levels - ground) / (crotch - ground)
-    found = [k for k in waists(sizes)[1:] if KNEE_SPAN[0] <= span[k] <= KNEE_SPAN[1]]
-    if np.isnan(sizes).any() or not found:
+    faces = faces[leg[faces].all(axis=1)]
+    covers = [y for y in _cover_levels(axis_at[:, 1], axis_at[:, [0, 2]], np.where(leg, pieces, -1), LIMB_RADIUS * h)
+              if KNEE_SPAN[0] <= (y - ground) / (crotch - ground) <= KNEE_SPAN[1]]
+    if covers:
+        at = min(covers, key=lambda y: abs((y - ground) / (crotch - ground) - sum(KNEE_SPAN) / 2))
+        cut = _sections(axis_at, faces, 1, np.array([at]), LIMB_RADIUS * h)[1][0]
+    else:
+        sizes, cuts = _sections(axis_at, faces, 1, levels, LIMB_RADIUS * h)
+        span = (levels - ground) / (crotch - ground)
+        found = [k for k in waists(sizes)[1:] if KNEE_SPAN[0] <= span[k] <= KNEE_SPAN[1]]
+        if np.isnan(sizes).any() or not found:
+            return None
+        cut = cuts[found[0]]
+    if len(cut) < 3:
         return None
-    points = cuts[found[0]] + np.array([x, 0.0, float(np.median(c[leg, 2]))])
+    points = cut + np.array([x, 0.0, float(np.median(c[leg, 2]))])
     return frame.ground + points[:, [0]] * frame.left + points[:, [1]] * frame.up + points[:, [2]] * frame.forward
 
 
@@ -205,29 +261,39 @@ def limb_points(surface: BodySurface, vertices: np.ndarray, faces: np.ndarray, f
     tips, head top); vertices, faces : the whole welded mesh; crotch : (3,) or None.
     """
     mid = float(surface.vertices[named["head_top"]] @ frame.left)
+    pieces = vertex_components(len(vertices), faces)
     out = {}
     for s in "LR":
         if f"hand_tip.{s}" in named:
-            cut = elbow_section(surface, vertices, faces, frame, named[f"hand_tip.{s}"], mid)
+            cut = elbow_section(surface, vertices, faces, pieces, frame, named[f"hand_tip.{s}"], mid)
             if cut is not None:
                 out.update({f"{n}.{s}": p for n, p in extremes(cut, ELBOW, frame.up).items()})
         if f"toe_tip.{s}" in named and crotch is not None:
-            cut = knee_section(vertices, faces, frame, surface.vertices[named[f"toe_tip.{s}"]],
+            cut = knee_section(vertices, faces, pieces, frame, surface.vertices[named[f"toe_tip.{s}"]],
                                float((crotch - frame.ground) @ frame.up), mid)
             if cut is not None:
                 out.update({f"{n}.{s}": p for n, p in extremes(cut, KNEE, frame.forward).items()})
-    return mirrored(out, frame, mid)
+    at = {s: {e: surface.vertices[named[f"{e}.{s}"]] if f"{e}.{s}" in named else np.full(3, np.inf)
+              for e in ("hand_tip", "toe_tip")} for s in "LR"}
+    tips = {ELBOW: (at["L"]["hand_tip"], at["R"]["hand_tip"]), KNEE: (at["L"]["toe_tip"], at["R"]["toe_tip"])}
+    return mirrored(out, frame, mid, tips)
 
 
-def mirrored(points: dict, frame: BodyFrame, mid: float) -> dict:
-    """``points`` without the left/right pairs (of one limb's landmarks) that are not
-    mirror images across the mid-plane within ``MIRROR``."""
+def mirrored(points: dict, frame: BodyFrame, mid: float, tips: dict) -> dict:
+    """``points`` without the landmarks of a limb whose left and right are not mirror images
+    across the mid-plane within ``MIRROR``, or whose other side has none while the limbs'
+    tips (``tips``: (elbow or knee names) -> (left tip, right tip) (3,)) mirror each other:
+    one reading is wrong (a KayKit knight's left elbow read across its shield and shoulder).
+    Where the tips themselves do not mirror, the side read alone stands (Sintel's right hand
+    tip is a sleeve's end, and that arm reads no elbow)."""
     plane = np.append(frame.left, mid)
     out = dict(points)
     for names in (ELBOW, KNEE):
+        left_tip, right_tip = tips[names]
+        alone = np.linalg.norm(reflect(left_tip[None], plane)[0] - right_tip) > MIRROR * frame.height
         pairs = [(points.get(f"{n}.L"), points.get(f"{n}.R")) for n in names]
-        if any(a is not None and b is not None and np.linalg.norm(reflect(a[None], plane)[0] - b)
-               > MIRROR * frame.height for a, b in pairs):
+        if any(((a is None) != (b is None) and not alone) or (a is not None and b is not None and
+               np.linalg.norm(reflect(a[None], plane)[0] - b) > MIRROR * frame.height) for a, b in pairs):
             for n in names:
                 out.pop(f"{n}.L", None)
                 out.pop(f"{n}.R", None)

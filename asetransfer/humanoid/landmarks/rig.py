@@ -265,3 +265,19 @@ def checked_by(geometric: Landmarks, from_rig: Landmarks, tolerance: float, mesh
     vertex = {k: (from_rig.vertex[k] if k in wrong else x) for k, x in geometric.vertex.items()}
     surface = {k: p for k, p in geometric.surface.items() if k not in wrong}
     return Landmarks(geometric.frame, vertex, geometric.confidence, surface, geometric.spacing, geometric.agreement)
+
+
+def with_rig_limbs(geometric: Landmarks, from_rig: Landmarks) -> Landmarks:
+    """``geometric`` with the elbows and knees of ``from_rig`` (the sections through its
+    joints) where its shape has none (limbs that do not narrow: the bunny's, the zombie's,
+    MakeHuman's): a target's waists stand for its joints.  Where the shape has them, its own
+    stand, read by the target's rule: the same body scaled reads the same (the fixture
+    source's arms narrow 2 %H inside its elbow joints)."""
+    groups = [names for names in (ELBOW, KNEE) if not any(k.partition(".")[0] in names for k in geometric.vertex)]
+    added = [k for k in from_rig.vertex if any(k.partition(".")[0] in names for names in groups)]
+    if not added:
+        return geometric
+    return Landmarks(geometric.frame, {**geometric.vertex, **{k: from_rig.vertex[k] for k in added}},
+                     {**geometric.confidence, **{k: from_rig.confidence[k] for k in added}},
+                     {**geometric.surface, **{k: from_rig.surface[k] for k in added if k in from_rig.surface}},
+                     geometric.spacing, geometric.agreement)
