@@ -203,8 +203,8 @@ def find_landmarks(mesh: Mesh, *, bridge_gap: float, extremity_radius: float,
         is searched.
     limbs_on : the mesh whose limbs' sections give the elbows and knees (:mod:`.limbs`), in
         the same place as ``mesh``: the character's own pieces when ``mesh`` is the solid
-        they make (a robot's joint rings mark its joints; its solid only bulges there).
-        None: ``mesh``.
+        they make (its solid bulges where a ring sits over a joint; its pieces tell a limb
+        in pieces, which is not read).  None: ``mesh``.
 
     Returns
     -------

@@ -19,11 +19,11 @@ slid: the female's elbows were placed 5 cm out along the arm from the male's (2.
   way from the hand tip to the mid-plane; the **knee** the first waist past the first (the
   ankle) within ``KNEE_SPAN`` of the way from the ground to the crotch.  A smooth limb (the
   zombie's arms, MakeHuman's legs) or a sleeve down to the wrist (Sophia's) has none.
-* A **cover** -- a piece around the limb no longer along it than wide (a robot's joint ring,
-  a mannequin's ball) -- marks its joint by itself: within the same span the elbow or knee
-  is the section through its middle.  Mixamo's X Bot has rings around its elbows, which
-  bulge its profile: the waist past the ring is its upper arm's start, 9 cm from the joint.
-  A character read as the solid its pieces make is cut on its pieces (``limbs_on``).
+* A limb in **pieces** within that span (cut at the joint, a ring or a ball over it) has
+  its pieces' profile, not a modelled limb's, and is not read: Mixamo's X Bot's elbow rings
+  bulge its profile like a forearm, and the waist past them, its upper arm's start, put its
+  elbows 9 cm in; balls half sunk over the dev bodies' cut elbows rigged them up to 2.7x
+  worse.  A character read as the solid its pieces make is cut on its pieces (``limbs_on``).
 * The landmarks are the section's top and bottom for an elbow (along up) and its front and
   back for a knee (along forward).  They are kept as left/right pairs that mirror each other
   within ``MIRROR``: else one of the readings is wrong (a boot's top read as Sintel's right
@@ -58,9 +58,6 @@ KNEE_SPAN = (0.3, 0.75)   # of the way from the ground to the crotch
 # bunny's 0.15-0.16 (a boot's top read as a KayKit barbarian's knees), the humans' 0.45-0.5
 LEG_LENGTH = 0.3
 MIRROR = 0.03             # a pair mirrors within this (fraction of H), as confidence.SYMMETRY_SCALE
-# a piece around a limb no longer along it than this times its width covers its joint (a
-# robot's ring: Mixamo's X Bot's elbow ring is as long as wide, around its artist's joint)
-COVER_LENGTH = 1.2
 # a joint's section is its limb's loop: the points within this many times the nearest one's
 # distance from the joint (a limb's section is at most twice as wide as deep)
 LOOP = 3.0
@@ -104,28 +101,10 @@ def _sections(c: np.ndarray, faces: np.ndarray, axis: int, levels: np.ndarray, r
     return sizes, cuts
 
 
-def _cover_levels(along: np.ndarray, off: np.ndarray, pieces: np.ndarray, radius: float) -> list:
-    """Where pieces covering a limb's joint sit along it: the middles of the pieces wholly
-    within ``radius`` of the limb's axis, centred on it (within half their width: the axis
-    is the arm's principal one, X Bot's rings 2 cm off it) and no longer along it than
-    ``COVER_LENGTH`` times their width (a robot's joint ring, a mannequin's ball).
-
-    Parameters
-    ----------
-    along, off : (N,) each vertex's coordinate along the limb and its (K, 2) offset across
-    it; pieces : (N,) each vertex's piece; radius : the limb's reach across its axis.
-    """
-    levels = []
-    near = np.linalg.norm(off, axis=1) < radius
-    for piece in np.unique(pieces[near]):
-        mine = pieces == piece
-        if not near[mine].all():
-            continue
-        width = float(np.ptp(off[mine], axis=0).max())
-        middle = off[mine].min(axis=0) + 0.5 * np.ptp(off[mine], axis=0)
-        if np.ptp(along[mine]) <= COVER_LENGTH * width and np.linalg.norm(middle) < 0.5 * width:
-            levels.append(float(along[mine].mean()))
-    return levels
+def _in_pieces(limb: np.ndarray, pieces: np.ndarray) -> bool:
+    """Whether the vertices ``limb`` (N,) bool lie on more than one of the ``pieces`` (N,):
+    a limb cut at its joint, covered or ringed there (module docstring)."""
+    return len(np.unique(pieces[limb])) > 1
 
 
 def _limb_frame(axis: np.ndarray) -> np.ndarray:
@@ -168,12 +147,9 @@ def elbow_section(surface: BodySurface, vertices: np.ndarray, faces: np.ndarray,
     c = (vertices - tip) @ basis
     inside = (c[:, 0] > 0) & (c[:, 0] < length) & (np.linalg.norm(c[:, 1:], axis=1) < 2 * LIMB_RADIUS * h)
     faces = faces[inside[faces].all(axis=1)]
-    covers = [x for x in _cover_levels(c[:, 0], c[:, 1:], pieces, LIMB_RADIUS * h)
-              if ELBOW_SPAN[0] * length <= x <= ELBOW_SPAN[1] * length]
-    if covers:  # the cover nearest the middle of the span
-        at = min(covers, key=lambda x: abs(x / length - sum(ELBOW_SPAN) / 2))
-        cut = _sections(c, faces, 0, np.array([at]), LIMB_RADIUS * h)[1][0]
-        return cut @ basis.T + tip if len(cut) >= 3 else None
+    span = (c[:, 0] > ELBOW_SPAN[0] * length) & (c[:, 0] < ELBOW_SPAN[1] * length)
+    if _in_pieces(span & (np.linalg.norm(c[:, 1:], axis=1) < LIMB_RADIUS * h), pieces):
+        return None
     levels = np.linspace(*SPAN, SECTIONS) * length
     sizes, cuts = _sections(c, faces, 0, levels, LIMB_RADIUS * h)
     found = [k for k in waists(sizes)[1:] if ELBOW_SPAN[0] * length <= levels[k] <= ELBOW_SPAN[1] * length]
@@ -206,18 +182,15 @@ def knee_section(vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray, fr
     axis_at = c - np.array([x, 0.0, 0.0])
     axis_at[:, 2] -= float(np.median(c[leg, 2]))
     faces = faces[leg[faces].all(axis=1)]
-    covers = [y for y in _cover_levels(axis_at[:, 1], axis_at[:, [0, 2]], np.where(leg, pieces, -1), LIMB_RADIUS * h)
-              if KNEE_SPAN[0] <= (y - ground) / (crotch - ground) <= KNEE_SPAN[1]]
-    if covers:
-        at = min(covers, key=lambda y: abs((y - ground) / (crotch - ground) - sum(KNEE_SPAN) / 2))
-        cut = _sections(axis_at, faces, 1, np.array([at]), LIMB_RADIUS * h)[1][0]
-    else:
-        sizes, cuts = _sections(axis_at, faces, 1, levels, LIMB_RADIUS * h)
-        span = (levels - ground) / (crotch - ground)
-        found = [k for k in waists(sizes)[1:] if KNEE_SPAN[0] <= span[k] <= KNEE_SPAN[1]]
-        if np.isnan(sizes).any() or not found:
-            return None
-        cut = cuts[found[0]]
+    height = (c[:, 1] - ground) / (crotch - ground)
+    if _in_pieces(leg & (height > KNEE_SPAN[0]) & (height < KNEE_SPAN[1]), pieces):
+        return None
+    sizes, cuts = _sections(axis_at, faces, 1, levels, LIMB_RADIUS * h)
+    span = (levels - ground) / (crotch - ground)
+    found = [k for k in waists(sizes)[1:] if KNEE_SPAN[0] <= span[k] <= KNEE_SPAN[1]]
+    if np.isnan(sizes).any() or not found:
+        return None
+    cut = cuts[found[0]]
     if len(cut) < 3:
         return None
     points = cut + np.array([x, 0.0, float(np.median(c[leg, 2]))])
