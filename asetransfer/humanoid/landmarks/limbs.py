@@ -23,12 +23,14 @@ slid: the female's elbows were placed 5 cm out along the arm from the male's (2.
   its pieces' profile, not a modelled limb's, and is not read: Mixamo's X Bot's elbow rings
   bulge its profile like a forearm, and the waist past them, its upper arm's start, put its
   elbows 9 cm in; balls half sunk over the dev bodies' cut elbows rigged them up to 2.7x
-  worse.  A character read as the solid its pieces make is cut on its pieces (``limbs_on``).
+  worse; Sintel's sleeves make her arms pieces.  A character read as the solid its
+  pieces make is cut on its pieces (``limbs_on``).
 * The landmarks are the section's top and bottom for an elbow (along up) and its front and
   back for a knee (along forward).  They are kept as left/right pairs that mirror each other
-  within ``MIRROR``: else one of the readings is wrong (a boot's top read as Sintel's right
-  knee, 9 cm above her left; her right hand tip is a sleeve's end, and its arm reads no
-  elbow).  A leg shorter than ``LEG_LENGTH`` is a stub without a knee to find.
+  within ``MIRROR``, or alone where the limbs' tips do not mirror (a hand tip at a sleeve's
+  end reads no elbow on that arm); else one reading is wrong (a KayKit knight's elbow read
+  across its shield and shoulder).  A leg shorter than ``LEG_LENGTH`` is a stub without a
+  knee to find (a boot's top read as one).
 
 A rigged source's elbows and knees are its joints' sections (:func:`joint_section`), the same
 landmarks for the joint the waist stands for.
