@@ -18,6 +18,12 @@ def unit(v: np.ndarray) -> np.ndarray:
     return np.divide(v, length, out=np.zeros_like(v, dtype=np.float64), where=length > 0)
 
 
+def across(direction: np.ndarray) -> np.ndarray:
+    """(3, 2) two orthonormal axes perpendicular to the unit ``direction`` (3,): a basis of
+    the plane it is the normal of."""
+    return np.linalg.svd(np.eye(3) - np.outer(direction, direction))[0][:, :2]
+
+
 def swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(K, 3, 3) the smallest rotations taking directions ``a`` to ``b`` (K, 3) (a *swing*:
     no twist about the direction).

@@ -76,19 +76,23 @@ class Landmarks:
         """The landmarks found on ``found_on``, a simplified copy of ``mesh``, on ``mesh``: each
         at its closest point on ``mesh``'s triangles, a vertex landmark at that triangle's
         nearest corner.  The frame, confidence and ``spacing`` stay those of the search."""
-        from ...geometry.surface import SurfaceIndex  # on use: only large characters are searched on a copy
-
-        index = SurfaceIndex(mesh.vertices, mesh.faces)
-        on_vertices = self.positions(found_on.vertices)
-        face, bary, _, _ = index.closest(np.array([on_vertices[k] for k in self.vertex]))
-        corners = mesh.faces[face, np.argmax(bary, axis=1)]
-        between = self.positions(found_on.vertices, found_on.faces)
-        surface = {}
-        if self.surface:
-            face, bary, _, _ = index.closest(np.array([between[k] for k in self.surface]))
-            surface = {k: (int(f), b) for k, f, b in zip(self.surface, face, bary)}
-        return Landmarks(self.frame, {k: int(c) for k, c in zip(self.vertex, corners)}, self.confidence,
+        on_vertices, between = self.positions(found_on.vertices), self.positions(found_on.vertices, found_on.faces)
+        points = [on_vertices[k] for k in self.vertex] + [between[k] for k in self.surface]  # one search
+        face, bary, corners = on_triangles(mesh.vertices, mesh.faces, np.array(points))
+        n = len(self.vertex)
+        surface = {k: (int(f), b) for k, f, b in zip(self.surface, face[n:], bary[n:])}
+        return Landmarks(self.frame, {k: int(c) for k, c in zip(self.vertex, corners[:n])}, self.confidence,
                          surface, self.spacing, self.agreement)
+
+
+def on_triangles(vertices: np.ndarray, faces: np.ndarray, points: np.ndarray):
+    """``points`` (K, 3) at their closest points on the triangles ``faces`` of ``vertices``:
+    ``(face (K,), bary (K, 3), corner (K,))``, corner the vertex of that triangle nearest the
+    point (a landmark's vertex, its point between vertices being ``(face, bary)``)."""
+    from ...geometry.surface import SurfaceIndex  # on use: most searches need no closest points
+
+    face, bary, _, _ = SurfaceIndex(vertices, faces).closest(points)
+    return face, bary, faces[face, np.argmax(bary, axis=1)]
 
 
 def hand_tips_carried_out(landmarks: Landmarks, solid: Mesh, mesh: Mesh) -> Landmarks:
@@ -244,12 +248,8 @@ def _with_limbs(limbs: dict, vertices, faces, original, frame, rating, vertex, b
     whole welded mesh ``vertices``, ``faces``, whose vertex ``i`` is the mesh's ``original[i]``):
     each on its nearest vertex and at its point on the triangles, rated as a pair (``rating``:
     the frame's agreement and the mid-plane's offset, :func:`~.confidence.confidence`)."""
-    from ...geometry.surface import SurfaceIndex  # on use: most characters have no such waist
-
     names = list(limbs)
-    at = np.array([limbs[n] for n in names])
-    face, bary, _, _ = SurfaceIndex(vertices, faces).closest(at)
-    corners = faces[face, np.argmax(bary, axis=1)]
+    face, bary, corners = on_triangles(vertices, faces, np.array([limbs[n] for n in names]))
     vertex = {**vertex, **{n: int(original[c]) for n, c in zip(names, corners)}}
     between = {**between, **{n: (int(f), b) for n, f, b in zip(names, face, bary)}}
     rated = {**rated, **confidence(vertices, frame, dict(zip(names, corners.tolist())), *rating)}

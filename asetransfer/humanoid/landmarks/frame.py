@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
+from ...geometry.rotations import across
 from ...geometry.symmetry import estimate_symmetry_plane
 from .feet import LEG_AHEAD, foot, leg_over_foot, rearmost, sole
 from .surface import BodySurface, NotHumanoidError
@@ -196,12 +197,12 @@ def _rests_on(points: np.ndarray, centroid: np.ndarray, normal: np.ndarray, offs
     touching = points[np.abs(points @ normal + offset) < band]
     if len(touching) < 3:
         return False
-    across = np.linalg.svd(np.eye(3) - np.outer(normal, normal))[0][:, :2]  # two axes in the plane
+    in_plane = across(normal)
     try:
-        outline = ConvexHull(touching @ across)
+        outline = ConvexHull(touching @ in_plane)
     except QhullError:  # touching along a line
         return False
-    return bool((outline.equations[:, :2] @ (centroid @ across) + outline.equations[:, 2] <= band).all())
+    return bool((outline.equations[:, :2] @ (centroid @ in_plane) + outline.equations[:, 2] <= band).all())
 
 
 def _mirror_plane(surface: BodySurface, left: np.ndarray, head_top: np.ndarray, iterations: int):

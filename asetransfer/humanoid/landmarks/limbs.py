@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...geometry.rotations import across
 from ...geometry.slicing import section, sections
 from ...geometry.symmetry import reflect
 from ...geometry.topology import vertex_components
@@ -89,17 +90,17 @@ def _sections(c: np.ndarray, faces: np.ndarray, axis: int, levels: np.ndarray, r
     """The sections of a limb along coordinate ``axis`` of ``c`` (N, 3) at ``levels`` (L,),
     each its points within ``radius`` of the limb's axis (the other two coordinates'
     origin): ``(sizes (L,), points)``, NaN for a level the limb does not cross."""
-    across = [a for a in range(3) if a != axis]
+    others = [a for a in range(3) if a != axis]
     if len(levels) == 1:
         points = section(c, faces, axis, float(levels[0]))
         level = np.zeros(len(points), dtype=np.int64)
     else:
         level, points = sections(c, faces, axis, levels)
-    near = np.linalg.norm(points[:, across], axis=1) < radius
+    near = np.linalg.norm(points[:, others], axis=1) < radius
     level, points = level[near], points[near]
     bounds = np.searchsorted(level, np.arange(len(levels) + 1))
     cuts = [points[bounds[k]:bounds[k + 1]] for k in range(len(levels))]
-    sizes = np.array([float(np.ptp(cut[:, across], axis=0).max()) if len(cut) >= 3 else np.nan for cut in cuts])
+    sizes = np.array([float(np.ptp(cut[:, others], axis=0).max()) if len(cut) >= 3 else np.nan for cut in cuts])
     return sizes, cuts
 
 
@@ -111,8 +112,7 @@ def _in_pieces(limb: np.ndarray, pieces: np.ndarray) -> bool:
 
 def _limb_frame(axis: np.ndarray) -> np.ndarray:
     """(3, 3) an orthonormal basis whose first column is ``axis``."""
-    across = np.linalg.svd(np.eye(3) - np.outer(axis, axis))[0][:, :2]
-    return np.column_stack([axis, across])
+    return np.column_stack([axis, across(axis)])
 
 
 def elbow_section(surface: BodySurface, vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray,

@@ -33,7 +33,7 @@ from ...model.rig import Rig
 from ..body import body_axes
 from ..naming import finger_of
 from ..skeleton_map import numbered_from_zero, propose_skeleton_map
-from .find import Landmarks, spacing_of
+from .find import Landmarks, on_triangles, spacing_of
 from .frame import BodyFrame
 from .limbs import ELBOW, KNEE, extremes, joint_section
 from .neck import nearest_corner, throat_and_nape
@@ -91,10 +91,8 @@ def rig_landmarks(rig: Rig) -> Landmarks:
     named.update({k: nearest_corner(mesh.faces, p) for k, p in surface.items()})
     limbs = _limbs(mesh, joints, role, frame)
     if limbs:
-        from ...geometry.surface import SurfaceIndex  # on use, as the geometric rule's
-
-        face, bary, _, _ = SurfaceIndex(v, mesh.faces).closest(np.array(list(limbs.values())))
-        named.update({k: int(mesh.faces[f, np.argmax(b)]) for k, f, b in zip(limbs, face, bary)})
+        face, bary, corners = on_triangles(v, mesh.faces, np.array(list(limbs.values())))
+        named.update({k: int(c) for k, c in zip(limbs, corners)})
         surface.update({k: (int(f), b) for k, f, b in zip(limbs, face, bary)})
     return Landmarks(frame, {k: int(x) for k, x in named.items()}, {k: RIG_CONFIDENCE for k in named}, surface,
                      spacing_of(v, mesh.faces, height))
