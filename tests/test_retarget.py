@@ -398,3 +398,38 @@ def test_an_empty_fbx_take_is_no_clip(tmp_path, capsys):
     assert main(["transfer", str(empty), str(FIXTURES / "target_heavy_cm_zup.fbx"), "-o", str(tmp_path / "out.glb")]) == 0
     assert "animation" not in capsys.readouterr().err
     assert "animations" not in read_document(tmp_path / "out.glb")[0]
+
+
+def _under_armature(src, dst, rotation, scale):
+    """``src`` with its root joint moved under a new non-joint node ("Armature", as Blender
+    exports an armature object) of the given quaternion and scale; the inverse binds kept."""
+    from asetransfer.io.glb import pack_glb
+
+    doc, buffers = read_document(src)
+    root = doc["skins"][0]["joints"][0]
+    doc["nodes"].append({"name": "Armature", "rotation": list(rotation), "scale": list(scale), "children": [root]})
+    scene = doc["scenes"][doc.get("scene", 0)]["nodes"]
+    scene[scene.index(root)] = len(doc["nodes"]) - 1
+    dst.write_bytes(pack_glb(doc, buffers[0]))
+
+
+def test_a_clip_on_a_root_under_an_armature_node_is_read_through_it(tmp_path, fixture_source):
+    # Blender's glTF of a Mixamo character or a KayKit one: the root bone under the armature
+    # object, rotated and scaled 0.01; its clips were left out
+    from asetransfer.io.gltf_animation import read_clips
+
+    rig = fixture_source
+    motion = fixture_motion(rig.skeleton)
+    write_rig(tmp_path / "a.glb", rig, animation=motion)
+    half = np.sqrt(0.5)
+    _under_armature(tmp_path / "a.glb", tmp_path / "armature.glb", (half, 0.0, 0.0, half), (0.01, 0.01, 0.01))
+    back_rig, clips, skipped = read_clips(tmp_path / "armature.glb")
+    assert len(clips) == 1 and not skipped
+    armature = Rotation.from_quat([half, 0, 0, half]).as_matrix() * 0.01
+    expected = motion.world(rig.skeleton)[..., :3, 3] @ armature.T
+    np.testing.assert_allclose(clips[0][1].world(back_rig.skeleton)[..., :3, 3], expected,
+                               atol=1e-6 * np.abs(expected).max())
+    # an uneven scale cannot ride on a joint's rotation: the clip is left out, saying why
+    _under_armature(tmp_path / "a.glb", tmp_path / "uneven.glb", (0.0, 0.0, 0.0, 1.0), (1.0, 2.0, 1.0))
+    _, clips, skipped = read_clips(tmp_path / "uneven.glb")
+    assert not clips and "whose scale is not uniform" in skipped[0][1]

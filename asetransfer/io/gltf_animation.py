@@ -67,9 +67,9 @@ def animation_to_gltf(bb: BufferBuilder, skeleton: Skeleton, animation: Animatio
 def read_animation(path, index: int = 0):
     """Read animation ``index`` of a skinned glTF as an :class:`Animation` on its rig.
 
-    Channels must target joint nodes whose parent is a joint (or nothing); all
-    samplers are evaluated at the union of their key times (LINEAR: slerp / lerp,
-    STEP: held).  Returns ``(rig, animation)``.
+    Channels must target joint nodes (under non-joint nodes of uniform scale, which are
+    folded in: :func:`_folded_nodes`); all samplers are evaluated at the union of their
+    key times (LINEAR: slerp / lerp, STEP: held).  Returns ``(rig, animation)``.
     """
     d = GltfDocument(path)
     pieces = d.pieces()
@@ -123,9 +123,10 @@ def _joint_tracks(d, index: int, anim: dict, jindex: dict) -> list:
             continue  # scale and morph weights: not part of a skeleton motion
         if node not in jindex:
             d.fail(f"animation {index} channel {c} targets node {node!r}, which is not a joint")
-        if d.parent[node] >= 0 and d.parent[node] not in jindex:
+        folded = _folded_nodes(d, node, jindex)
+        if folded is None:
             d.fail(f"animation {index} channel {c} targets joint {d.node_name(node)!r} under a non-joint node "
-                   "(not supported)")
+                   "whose scale is not uniform (not supported)")
         k = ch.get("sampler")
         if not isinstance(k, int) or not 0 <= k < len(samplers):
             d.fail(f"animation {index} channel {c} refers to sampler {k!r}, which does not exist")
@@ -139,10 +140,49 @@ def _joint_tracks(d, index: int, anim: dict, jindex: dict) -> list:
             d.fail(f"animation {index} sampler {k} has mismatched input and output")
         if np.any(np.diff(t) <= 0):
             d.fail(f"animation {index} sampler {k} key times are not increasing")
-        tracks.append((jindex[node], what, t, v, interp))
+        tracks.append((jindex[node], what, t, _through(folded, what, v), interp))
     if not tracks:
         d.fail(f"animation {index} has no rotation or translation channel on a joint")
     return tracks
+
+
+def _folded_nodes(d, node: int, jindex: dict):
+    """The fixed transform ``M`` of the non-joint nodes between joint ``node`` and its parent
+    joint (or the scene root), which the skeleton folds into the joint's local transform
+    (:mod:`.gltf_skin`): ``(rotation (3, 3), scale, translation (3,))`` with ``M = T S R``,
+    the identity for a joint whose parent is a joint or nothing, None when ``M`` scales
+    unevenly or mirrors (a joint's rotation and translation cannot carry that).
+
+    A DCC's armature object is such a node (Blender's glTF export of a Mixamo character:
+    rotated 90 degrees and scaled 0.01 over the root bone; KayKit's characters): the root
+    joint's animated local transform is ``M @ TRS(t)``, so its keys are read through ``M``."""
+    p = d.parent[node]
+    if p < 0 or p in jindex:
+        return np.eye(3), 1.0, np.zeros(3)
+    above = p
+    while above >= 0 and above not in jindex:
+        above = d.parent[above]
+    m = d.world[p] if above < 0 else np.linalg.inv(d.world[above]) @ d.world[p]
+    linear = m[:3, :3]
+    det = np.linalg.det(linear)
+    if not det > 0:
+        return None
+    scale = float(np.cbrt(det))
+    rotation = linear / scale
+    if np.abs(rotation.T @ rotation - np.eye(3)).max() > 1e-5:
+        return None
+    return rotation, scale, m[:3, 3].copy()
+
+
+def _through(folded: tuple, what: str, values: np.ndarray) -> np.ndarray:
+    """A track's key ``values`` (quaternions or translations of the node) as the folded
+    joint's: the rotation turned by ``M``'s, the translation moved by the whole ``M``
+    (:func:`_folded_nodes`).  A constant rotation and an affine map commute with the
+    slerp and lerp between keys, so the keys alone are converted."""
+    rotation, scale, offset = folded
+    if what == "rotation":
+        return matrix_to_quat(rotation[None] @ quat_to_matrix(values))
+    return offset + scale * values @ rotation.T
 
 
 def _sampled_animation(sk: Skeleton, tracks: list) -> Animation:
