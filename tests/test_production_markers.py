@@ -116,6 +116,35 @@ def test_a_weapon_held_by_a_slot_joint_is_no_part_of_the_hand():
     assert np.linalg.norm(found - tip) < 0.01 * h  # on the hand (the blade's tip is 40 %H out)
 
 
+def test_a_pouch_on_one_hip_does_not_move_the_rigs_crotch():
+    """Sintel carries a knife and a pouch on her right hip, weighted to her right thigh: the
+    middle of the thighs' regions moved 4 cm right, the ray cast down for the crotch ran down
+    her right thigh and read her crotch at a third of her height.  The fixture source with
+    a pouch as large as its thigh on its right hip keeps its crotch."""
+    import trimesh
+
+    from asetransfer.humanoid.skeleton_map import propose_skeleton_map
+    from asetransfer.model.mesh import Mesh
+    from asetransfer.model.rig import Rig
+    from asetransfer.model.skin import SkinWeights
+
+    rig = load_source(SOURCE).rig
+    sk, v, f = rig.skeleton, rig.mesh.vertices, rig.mesh.faces
+    thigh = sk.names.index(propose_skeleton_map(sk)[0]["upper_leg_r"])
+    crotch = v[rig_landmarks(rig).vertex["crotch"]]
+    h = float(np.ptp(v[:, 1]))
+    pouch = trimesh.creation.icosphere(subdivisions=3, radius=0.04 * h)
+    hip = sk.bind_world[thigh, :3, 3]
+    pouch_v = np.asarray(pouch.vertices) + hip + [-0.12 * h, 0.0, 0.0]  # the fixtures' right is -X
+    k = rig.skin.indices.shape[1]
+    indices = np.vstack([rig.skin.indices, np.tile([thigh] + [0] * (k - 1), (len(pouch_v), 1))])
+    weights = np.vstack([rig.skin.weights, np.tile([1.0] + [0.0] * (k - 1), (len(pouch_v), 1))])
+    carrying = Rig(Mesh(np.vstack([v, pouch_v]), np.vstack([f, np.asarray(pouch.faces) + len(v)])), sk,
+                   SkinWeights.from_influences(indices, weights, sk.n_joints))
+    found = carrying.mesh.vertices[rig_landmarks(carrying).vertex["crotch"]]
+    assert np.linalg.norm(found - crotch) < 0.01 * h
+
+
 def test_a_source_in_plates_takes_its_landmarks_from_its_rig(plates):
     landmarks = source_landmarks(plates, Config())
     assert landmarks.vertex == rig_landmarks(plates).vertex

@@ -81,7 +81,7 @@ def rig_landmarks(rig: Rig) -> Landmarks:
     for side, s in (("l", "L"), ("r", "R")):
         named.update({f"{k}.{s}": x for k, x in _hand(rig, role[f"wrist_{side}"], height).items()})
         named.update({f"{k}.{s}": x for k, x in _foot(rig, role[f"ankle_{side}"], up, forward, height).items()})
-    crotch = _crotch(rig, role, up)
+    crotch = _crotch(rig, role, up, forward)
     if crotch is not None:
         named["crotch"] = crotch
     top = v[named["head_top"]] if "head_top" in named else v[int(np.argmax(height_of))]
@@ -219,19 +219,24 @@ def _neck(mesh, frame: BodyFrame, named: dict, mid: float) -> dict:
     return throat_and_nape(vertices, faces, frame, mid, crotch, nose)
 
 
-def _crotch(rig: Rig, role: dict, up) -> int | None:
-    """The vertex nearest where a ray cast down from between the thighs (the middle of the
-    upper legs' regions, at their joints' height; else from the hips joint) first leaves the
-    body; None when it hits nothing."""
+def _crotch(rig: Rig, role: dict, up, forward) -> int | None:
+    """The vertex nearest where a ray cast down from between the thighs (midway between the
+    upper legs' joints, at the depth of the middle of their regions; else from the hips
+    joint) first leaves the body; None when it hits nothing.
+
+    The joints place the ray across the body: a region's middle moves with whatever its
+    weights carry besides the thigh (Sintel's knife and pouch on her right hip: the middle
+    of the regions 4 cm right of her mid-plane, the ray down her right thigh, her crotch read
+    at a third of her height, 0.18 H below her legs' parting)."""
     joints = rig.skeleton.bind_world[:, :3, 3]
     start = joints[role["hips"]]
     if "upper_leg_l" in role and "upper_leg_r" in role:
         v = rig.mesh.vertices
+        start = 0.5 * (joints[role["upper_leg_l"]] + joints[role["upper_leg_r"]])
         thighs = [region(rig, [role[f"upper_leg_{s}"]]) for s in "lr"]
         if all(t.any() for t in thighs):
-            middle = 0.5 * (v[thighs[0]].mean(axis=0) + v[thighs[1]].mean(axis=0))
-            level = 0.5 * (joints[role["upper_leg_l"]] + joints[role["upper_leg_r"]]) @ up
-            start = middle + (level - middle @ up) * np.asarray(up)
+            depth = 0.5 * sum(float(np.median(v[t] @ forward)) for t in thighs)
+            start = start + (depth - start @ forward) * np.asarray(forward)
     mesh = rig.mesh
     hits = cast_rays(mesh.vertices, mesh.faces, start[None], -np.asarray(up, dtype=np.float64)[None], first=True)
     if not len(hits.face):
