@@ -269,6 +269,33 @@ def test_em_rays_place_an_unweighted_enclosed_joint_like_the_surface_moves():
     np.testing.assert_allclose(both[:2], joints[:2] @ A.T + [0.5, -2.0, 0.3], atol=1e-6)
 
 
+def test_a_joint_far_from_the_vertices_it_moves_follows_the_surface_around_it():
+    """The fox's Spine_2 sits on its back above the few belly vertices it moves: placed from
+    them alone it stays with the belly when the back rises (10 %H low on the dog).  A joint
+    that far from its weighted vertices (``em_far_spread`` RMS spreads) also fits the
+    surface around it; joints among their vertices are placed as before."""
+    from asetransfer.stages.joints import far_from_weights
+
+    box = trimesh.creation.box(extents=[1.0, 1.0, 1.0]).subdivide().subdivide()
+    V, F = np.asarray(box.vertices), np.asarray(box.faces)
+    # the target: the upper half raised, the bottom kept (a back higher over the same belly)
+    P = V + np.where(V[:, 1:2] > 0.0, [0.0, 0.4, 0.0], 0.0) + np.where(np.abs(V[:, 1:2]) < 1e-9, [0.0, 0.2, 0.0], 0.0)
+    belly = np.argsort(np.linalg.norm(V - [0.0, -0.5, 0.0], axis=1))[:5]  # a few vertices mid-bottom
+    joints = np.array([[0.0, 0.35, 0.0], [0.0, 0.0, 0.0]])  # high above them; at the centre of the box
+    rows = np.concatenate([belly, np.arange(len(V))])
+    cols = np.concatenate([np.zeros(len(belly), int), np.ones(len(V), int)])
+    W = sp.csc_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(V), 2))
+    joint, vert, w = np.array(cols), rows, np.ones(len(rows))
+    cfg = SkeletonConfig()
+    assert far_from_weights(V[vert], joint, w, joints, cfg.em_far_spread).tolist() == [True, False]
+    rays = SurfaceRays(F, n_rays=cfg.em_rays, share=0.0, min_hit_fraction=cfg.em_min_hit_fraction)
+    plain, _ = joint_positions_em(V, P, W, joints, omega=cfg.omega, unit=0.02, rays=rays)
+    far, _ = joint_positions_em(V, P, W, joints, omega=cfg.omega, unit=0.02,
+                                rays=replace(rays, far_spread=cfg.em_far_spread, far_share=cfg.em_far_share))
+    assert plain[0, 1] < 0.4 and far[0, 1] > plain[0, 1] + 0.1   # it rises with the back around it
+    np.testing.assert_allclose(far[1], plain[1], atol=1e-12)      # the centred joint: unchanged
+
+
 def test_rigid_vertices_are_the_pieces_weighted_wholly_to_one_bone():
     # pieces: 0 all to bone 1, 1 to bones 0 and 1 by vertex, 2 half and half, 3 one vertex
     piece = np.array([0, 0, 0, 1, 1, 1, 2, 2, 3])
@@ -667,12 +694,16 @@ def test_a_joint_em_flings_out_of_the_body_takes_its_procrustes_place():
     corr = same_topology_corr(source.mesh)
     corr = Correspondence(corr.source_to_target, corr.target_to_source, IDENTITY, vertices, moved, moved)
     placed = {}
-    for limit in (0.15, np.inf):
-        skeleton, report = transfer_skeleton(source, target, corr, SkeletonConfig(em_pa_limit=limit, mirror="off"))
+    for limit in (0.15, np.inf):  # EM on the weights alone, as the spec has it
+        config = SkeletonConfig(em_pa_limit=limit, mirror="off", em_far_share=0.0)
+        skeleton, report = transfer_skeleton(source, target, corr, config)
         placed[limit] = skeleton.bind_world[1, :3, 3]
         assert ("tail" in report.fallback_joints) == (limit == 0.15)
     assert not inside(placed[np.inf][None], target)[0] and placed[np.inf][1] > 1.1
     assert inside(placed[0.15][None], target)[0] and placed[0.15][1] < 0.5
+    # a joint this far from its weighted vertices also fits the surface around it: it stays in
+    skeleton, report = transfer_skeleton(source, target, corr, SkeletonConfig(em_pa_limit=np.inf, mirror="off"))
+    assert inside(skeleton.bind_world[1:2, :3, 3], target)[0] and not report.fallback_joints
 
 
 def test_em_places_no_joint_without_points_and_does_not_fail():

@@ -123,6 +123,8 @@ class SurfaceRays:
     n_rays: int
     share: float              # prior mass of the hits of a joint that has weighted vertices
     min_hit_fraction: float   # fewer hits than this fraction: the joint is not enclosed
+    far_spread: float = np.inf  # a joint this many spreads from its weighted vertices (far_from_weights)
+    far_share: float = 0.0      # takes this prior mass for its hits instead, when it is larger than share
     _cast: list = field(default_factory=list, compare=False, repr=False)  # the last cast, see hits()
 
     def hits(self, vertices: np.ndarray, joints: np.ndarray):
@@ -203,8 +205,9 @@ def joint_positions_em(source: np.ndarray, target: np.ndarray, weights: sp.spmat
     With ``rays``, the points may also include the surface *around* the joint: the
     first hits of ``rays.n_rays`` rays cast from it in all directions (a hit maps to
     the target through its triangle and barycentric coordinates), with a uniform prior
-    of total mass ``rays.share`` (the skin weights keep ``1 - rays.share``).  A joint
-    with no weighted vertex (a hips root, say) is then placed from its hits alone; a
+    of total mass ``rays.share`` (the skin weights keep ``1 - rays.share``), or
+    ``rays.far_share`` for a joint far from the vertices it moves (:func:`far_from_weights`).
+    A joint with no weighted vertex (a hips root, say) is then placed from its hits alone; a
     joint that is not enclosed by the surface (fewer than ``rays.min_hit_fraction`` of
     its rays hit: it lies outside the mesh or at an open end) uses its weighted
     vertices only.
@@ -231,7 +234,11 @@ def joint_positions_em(source: np.ndarray, target: np.ndarray, weights: sp.spmat
         return _em_fit(source[vert], target[vert], joint, w, joints, omega=omega, unit=unit)
     r_joint, r_face, r_bary = rays.hits(source, joints)
     hits = np.bincount(r_joint, minlength=n_joints)
-    share = np.where(hits >= rays.min_hit_fraction * rays.n_rays, np.where(wsum > 0, rays.share, 1.0), 0.0)
+    own = np.full(n_joints, rays.share)
+    if rays.far_share > rays.share:
+        far = far_from_weights(source[vert], joint, w, joints, rays.far_spread)
+        own[far] = rays.far_share
+    share = np.where(hits >= rays.min_hit_fraction * rays.n_rays, np.where(wsum > 0, own, 1.0), 0.0)
     s_prior = w * ((1.0 - share) / np.where(wsum > 0, wsum, 1.0))[joint]
     r_prior = (share / np.maximum(hits, 1))[r_joint]
     tri = rays.faces[r_face]
@@ -240,6 +247,34 @@ def joint_positions_em(source: np.ndarray, target: np.ndarray, weights: sp.spmat
                    np.concatenate([target[vert[s]], np.einsum("kj,kjd->kd", r_bary[r], target[tri[r]])]),
                    np.concatenate([joint[s], r_joint[r]]), np.concatenate([s_prior[s], r_prior[r]]),
                    joints, omega=omega, unit=unit)
+
+
+def far_from_weights(points: np.ndarray, joint: np.ndarray, weight: np.ndarray, joints: np.ndarray,
+                     spread: float) -> np.ndarray:
+    """Joints farther from the weighted centroid of the points they move than ``spread`` times
+    those points' RMS distance from it.
+
+    Eq. 3.1-3.2 place a joint as an affine combination of its weighted vertices: where those
+    lie far from it and close together (a spine joint on the back whose few vertices are in
+    the belly), the combination extrapolates, and the joint lands where the registration
+    carries those distant vertices rather than where the surface around it goes.
+
+    Parameters
+    ----------
+    points : (K, 3) weighted vertices, one row per (joint, vertex) entry; joint : (K,) their
+    joint; weight : (K,) their weights; joints : (J, 3) joint positions; spread : the ratio.
+
+    Returns
+    -------
+    (J,) bool; False for joints without weighted vertices.
+    """
+    n = len(joints)
+    mass = np.bincount(joint, weights=weight, minlength=n)
+    safe = np.where(mass > 0, mass, 1.0)
+    centre = _segment_sum(weight[:, None] * points, joint, n) / safe[:, None]
+    square = weight * ((points - centre[joint]) ** 2).sum(axis=1)
+    rms = np.sqrt(np.bincount(joint, weights=square, minlength=n) / safe)
+    return (mass > 0) & (np.linalg.norm(joints - centre, axis=1) > spread * rms)
 
 
 def delta_rotations(source: np.ndarray, target: np.ndarray, weights: sp.spmatrix, parents: np.ndarray):

@@ -350,7 +350,8 @@ def _joint_positions(cloud: SkinnedCloud, source: Rig, target: Mesh, cfg: Skelet
     V, P, W, J = cloud.source, cloud.target, cloud.fit_weights(), cloud.joints
     pa_pos, pa_fallback = joint_positions_pa(V, P, W, J, sk.parents, threshold=cfg.pa_threshold)
     rays = SurfaceRays(source.mesh.faces, n_rays=cfg.em_rays, share=cfg.em_ray_share,
-                       min_hit_fraction=cfg.em_min_hit_fraction) if cfg.em_rays else None
+                       min_hit_fraction=cfg.em_min_hit_fraction, far_spread=cfg.em_far_spread,
+                       far_share=cfg.em_far_share) if cfg.em_rays else None
     if cfg.joints == "em":
         pos, placed = joint_positions_em(V, P, W, J, omega=cfg.omega, unit=unit, rays=rays)
         # EM's coefficients extrapolate: a joint far from the points it owns (a tail joint
