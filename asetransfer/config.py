@@ -199,9 +199,9 @@ class SkeletonConfig:
     # RMS spreads of them, also fits the surface around it (its ray hits, prior mass em_far_share):
     # weights alone carry it where the registration takes those vertices (the fox's Spine_2 on its
     # back, 3.9 spreads above its 9 belly vertices: 10.4 -> 4.0 %H on the dog, the horse's worst
-    # joint 19.7 -> 8.5 %H); every dev case, golden rig and production human unchanged (their joints
-    # beyond 3, breasts, eyes and leaves, are not enclosed: their rays escape); 2 let the fixture
-    # robot's clavicle, 2.02, fit rays that pass between its plates
+    # joint 19.7 -> 8.5 %H); every dev case, golden rig and production human unchanged (the dev
+    # source's joints beyond 3, its breasts, share spine01's place and are placed with it); 2 let
+    # the fixture robot's clavicle, 2.02, fit rays that pass between its plates
     em_far_spread: float = 3.0
     # [fraction] prior mass of the ray hits of a joint beyond em_far_spread (0 = off; measured alike
     # from 0.1 to 0.6 on the fox)
