@@ -264,6 +264,13 @@ def test_the_source_clips_ride_onto_the_rigged_target_under_their_names(tmp_path
     transfer_files(source, looked, tmp_path / "looked.glb", markers)
     names = [a["name"] for a in read_document(tmp_path / "looked.glb")[0]["animations"]]
     assert names[-2:] == ["wave", "still"]
+    # a target that already has clips of those names (a rig made before, rigged again; Mixamo
+    # characters exported by Blender all name theirs alike) keeps its own under their names
+    # and takes the source's under names of their own
+    again = transfer_files(source, tmp_path / "rigged.glb", tmp_path / "again.glb", markers)
+    names = [a["name"] for a in read_document(tmp_path / "again.glb")[0]["animations"]]
+    assert names == ["wave", "still", "wave (source)", "still (source)"]
+    assert any("written as 'wave (source)'" in w for w in again.report.warnings)
     # --clips off, and outputs that cannot hold them say so
     off = transfer_files(source, target, tmp_path / "off.glb", markers, options=JobOptions(clips="off"))
     assert "animations" not in read_document(tmp_path / "off.glb")[0] and off.report.warnings == done.report.warnings

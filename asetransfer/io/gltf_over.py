@@ -84,7 +84,8 @@ def rig_over_document(look: Look, rig: Rig, max_influences: int | None = None, b
     nodes = doc.setdefault("nodes", [])
     joint_nodes, skin, roots = skeleton_skin(bb, rig.skeleton, first=len(nodes))
     for name, animation in clips:
-        doc.setdefault("animations", []).append(animation_to_gltf(bb, rig.skeleton, animation, name, len(nodes)))
+        named = _unused_animation_name(doc, name, look.path)
+        doc.setdefault("animations", []).append(animation_to_gltf(bb, rig.skeleton, animation, named, len(nodes)))
     nodes.extend(joint_nodes)
     _add_to_scene(doc, roots, first_new=len(nodes) - len(joint_nodes))
     skinned = sorted({p.node for p in look.pieces})
@@ -95,6 +96,23 @@ def rig_over_document(look: Look, rig: Rig, max_influences: int | None = None, b
     doc["accessors"], doc["bufferViews"] = bb.accessors, bb.views
     doc["buffers"] = [{"byteLength": len(bb.blob)}]
     return doc, bytes(bb.blob), lost
+
+
+def _unused_animation_name(doc: dict, name: str, path) -> str:
+    """``name``, or ``"name (source)"`` (numbered when that is taken too) when the target's
+    document already has an animation of that name: its own clips stay on its old joint
+    nodes, and an engine asked for the clip by name would play the first one, which moves
+    no joint of the new skin (Mixamo characters exported by Blender all name theirs
+    ``Armature|mixamo.com|Layer0``)."""
+    taken = {a.get("name") for a in doc.get("animations", []) if isinstance(a, dict)}
+    if name not in taken:
+        return name
+    named, k = f"{name} (source)", 2
+    while named in taken:
+        named, k = f"{name} (source {k})", k + 1
+    log.warning("%s: the source's clip %r is written as %r: the target already has an animation of that name",
+                path, name, named)
+    return named
 
 
 def _one_buffer(doc: dict, buffers: list) -> BufferBuilder:
