@@ -677,6 +677,26 @@ def test_shapes_without_a_body_layout_are_refused(shape, source):
         _landmarks(mesh)
 
 
+def test_a_source_neither_named_nor_shaped_two_legged_is_refused_saying_both(heavy):
+    """A rig whose joints are named by a creature's parts (no head-hips-hands-feet map) and
+    whose shape has no body layout: the one line says both, and what to give instead."""
+    from asetransfer.stages.markers import MarkerError
+
+    mesh = _mesh_of([_box([0, 0, 0], [1, 1, 1])])
+    world = np.tile(np.eye(4), (2, 1, 1))
+    world[:, :3, 3] = [[0.5, 0.5, 0.5], [0.5, 0.9, 0.5]]
+    dense = np.zeros((mesh.n_vertices, 2))
+    dense[:, 0] = 1.0
+    dense[mesh.vertices[:, 1] > 0.9] = [0.0, 1.0]
+    crate = at.Rig(mesh, at.Skeleton.from_world(("Spine_1", "Lid"), np.array([-1, 0]), world),
+                   at.SkinWeights.from_dense(dense))
+    with pytest.raises(MarkerError) as refused:
+        automatic_markers(crate, heavy, Config())
+    said = str(refused.value)
+    assert refused.value.side == "source" and said.startswith("no humanoid layout found")
+    assert "joint names do not say where its head, hips, left wrist" in said and "give linked markers" in said
+
+
 def test_hand_markers_win_and_the_rest_is_completed(source, heavy):
     auto, _ = automatic_markers(source, heavy, Config())
     lm = _landmarks(heavy)

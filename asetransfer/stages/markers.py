@@ -157,8 +157,13 @@ def source_landmarks(source: Rig, config: Config) -> Landmarks:
     and so they do without a humanoid skeleton map."""
     try:
         from_rig = rig_landmarks(source)
-    except NotHumanoidError:
-        return landmarks_of(source.mesh, "source", config)
+    except NotHumanoidError as unnamed:
+        try:
+            return landmarks_of(source.mesh, "source", config)
+        except MarkerError as e:
+            # neither its names nor its shape say two-legged: a creature's rig, most likely
+            raise MarkerError("source", f"{e}; {unnamed}: automatic markers are for two-legged characters, "
+                                        "give linked markers") from None
     try:
         geometric = landmarks_of(source.mesh, "source", config, solid=False)
     except MarkerError:
