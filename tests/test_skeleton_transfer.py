@@ -293,7 +293,7 @@ def test_a_joint_far_from_the_vertices_it_moves_follows_the_surface_around_it():
     far, _ = joint_positions_em(V, P, W, joints, omega=cfg.omega, unit=0.02,
                                 rays=replace(rays, far_spread=cfg.em_far_spread, far_share=cfg.em_far_share))
     assert plain[0, 1] < 0.4 and far[0, 1] > plain[0, 1] + 0.1   # it rises with the back around it
-    np.testing.assert_allclose(far[1], plain[1], atol=1e-12)      # the centred joint: unchanged
+    np.testing.assert_allclose(far[1], plain[1], atol=1e-9)       # the centred joint: unchanged
 
 
 def test_rigid_vertices_are_the_pieces_weighted_wholly_to_one_bone():

@@ -33,6 +33,7 @@ import numpy as np
 from ..errors import InputError
 from ..model.look import Look, LookPiece
 from ..model.rig import Rig
+from .assembly import unique_names
 from .atomic import atomic_write
 from .glb import (ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, UINT, Accessors, BufferBuilder, image_mime, pack_glb,
                   pack_gltf, read_beside)
@@ -99,17 +100,15 @@ def rig_over_document(look: Look, rig: Rig, max_influences: int | None = None, b
 
 
 def _unused_animation_name(doc: dict, name: str, path) -> str:
-    """``name``, or ``"name (source)"`` (numbered when that is taken too) when the target's
-    document already has an animation of that name: its own clips stay on its old joint
+    """``name``, or ``"name (source)"`` (then ``.001``...: :func:`~.assembly.unique_names`) when
+    the target's document already has an animation of that name: its own clips stay on its old joint
     nodes, and an engine asked for the clip by name would play the first one, which moves
     no joint of the new skin (Mixamo characters exported by Blender all name theirs
     ``Armature|mixamo.com|Layer0``)."""
-    taken = {a.get("name") for a in doc.get("animations", []) if isinstance(a, dict)}
+    taken = [a.get("name") for a in doc.get("animations", []) if isinstance(a, dict)]
     if name not in taken:
         return name
-    named, k = f"{name} (source)", 2
-    while named in taken:
-        named, k = f"{name} (source {k})", k + 1
+    named = unique_names(taken + [f"{name} (source)"])[-1]
     log.warning("%s: the source's clip %r is written as %r: the target already has an animation of that name",
                 path, name, named)
     return named

@@ -63,7 +63,7 @@ def rig_landmarks(rig: Rig) -> Landmarks:
     mapping, missing = propose_skeleton_map(skeleton)
     need = [r for r in ("head", "hips", "wrist_l", "wrist_r", "ankle_l", "ankle_r") if r not in mapping]
     if need:
-        said = [{"l": "left ", "r": "right "}.get(r[-1], "") + r[:-2] if r[-2:] in ("_l", "_r") else r
+        said = [f"{'left' if r.endswith('_l') else 'right'} {r[:-2]}" if r[-2:] in ("_l", "_r") else r
                 for r in need]
         raise NotHumanoidError("the skeleton's joint names do not say where its " + ", ".join(said) + " are")
     index = {n: i for i, n in enumerate(skeleton.names)}
