@@ -17,6 +17,7 @@ started (the machine is shared) and whether the rigs are byte-identical to
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import resource
@@ -113,8 +114,10 @@ def main(argv=None):
     ap.add_argument("--no-loop", action="store_true", help="skip the transfer-per-target loop")
     args = ap.parse_args(argv)
     work = args.out or Path(tempfile.mkdtemp(prefix="bench_batch_"))
+    if not args.out:  # a scratch folder, removed at exit (--out keeps the cast and the rigs)
+        atexit.register(shutil.rmtree, work, True)
     source, targets = make_cast(args.set, work / "cast", args.count)
-    print(f"{args.count} targets ({args.set}), {os.cpu_count()} cores; outputs in {work}")
+    print(f"{args.count} targets ({args.set}), {os.cpu_count()} cores" + (f"; outputs in {work}" if args.out else ""))
     rows = []
     if not args.no_loop:
         rows.append(("transfer loop", run_loop(source, targets, work / "loop"), work / "loop"))

@@ -33,6 +33,7 @@ spine, the shoulders) are part of that figure.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import shutil
 import sys
@@ -246,6 +247,8 @@ def main(argv=None) -> int:
     from score import score
 
     out = Path(args.out or tempfile.mkdtemp(prefix="asetransfer-heldout-"))
+    if not args.out:  # a scratch folder, removed at exit (--out keeps the rigs)
+        atexit.register(shutil.rmtree, out, True)
     rows = []
     for source, target, family in PAIRS:
         case = out / f"{source}_to_{target}"

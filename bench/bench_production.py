@@ -14,7 +14,9 @@ job (``asetransfer.job.transfer_files``, in this process).
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -64,6 +66,8 @@ def main(argv=None) -> int:
     from score import score
 
     out = Path(args.out or tempfile.mkdtemp(prefix="asetransfer-production-"))
+    if not args.out:  # a scratch folder, removed at exit (--out keeps the rigs)
+        atexit.register(shutil.rmtree, out, True)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for target, case in TARGETS.items():
