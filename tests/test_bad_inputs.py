@@ -435,6 +435,15 @@ def gltf_duplicate_joint_in_skin(c):
     return c.transfer(src=p), p
 
 
+@bad("has jointNames, glTF 1.0's")
+def gltf_skin_with_glTF_1_joint_names(c):
+    def edit(doc, blob):  # as early COLLADA2GLTF wrote files marked 2.0
+        skin = doc["skins"][0]
+        skin["jointNames"] = [doc["nodes"][j].get("name", str(j)) for j in skin.pop("joints")]
+    p = c.gltf(edit)
+    return c.transfer(src=p), p
+
+
 @bad("vertex index 400 out of range")
 def gltf_face_index_out_of_range(c):
     p = c.gltf(lambda doc, blob: attribute(doc, blob, "indices").__setitem__((30, 0), 400))

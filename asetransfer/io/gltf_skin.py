@@ -104,7 +104,9 @@ def _skin_joint_list(d: GltfDocument, s: int) -> list:
     """Skin ``s``'s ``joints``: existing node indices, none twice."""
     jl = d.skins[s].get("joints")
     if not isinstance(jl, list) or not jl:
-        d.fail(f"skin {s} has no joints")
+        # early COLLADA2GLTF wrote glTF 1.0's jointNames into files marked 2.0 (Khronos' first RiggedFigure)
+        old = " (it has jointNames, glTF 1.0's: export the file again as glTF 2.0)" if "jointNames" in d.skins[s] else ""
+        d.fail(f"skin {s} has no joints{old}")
     for ji in jl:
         if not is_index(ji) or not 0 <= ji < len(d.nodes):
             d.fail(f"skin {s} lists joint node {ji!r}, which does not exist")
