@@ -334,10 +334,14 @@ class WeightsConfig:
     # [body diagonal] robust: pieces whose vertices come this close (or whose surfaces cross) are in
     # one group (4 mm on a 2 m body: parts modelled touching, not welded)
     prop_touch: float = 0.002
+    # [body diagonal] robust: a prop group none of whose vertices comes this close to the rest of the
+    # mesh stands apart (a crate beside the character) and is bound to the root, as is one wider than
+    # the body two ways (the floor); a prop held in a hand touches it (10 cm on a 2 m body)
+    prop_apart: float = 0.05
 
     def __post_init__(self):
-        if not (0 <= self.prop_fraction <= 1 and self.prop_touch >= 0):
-            raise ValueError("robust weights need prop_fraction in [0, 1] and prop_touch >= 0")
+        if not (0 <= self.prop_fraction <= 1 and self.prop_touch >= 0 and self.prop_apart > 0):
+            raise ValueError("robust weights need prop_fraction in [0, 1], prop_touch >= 0 and prop_apart > 0")
         if self.method not in ("auto", "interp", "robust"):
             raise ValueError("weights method must be 'auto', 'interp' or 'robust'")
         if self.max_influences is not None:

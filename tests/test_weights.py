@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from conftest import FIXTURES, tube_rig
 
@@ -140,6 +141,39 @@ def test_robust_mode_attaches_a_held_prop_to_the_hand(fixture_source):
     assert names[int(np.argmax(W[0]))] in ("forearm.L", "hand.L") and W[0].max() > 0.9
     # the default ("auto") is robust on a target in several pieces
     assert np.array_equal(rigs["auto"].skin.weights, rigs["robust"].skin.weights)
+
+
+@pytest.mark.parametrize("scenery", [("crate",), ("floor",), ("crate", "floor")])
+def test_pieces_standing_apart_are_bound_to_the_root(fixture_source, caplog, scenery):
+    """A crate beside the character and the floor under its feet are pieces the source has no
+    surface for, held by no limb: bound whole to the root (by their weights the crate took
+    the nearer hand's, the floor a hand's), and the verdict measures the body, not the floor
+    (three times its height: every bone read as too short, 'poor').  A crate standing on
+    the floor touches it: one piece standing apart."""
+    import trimesh
+    from test_skeleton_transfer import _fixture_markers
+
+    from asetransfer.io import load_mesh
+    from asetransfer.stages.transfer import transfer
+    body = load_mesh(FIXTURES / "target_heavy.ply")
+    lo, hi = body.bounds()
+    h, middle = float(hi[1] - lo[1]), 0.5 * (lo + hi)
+    made = {"crate": trimesh.creation.box(extents=[0.3 * h] * 3).apply_translation(
+                [hi[0] + 0.4 * h, lo[1] + 0.15 * h, middle[2]]),
+            "floor": trimesh.creation.box(extents=[3 * h, 0.01 * h, 3 * h]).apply_translation(
+                [middle[0], lo[1] - 0.005 * h, middle[2]])}
+    parts = [(body.vertices, body.faces)] + [(made[k].vertices, made[k].faces) for k in scenery]
+    offsets = np.cumsum([0] + [len(v) for v, _ in parts[:-1]])
+    target = Mesh(np.concatenate([v for v, _ in parts]), np.concatenate([f + o for (_, f), o in zip(parts, offsets)]))
+    caplog.set_level("WARNING", logger="asetransfer")
+    result = transfer(fixture_source, target, _fixture_markers(fixture_source.mesh, body), Config())
+
+    W = result.rig.skin.to_dense()[body.n_vertices:]
+    root = int(fixture_source.skeleton.roots()[0])
+    assert np.array_equal(W, np.eye(W.shape[1])[np.full(len(W), root)])
+    assert caplog.text.count(f"a piece standing apart from the body ({len(W)} vertices") == 1
+    quality = result.report.quality
+    assert quality.bones_out_of_proportion == [] and quality.verdict != "poor"
 
 
 def _heavy_with_sword():

@@ -202,7 +202,9 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
         (``Correspondence.source_carried``, ``target_carried``), or None (none).
     """
     cfg = config or QualityConfig()
-    h = max(height(rig.mesh), 1e-300)
+    # the body's height: a floor under the feet or a crate beside them, which no marker fits, is not the body
+    body = rig.mesh.vertices if fitted is None or not np.any(fitted) else rig.mesh.vertices[np.asarray(fitted, bool)]
+    h = max(float(np.ptp(body, axis=0).max()), 1e-300)
     residual, apart = 100.0 * marker_residual_max / h, 100.0 * fit_distance / h
     mapped = mapped_area_fraction(rig.mesh, target_points, cfg.mapped_distance_pct / 100.0 * h, fitted)
     outside, n_inside = joints_outside_body(source, rig, cfg.outside_tolerance_pct / 100.0, cfg)

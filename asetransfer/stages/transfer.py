@@ -162,14 +162,16 @@ def _transfer_weights(source: Rig, target: Mesh, corr: Correspondence, config: C
         report.method, report.chosen, report.target_pieces = "robust" if pieces > 1 else "interp", "auto", pieces
     if report.method == "robust":
         # the body's diagonal: a sword held out does not widen what counts as a close match
-        diagonal = float(np.linalg.norm(corr.body_extent(target.vertices)))
+        extent = corr.body_extent(target.vertices)
+        diagonal = float(np.linalg.norm(extent))
         skin, report.robust = transfer_weights_robust(
             source.skin, corr.target_to_source, target_vertices=target.vertices, target_faces=target.faces,
             registered_source=corr.registered_source, source_faces=source.mesh.faces,
             max_distance=wc.robust_distance * diagonal, max_angle=wc.robust_angle,
             smooth_iterations=wc.smooth_iterations, contact_neighbours=wc.contact_neighbours,
             max_influences=limit, prune=wc.prune, prop_fraction=wc.prop_fraction,
-            touch_distance=wc.prop_touch * diagonal, skeleton=source.skeleton, fitted=corr.target_solved)
+            touch_distance=wc.prop_touch * diagonal, skeleton=source.skeleton, fitted=corr.target_solved,
+            apart_gap=wc.prop_apart * diagonal, body_side=float(extent.max()))
     else:
         skin = transfer_weights(source.skin, corr.target_to_source, source.mesh.faces, max_influences=limit,
                                 prune=wc.prune)

@@ -15,7 +15,9 @@ Two methods:
   grip, guard and blade) are one rigid group, bound whole to the one joint with the
   largest share of the group's weights (the wrist for a finger), with a warning naming it
   (:func:`prop_groups`, :func:`bind_rigidly`).  Weighted piece by piece, such a sword was split between the hand
-  and a thumb joint and bent when the thumb curled.
+  and a thumb joint and bent when the thumb curled.  A group standing apart from the body
+  (:func:`standing_apart`: a crate beside the character, the floor under it) is bound to
+  the root: no limb holds it.
 """
 from __future__ import annotations
 
@@ -295,18 +297,22 @@ def _segments_cross(start: np.ndarray, end: np.ndarray, corners: np.ndarray) -> 
     return ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (s >= 0) & (s <= 1)
 
 
-def bind_rigidly(weights: sp.spmatrix, groups: np.ndarray, skeleton: Skeleton | None = None) -> sp.csr_matrix:
+def bind_rigidly(weights: sp.spmatrix, groups: np.ndarray, skeleton: Skeleton | None = None,
+                 apart: np.ndarray | None = None) -> sp.csr_matrix:
     """``weights`` with every rigid group's rows set to one joint: the one with the largest
     summed weight over the group, ``argmax_j sum_{i in group} W_ij`` -- or, when that is a
     finger (a joint below a wrist of the humanoid skeleton map), the wrist: a prop is held
-    by the hand, and bound to a finger it would swing when the finger curls.  A warning
-    names the joint.
+    by the hand, and bound to a finger it would swing when the finger curls.  A group that
+    stands apart from the body (``apart``, :func:`standing_apart`: a crate beside the
+    character, the floor it stands on) is held by nothing: it is bound to the skeleton's
+    root.  A warning names the joint.
 
     Parameters
     ----------
     weights : (n, J) the weights.
     groups : (n,) the group of each row, -1 for none (:func:`prop_groups`).
     skeleton : the J joints (their names for the warning, the wrists); None: joint numbers.
+    apart : (G,) bool, the groups that stand apart from the body, or None (none).
     """
     W = sp.csr_matrix(weights)
     if not (groups >= 0).any():
@@ -314,19 +320,72 @@ def bind_rigidly(weights: sp.spmatrix, groups: np.ndarray, skeleton: Skeleton | 
     rows, joints = [], []
     for g in range(int(groups.max()) + 1):
         members = np.flatnonzero(groups == g)
-        total = np.asarray(W[members].sum(axis=0)).ravel()
-        joint = _holding_joint(skeleton, int(np.argmax(total)))
+        if apart is not None and apart[g]:
+            joint = _main_root(skeleton)
+            log.warning("robust weights: a piece standing apart from the body (%d vertices: a floor, a prop "
+                        "beside the character?) is bound rigidly to the root joint %s; take it out of the file if "
+                        "it is not the character's", len(members), _joint_name(skeleton, joint))
+        else:
+            total = np.asarray(W[members].sum(axis=0)).ravel()
+            joint = _holding_joint(skeleton, int(np.argmax(total)))
+            moved = [joint] if skeleton is None else [joint, *skeleton.hierarchy.descendants(joint).tolist()]
+            log.warning("robust weights: a prop the source has no surface for (%d vertices) is bound rigidly to "
+                        "joint %s, which with the joints below it carried %.0f %% of its weights; weight it in the "
+                        "source, or by hand, if it should follow another", len(members), _joint_name(skeleton, joint),
+                        100 * total[moved].sum() / max(total.sum(), 1e-300))
         rows.append(members)
         joints.append(np.full(len(members), joint))
-        moved = [joint] if skeleton is None else [joint, *skeleton.hierarchy.descendants(joint).tolist()]
-        log.warning("robust weights: a prop the source has no surface for (%d vertices) is bound rigidly to joint "
-                    "%s, which with the joints below it carried %.0f %% of its weights; weight it in the source, or "
-                    "by hand, if it should follow another", len(members),
-                    repr(skeleton.names[joint]) if skeleton is not None else f"number {joint}",
-                    100 * total[moved].sum() / max(total.sum(), 1e-300))
     rows, joints = np.concatenate(rows), np.concatenate(joints)
     keep = sp.diags((groups < 0).astype(np.float64))
     return sp.csr_matrix(keep @ W + sp.csr_matrix((np.ones(len(rows)), (rows, joints)), shape=W.shape))
+
+
+def _joint_name(skeleton: Skeleton | None, joint: int) -> str:
+    return repr(skeleton.names[joint]) if skeleton is not None else f"number {joint}"
+
+
+def _main_root(skeleton: Skeleton | None) -> int:
+    """The root with the most joints below it (0 without a skeleton)."""
+    if skeleton is None:
+        return 0
+    roots = skeleton.roots()
+    return int(roots[np.argmax([len(skeleton.hierarchy.descendants(int(r))) for r in roots])])
+
+
+def standing_apart(vertices, faces, groups: np.ndarray, *, gap: float, body_side: float) -> np.ndarray:
+    """(G,) bool: the prop groups (:func:`prop_groups`) that stand apart from the body.
+
+    A group stands apart when its surface comes nowhere within ``gap`` of the rest of the
+    mesh's (a crate beside the character; a staff held through a palm touches it where it
+    has no vertex, a ring floating over a palm is within a few cm), or when its box's
+    second-longest side is longer than ``body_side``, the body's longest (the floor under
+    the feet: a spear longer than the character is long one way only).
+
+    Parameters
+    ----------
+    vertices : (n, 3), faces : (F, 3) the target mesh; groups : (n,) the group of each
+        vertex, -1 outside any.
+    gap, body_side : in the target's units.
+    """
+    from ..geometry.surface import SurfaceIndex  # on use: only targets with props need it
+
+    n_groups = int(groups.max(initial=-1)) + 1
+    apart = np.zeros(n_groups, dtype=bool)
+    face_group = groups[faces[:, 0]]  # a face's corners are on one piece, so in one group
+    for g in range(n_groups):
+        own, rest = faces[face_group == g], faces[face_group != g]
+        members = np.unique(own)
+        if not len(rest):
+            continue
+        if np.sort(np.ptp(vertices[members], axis=0))[1] > body_side:
+            apart[g] = True
+            continue
+        # both ways: the surfaces meet where either has no vertex
+        near = SurfaceIndex(vertices, rest).closest(vertices[members], bary=False)[2].min() <= gap
+        if not near:
+            near = SurfaceIndex(vertices, own).closest(vertices[np.unique(rest)], bary=False)[2].min() <= gap
+        apart[g] = not near
+    return apart
 
 
 def _holding_joint(skeleton: Skeleton | None, joint: int) -> int:
@@ -346,7 +405,7 @@ def transfer_weights_robust(skin: SkinWeights, target_to_source: SurfacePoints, 
                             registered_source, source_faces, max_distance: float, max_angle: float,
                             smooth_iterations: int, contact_neighbours: int, max_influences: int, prune: float,
                             prop_fraction: float = 0.25, touch_distance: float = 0.0, skeleton: Skeleton | None = None,
-                            fitted: np.ndarray | None = None):
+                            fitted: np.ndarray | None = None, apart_gap: float = np.inf, body_side: float = np.inf):
     """Robust weight transfer: interpolated where the match is trustworthy, inpainted elsewhere.
 
     Parameters
@@ -362,6 +421,8 @@ def transfer_weights_robust(skin: SkinWeights, target_to_source: SurfacePoints, 
         :func:`bind_rigidly`); skeleton : the source's (the joint a prop is bound to, named in a warning).
     fitted : (n,) bool, the target vertices the correspondence fitted as the body
         (``Correspondence.target_solved``; :func:`prop_groups`), or None.
+    apart_gap, body_side : of :func:`standing_apart` (a group standing apart is bound to the
+        root); the defaults find none.
 
     Returns
     -------
@@ -383,7 +444,8 @@ def transfer_weights_robust(skin: SkinWeights, target_to_source: SurfacePoints, 
     near = accepted | (distance <= PROP_NEAR * max_distance)
     groups = prop_groups(target_vertices, target_faces, near, prop_fraction=prop_fraction,
                          touch_distance=touch_distance, fitted=fitted)
-    filled = bind_rigidly(filled, groups, skeleton)
+    apart = standing_apart(target_vertices, target_faces, groups, gap=apart_gap, body_side=body_side)
+    filled = bind_rigidly(filled, groups, skeleton, apart)
     stats = RobustStats(accepted_fraction=float(accepted.mean()), inpainted_vertices=int((~accepted & ~copied).sum()),
                         copied_vertices=int(copied.sum()), rejected_by_distance=int((distance > max_distance).sum()),
                         rejected_by_angle=int((angle > max_angle).sum()))
