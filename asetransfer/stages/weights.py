@@ -42,6 +42,9 @@ log = logging.getLogger("asetransfer")
 #: female's weight error 0.32, 0.18 without), a sword's blade held along the thigh does not
 #: (0.25 took it for the thigh)
 PROP_NEAR = 0.1
+#: a piece standing apart from the body with this share of the target's vertices or more is
+#: named as another character in the warning (a floor or a crate has a few dozen vertices)
+ANOTHER_BODY_SHARE = 0.2
 
 
 def barycentric_matrix(points: SurfacePoints, faces: np.ndarray, n_vertices: int) -> sp.csr_matrix:
@@ -322,9 +325,12 @@ def bind_rigidly(weights: sp.spmatrix, groups: np.ndarray, skeleton: Skeleton | 
         members = np.flatnonzero(groups == g)
         if apart is not None and apart[g]:
             joint = _main_root(skeleton)
-            log.warning("robust weights: a piece standing apart from the body (%d vertices: a floor, a prop "
-                        "beside the character?) is bound rigidly to the root joint %s; take it out of the file if "
-                        "it is not the character's", len(members), _joint_name(skeleton, joint))
+            share = len(members) / len(groups)
+            what = (f"{100 * share:.0f} % of the vertices: another character?" if share >= ANOTHER_BODY_SHARE
+                    else "a floor, a prop beside the character?")
+            log.warning("robust weights: a piece standing apart from the body (%d vertices, %s) is bound rigidly to "
+                        "the root joint %s; take it out of the file if it is not the character's", len(members),
+                        what, _joint_name(skeleton, joint))
         else:
             total = np.asarray(W[members].sum(axis=0)).ravel()
             joint = _holding_joint(skeleton, int(np.argmax(total)))
