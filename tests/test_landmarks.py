@@ -549,6 +549,64 @@ def test_fingers_are_named_from_the_thumbs_side_of_the_hand():
                      "ring_tip": tips["ring"], "pinky_tip": tips["pinky"]}
 
 
+def _long_hand_tree(thumb_tip, pinky_tip, thumb_from_wrist=True):
+    """A left hand on a tree of points 1 cm apart hanging from the middle of a body 1 m up:
+    knuckles 10 cm below the wrist 2 cm apart, the index the longest finger (its tip the
+    hand's), the pinky's tip and the thumb's where given: from a joint 2 cm below the wrist
+    and 5 cm to the index's side, or (not ``thumb_from_wrist``) from the index's knuckle."""
+    points, edges = [np.array([0.0, 1.0, 0.0])], []
+
+    def line(start: int, end) -> int:
+        end = np.asarray(end, dtype=np.float64)
+        steps = max(1, int(np.ceil(np.linalg.norm(end - points[start]) / 0.01)))
+        prev, a = start, points[start]
+        for k in range(1, steps + 1):
+            points.append(a + (end - a) * k / steps)
+            edges.append((prev, len(points) - 1, float(np.linalg.norm(points[-1] - points[prev]))))
+            prev = len(points) - 1
+        return prev
+
+    wrist = line(0, [0.0, 0.0, 0.0])
+    knuckles = {0.01: line(wrist, [0.01, -0.1, 0.0])}
+    knuckles[0.03] = line(knuckles[0.01], [0.03, -0.1, 0.0])
+    knuckles[-0.01] = line(knuckles[0.01], [-0.01, -0.1, 0.0])
+    knuckles[-0.03] = line(knuckles[-0.01], [-0.03, -0.1, 0.0])
+    tips = {name: line(knuckles[x], end) for name, x, end in (
+        ("index", 0.03, [0.03, -0.19, 0.0]), ("middle", 0.01, [0.01, -0.185, 0.0]),
+        ("ring", -0.01, [-0.01, -0.18, 0.0]), ("pinky", -0.03, pinky_tip))}
+    root = line(wrist, [0.05, -0.02, 0.0]) if thumb_from_wrist else knuckles[0.03]
+    tips["thumb"] = line(root, thumb_tip)
+    return _TreeSurface(edges, 2.5, np.array(points)), tips
+
+
+def test_a_long_thumb_and_pinky_cut_by_the_hands_rim_are_reached():
+    """Sintel's left thumb and pinky tips lie 14.4 and 14.9 %H from her hand tip along the
+    surface, past HAND_REACH: the hand's rim across them was read as their tips.  The hand
+    grows while a tip is only its rim cutting a finger."""
+    from asetransfer.humanoid.landmarks.hands import FINGER_REACH_MAX, HAND_REACH, fingertips
+    surface, tips = _long_hand_tree(thumb_tip=[0.09, -0.05, 0.0], pinky_tip=[-0.03, -0.165, 0.0])
+    along = surface.distance_from(tips["index"])
+    height = 2.0
+    assert HAND_REACH * height < along[tips["thumb"]] < FINGER_REACH_MAX * height  # cut by the first rim
+    named = fingertips(surface, tips["index"], height)
+    assert named == {"thumb_tip": tips["thumb"], "index_tip": tips["index"], "middle_tip": tips["middle"],
+                     "ring_tip": tips["ring"], "pinky_tip": tips["pinky"]}
+
+
+def test_the_thumb_is_the_tip_standing_apart_when_the_pinky_is_farther_from_the_hand_tip():
+    """The index's tip is the hand's and a spread pinky's tip lies farther from it than the
+    thumb's (Sintel's left hand: thumb and pinky were named the other way round, index and
+    ring too): the thumb is the tip farthest from its nearest other fingertip."""
+    from asetransfer.humanoid.landmarks.hands import fingertips
+    surface, tips = _long_hand_tree(thumb_tip=[0.075, -0.14, 0.0], pinky_tip=[-0.045, -0.17, 0.0],
+                                    thumb_from_wrist=False)
+    v = surface.vertices
+    assert np.linalg.norm(v[tips["pinky"]] - v[tips["index"]]) > np.linalg.norm(v[tips["thumb"]] - v[tips["index"]])
+    named = fingertips(surface, tips["index"], 2.2)
+    assert named == {"thumb_tip": tips["thumb"], "index_tip": tips["index"], "middle_tip": tips["middle"],
+                     "ring_tip": tips["ring"], "pinky_tip": tips["pinky"]}
+
+
 def test_a_bump_is_left_out_but_not_a_sixth_finger():
     from asetransfer.humanoid.landmarks.hands import _isolation, _without_bumps
     # distances along a line of five vertices from vertices 1 and 3; vertex 4 is the farthest

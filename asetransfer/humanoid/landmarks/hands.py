@@ -1,13 +1,14 @@
 """The hands' landmarks: fingertips named thumb to pinky, and each hand's side.
 
 The fingertips are the hand's extremities (the surface within ``HAND_REACH`` of the hand
-tip) seen from the middle of the body: nothing within ``FINGER_PROMINENCE`` along the
-surface is farther, and each is at least ``FINGER_SEPARATION`` along the surface from a
-farther one.  More than five such tips are cut down by merging the corners of one blunt
-fingertip and leaving out bumps.  The thumb is the one farthest from the hand tip, along
-the surface when the fingers are curled next to it; with exactly four others they are
-index to pinky in the order of the shortest chain through them, from the end on the
-thumb's side across the hand.  A hand with another count names only its thumb.
+tip, grown while its rim cuts a finger) seen from the middle of the body: nothing within
+``FINGER_PROMINENCE`` along the surface is farther, and each is at least
+``FINGER_SEPARATION`` along the surface from a farther one.  More than five such tips are
+cut down by merging the corners of one blunt fingertip and leaving out bumps.  The thumb
+is the one standing apart from the others when one does, else the one farthest from the
+hand tip, along the surface when the fingers are curled next to it; with exactly four
+others they are index to pinky in the order of the shortest chain through them, from the
+end on the thumb's side across the hand.  A hand with another count names only its thumb.
 
 Between vertices (coarse bodies), a fingertip is the middle of the finger's end, cut out of
 its triangles (:func:`fingertip_point`).  A hand's side is the side of the foot it is
@@ -26,7 +27,14 @@ from .surface import BodySurface
 FINGERS = ("index_tip", "middle_tip", "ring_tip", "pinky_tip")
 # where the rules look, as fractions of the body height H (the package docstring)
 HAND_REACH = 0.12       # a hand: surface within this geodesic distance of its tip
+# ... grown by this step, up to this reach, while the hand's rim cuts a finger (:func:`_hand_and_tips`)
+FINGER_REACH_STEP = 0.02
+FINGER_REACH_MAX = 0.16
 THUMB_MIN = 0.03        # a thumb tip lies at least this far from the hand tip (else along the surface)
+# the thumb's tip is this many times farther from its nearest fingertip than any finger's from
+# theirs, or it is not told by that (the dev and Blender-built bodies, the fixtures, the
+# mannequins 1.8-3.9; Sintel's hands 1.7 and 2.2; the bunny's three-fingered mitts 1.06)
+THUMB_APART = 1.5
 # fingertips are this far apart along the surface at least (down one finger and up the
 # next: >= 0.046 H on the fixtures and more on the dev bodies), while the corners of a
 # blunt fingertip or a bump on a finger are nearer their fingertip (<= 0.022 H measured)
@@ -54,24 +62,28 @@ def fingertips(surface: BodySurface, tip: int, height: float) -> dict:
     """The fingertips of the hand whose tip is ``tip``, by name.
 
     The fingertips are the hand's extremities seen from the middle of the body
-    (:func:`_hand_tips`).  The thumb is the fingertip farthest from the hand tip: in space,
-    or along the surface when curled fingers bring every tip within ``THUMB_MIN`` of the
-    hand tip; the one farthest from its nearest other fingertip when the hand tip lies
-    behind them all (a sleeve's end); with exactly four others they are index, middle,
-    ring and pinky (:func:`_fingers_in_order`).  A hand with another count (mittens, three cartoon fingers)
-    names only its thumb.
+    (:func:`_hand_tips`).  The thumb is the fingertip that stands apart, farthest from its
+    nearest other fingertip, when one does (``THUMB_APART``) or the hand tip lies behind
+    them all (a sleeve's end); else the one farthest from the hand tip: in space, or along
+    the surface when curled fingers bring every tip within ``THUMB_MIN`` of the hand tip;
+    with exactly four others they are index, middle, ring and pinky
+    (:func:`_fingers_in_order`).  A hand with another count (mittens, three cartoon
+    fingers) names only its thumb.
     """
     v = surface.vertices
-    hand = np.flatnonzero(surface.distance_from(tip) < HAND_REACH * height)
-    tips = _hand_tips(surface, hand, height)
-    if len(tips) >= 2 and surface.from_middle[tip] < surface.from_middle[tips].min():
+    hand, tips = _hand_and_tips(surface, tip, height)
+    apart = np.linalg.norm(v[tips][:, None] - v[tips][None], axis=2)
+    np.fill_diagonal(apart, np.inf)
+    apart = apart.min(axis=1) if len(tips) >= 2 else np.zeros(len(tips))
+    behind = len(tips) >= 2 and surface.from_middle[tip] < surface.from_middle[tips].min()
+    if behind or _stands_apart(apart):
         # the hand tip behind every fingertip: the end of a sleeve at the wrist, the hand a
         # piece of its own (a held-out girl's right hand: every fingertip equally far from
-        # it, the thumb named on the index and each finger one off).  The thumb stands apart
-        # from the four fingers side by side: the tip farthest from its nearest other tip
-        apart = np.linalg.norm(v[tips][:, None] - v[tips][None], axis=2)
-        np.fill_diagonal(apart, np.inf)
-        spread = apart.min(axis=1)
+        # it, the thumb named on the index and each finger one off); or the index's tip the
+        # hand's, as far from the pinky's as from the thumb's (Sintel's left hand).  The
+        # thumb stands apart from the four fingers side by side: the tip farthest from its
+        # nearest other tip
+        spread = apart
     else:
         spread = np.linalg.norm(v[tips] - v[tip], axis=1)
     if not (spread > THUMB_MIN * height).any():
@@ -86,6 +98,50 @@ def fingertips(surface: BodySurface, tip: int, height: float) -> dict:
     if len(others) == 4:
         out.update(zip(FINGERS, _fingers_in_order(v, others, thumb, v[tip] - v[hand].mean(axis=0))))
     return out
+
+
+def _stands_apart(apart: np.ndarray) -> bool:
+    """Whether one of three or more fingertips stands ``THUMB_APART`` times farther from its
+    nearest other fingertip than any other does (``apart`` (K,): those distances)."""
+    if len(apart) < 3:
+        return False
+    second, first = np.sort(apart)[-2:]
+    return bool(first >= THUMB_APART * second)
+
+
+def _hand_and_tips(surface: BodySurface, tip: int, height: float) -> tuple:
+    """``(hand, tips)``: the hand's vertices (within ``HAND_REACH`` of the hand tip along the
+    surface) and its fingertips (:func:`_hand_tips`), the hand grown by ``FINGER_REACH_STEP``
+    up to ``FINGER_REACH_MAX`` while a tip is only the hand's rim cutting a finger
+    (:func:`_cut_by_rim`).
+
+    From the tip of the middle or index finger, down it, across the palm and up a long
+    thumb or pinky is longer than ``HAND_REACH``: Sintel's left thumb and pinky tips lie 14.4
+    and 14.9 %H from her hand tip, and the rim across them was read as their tips (4.2 and
+    2.9 %H off).  A hand whose tips are all the surface's own stays as it was."""
+    reach = HAND_REACH
+    while True:
+        hand = np.flatnonzero(surface.distance_from(tip) < reach * height)
+        tips = _hand_tips(surface, hand, height)
+        if reach + FINGER_REACH_STEP > FINGER_REACH_MAX + 1e-9 or not _cut_by_rim(surface, hand, tips):
+            return hand, tips
+        reach += FINGER_REACH_STEP
+
+
+def _cut_by_rim(surface: BodySurface, hand: np.ndarray, tips: np.ndarray) -> bool:
+    """Whether any of the ``tips`` of the ``hand`` vertices lies on the hand's rim with the
+    surface going on past it, farther from the middle of the body: an edge from the tip
+    leads out of the hand to a farther vertex (a finger cut by the rim).  A fingertip's
+    farther neighbours along the surface are its own finger's, inside the hand."""
+    inside = np.zeros(len(surface.vertices), dtype=bool)
+    inside[hand] = True
+    g, far = surface.graph, surface.from_middle
+    for t in tips:
+        out = g.indices[g.indptr[t]:g.indptr[t + 1]]
+        out = out[~inside[out]]
+        if len(out) and far[out].max() > far[t]:
+            return True
+    return False
 
 
 def _hand_tips(surface: BodySurface, hand: np.ndarray, height: float) -> np.ndarray:
