@@ -334,9 +334,9 @@ class WeightsConfig:
     # [body diagonal] robust: pieces whose vertices come this close (or whose surfaces cross) are in
     # one group (4 mm on a 2 m body: parts modelled touching, not welded)
     prop_touch: float = 0.002
-    # [body diagonal] robust: a prop group none of whose vertices comes this close to the rest of the
-    # mesh stands apart (a crate beside the character) and is bound to the root, as is one wider than
-    # the body two ways (the floor); a prop held in a hand touches it (10 cm on a 2 m body)
+    # [body diagonal] robust: a prop group whose surface comes nowhere this close to the rest of the
+    # mesh's stands apart (a crate beside the character) and is bound to the root, as is one wider
+    # than the body two ways (the floor); a prop held in a hand touches it (10 cm on a 2 m body)
     prop_apart: float = 0.05
 
     def __post_init__(self):

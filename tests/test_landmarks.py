@@ -10,6 +10,7 @@ creature and a lone arm are refused.
 """
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -509,21 +510,25 @@ class _TreeSurface:
         self.distance_from = lambda v: dijkstra(self.graph, indices=v)
 
 
+def _tree_line(points: list, edges: list, start: int, end) -> int:
+    """Points 1 cm apart from ``points[start]`` to ``end`` appended to ``points``, each joined
+    to the one before by an edge ``(a, b, length)`` in ``edges``; returns the last one's index."""
+    end = np.asarray(end, dtype=np.float64)
+    steps = max(1, int(np.ceil(np.linalg.norm(end - points[start]) / 0.01)))
+    prev, a = start, points[start]
+    for k in range(1, steps + 1):
+        points.append(a + (end - a) * k / steps)
+        edges.append((prev, len(points) - 1, float(np.linalg.norm(points[-1] - points[prev]))))
+        prev = len(points) - 1
+    return prev
+
+
 def _hand_tree():
     """A left hand on a tree of points 1 cm apart, hanging from the middle of a body 1 m up:
     palm to knuckles 10 cm below the wrist, fingers 3-9 cm (the pinky short), a short thumb
     lying along the hand on the index side."""
     points, edges = [np.array([0.0, 1.0, 0.0])], []
-
-    def line(start: int, end) -> int:
-        steps = max(1, int(np.ceil(np.linalg.norm(end - points[start]) / 0.01)))
-        prev, a = start, points[start]
-        for k in range(1, steps + 1):
-            points.append(a + (end - a) * k / steps)
-            edges.append((prev, len(points) - 1, float(np.linalg.norm(points[-1] - points[prev]))))
-            prev = len(points) - 1
-        return prev
-
+    line = functools.partial(_tree_line, points, edges)
     wrist = line(0, np.array([0.0, 0.0, 0.0]))
     knuckle = line(wrist, np.array([0.01, -0.1, 0.0]))  # the middle finger's; the others beside it
     knuckles = {0.01: knuckle, 0.03: line(knuckle, np.array([0.03, -0.1, 0.0]))}
@@ -555,17 +560,7 @@ def _long_hand_tree(thumb_tip, pinky_tip, thumb_from_wrist=True):
     hand's), the pinky's tip and the thumb's where given: from a joint 2 cm below the wrist
     and 5 cm to the index's side, or (not ``thumb_from_wrist``) from the index's knuckle."""
     points, edges = [np.array([0.0, 1.0, 0.0])], []
-
-    def line(start: int, end) -> int:
-        end = np.asarray(end, dtype=np.float64)
-        steps = max(1, int(np.ceil(np.linalg.norm(end - points[start]) / 0.01)))
-        prev, a = start, points[start]
-        for k in range(1, steps + 1):
-            points.append(a + (end - a) * k / steps)
-            edges.append((prev, len(points) - 1, float(np.linalg.norm(points[-1] - points[prev]))))
-            prev = len(points) - 1
-        return prev
-
+    line = functools.partial(_tree_line, points, edges)
     wrist = line(0, [0.0, 0.0, 0.0])
     knuckles = {0.01: line(wrist, [0.01, -0.1, 0.0])}
     knuckles[0.03] = line(knuckles[0.01], [0.03, -0.1, 0.0])
