@@ -78,6 +78,36 @@ def test_the_elbow_is_where_the_arm_narrows(heavy, shift):
         assert found.confidence[f"elbow_top.{side}"] > 0.5
 
 
+def _arms_lowered(points: np.ndarray, degrees: float, h: float) -> np.ndarray:
+    """``points`` (N, 3) with those of each arm (within 0.08 ``h`` of its axis, past the
+    shoulder joint) turned down about the forward axis through its shoulder: an A-pose."""
+    v = points.copy()
+    for side in "LR":
+        shoulder, _, _, axis = _arm(side)
+        along = (v - shoulder) @ axis
+        arm = (np.linalg.norm(v - shoulder - np.outer(along, axis), axis=1) < 0.08 * h) & (along > 0)
+        angle = np.radians(-degrees) * np.sign(axis[0])
+        turn = np.array([[np.cos(angle), -np.sin(angle), 0], [np.sin(angle), np.cos(angle), 0], [0, 0, 1]])
+        v[arm] = (v[arm] - shoulder) @ turn.T + shoulder
+    return v
+
+
+@pytest.mark.parametrize("degrees", (30.0, 45.0))
+def test_an_arm_held_low_reads_its_elbow(heavy, degrees):
+    # held low, the arm's sections past the elbow cut the side of the chest too: the arm is
+    # its own loop of each cut, and ends where its sections become the chest's
+    pinched = _pinched(heavy, 0.0)
+    h = float(np.ptp(pinched.vertices[:, 1]))
+    mesh = Mesh(_arms_lowered(pinched.vertices, degrees, h), pinched.faces)
+    found = find_landmarks(mesh, **KW)
+    at_points = found.positions(mesh.vertices, mesh.faces)
+    for side in "LR":
+        shoulder, elbow, wrist = _arms_lowered(np.array(_arm(side)[:3]), degrees, h)
+        axis = (wrist - shoulder) / np.linalg.norm(wrist - shoulder)
+        for name in ("elbow_top", "elbow_bottom"):
+            assert abs((at_points[f"{name}.{side}"] - elbow) @ axis) < 0.01 * h
+
+
 def test_a_rig_has_its_elbows_and_knees_at_its_joints():
     rig = at.load_rig(FIXTURES / "source.glb")
     found = rig_landmarks(rig)

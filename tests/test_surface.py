@@ -4,7 +4,7 @@ import pytest
 import trimesh
 
 from asetransfer.geometry.rays import cast_rays
-from asetransfer.geometry.slicing import clip_triangles, clipped_middle, section, sections
+from asetransfer.geometry.slicing import clip_triangles, clipped_middle, section, section_loops, sections, winding
 from asetransfer.geometry.surface import winding_numbers
 
 
@@ -98,3 +98,33 @@ def test_sections_at_many_levels_are_each_levels_section():
             assert len(one) == len(many) == 0 or (  # the same points, both ways (to rounding)
                 cKDTree(one).query(many)[0].max() < 1e-9 and cKDTree(many).query(one)[0].max() < 1e-9)
         assert len(points) < sum(len(section(v, f, 2, at)) for at in levels)  # each edge once
+
+
+def test_a_sections_loops_and_how_they_wind():
+    # a tube around the z axis and a sphere beside it, cut across at z = 0.1: two loops; the
+    # tube's winds once around the axis (either way round by its triangles' order), the
+    # sphere's not at all, and half the tube's (its triangles on one side) half way
+    from scipy.spatial import cKDTree
+
+    tube = trimesh.creation.cylinder(radius=0.5, height=2.0, sections=32)
+    ball = trimesh.creation.icosphere(3, radius=0.3)
+    ball.apply_translation([2.0, 0.0, 0.0])
+    both = trimesh.util.concatenate([tube, ball])
+    v, f = np.asarray(both.vertices), np.asarray(both.faces)
+    points, edges, loop, segments = section_loops(v, f, 2, 0.1)
+    assert len(np.unique(loop)) == 2
+    assert np.allclose(np.abs(points[:, 2] - 0.1), 0.0)
+    one = section(v, f, 2, 0.1)  # the same points, each edge once
+    assert cKDTree(one).query(points)[0].max() < 1e-12 and cKDTree(points).query(one)[0].max() < 1e-12
+    assert len(points) < len(one)
+    around = loop[np.argmin(np.linalg.norm(points[:, :2], axis=1))]
+    windings = {k: winding(points, segments[loop[segments[:, 0]] == k], 0, 1) for k in np.unique(loop)}
+    assert abs(abs(windings[around]) - 1.0) < 1e-9
+    assert abs(windings[1 - around]) < 1e-9
+    flipped = section_loops(v, f[:, ::-1], 2, 0.1)
+    assert abs(winding(flipped[0], flipped[3][flipped[2][flipped[3][:, 0]] == around], 0, 1)
+               + windings[around]) < 1e-9
+    half = segments[(loop[segments[:, 0]] == around) & (points[segments[:, 0], 1] > 0)
+                    & (points[segments[:, 1], 1] > 0)]
+    assert 0.3 < abs(winding(points, half, 0, 1)) < 0.7
+    assert ((v[edges[:, 0], 2] < 0.1) != (v[edges[:, 1], 2] < 0.1)).all()  # each edge crosses

@@ -63,6 +63,61 @@ def sections(coordinates: np.ndarray, faces: np.ndarray, axis: int, levels: np.n
     return level[order], points[order]
 
 
+def section_loops(coordinates: np.ndarray, faces: np.ndarray, axis: int, level: float):
+    """The cross-section of ``faces`` at ``x[axis] = level`` (:func:`section`) as its loops:
+    each triangle across the plane joins the crossings of its two edges across it, and the
+    loops are the connected runs of those segments (closed around a limb, open where the
+    plane passes through a hole).
+
+    Parameters
+    ----------
+    coordinates : (N, 3); faces : (F, 3); axis : 0, 1 or 2; level : the plane's offset.
+
+    Returns
+    -------
+    points : (K, 3) the crossings, each edge once; edges : (K, 2) the vertices of the edge
+    each lies on; loop : (K,) each point's loop, 0 .. L-1; segments : (S, 2) the rows of
+    ``points`` each crossing triangle joins, from the edge it crosses upward (from below the
+    level to above it, in its corners' order) to the one it crosses down: consistently
+    oriented triangles give consistently directed loops.
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    below = coordinates[:, axis] < level
+    faces = faces[below[faces].any(axis=1) & ~below[faces].all(axis=1)]
+    empty = np.zeros((0, 2), dtype=np.int64)
+    if not len(faces):
+        return np.zeros((0, 3)), empty, np.zeros(0, dtype=np.int64), empty
+    corner_edges = np.stack([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]], axis=1)  # (F, 3, 2)
+    start, end = below[corner_edges[..., 0]], below[corner_edges[..., 1]]
+    upward = np.argmax(start & ~end, axis=1)  # each triangle crosses once each way
+    downward = np.argmax(~start & end, axis=1)
+    rows = np.arange(len(faces))
+    pairs = np.sort(np.concatenate([corner_edges[rows, upward], corner_edges[rows, downward]]), axis=1)
+    edges, which = np.unique(pairs, axis=0, return_inverse=True)
+    segments = which.reshape(2, -1).T
+    a, b = coordinates[edges[:, 0]], coordinates[edges[:, 1]]
+    t = (a[:, axis] - level) / (a[:, axis] - b[:, axis])
+    points = a + t[:, None] * (b - a)
+    graph = coo_matrix((np.ones(len(segments)), (segments[:, 0], segments[:, 1])), shape=(len(edges),) * 2)
+    return points, edges, connected_components(graph, directed=False)[1], segments
+
+
+def winding(points: np.ndarray, segments: np.ndarray, u: int, v: int) -> float:
+    """How many times the directed segments ``points[segments]`` wind around the origin of
+    the plane of coordinates ``u``, ``v``: their angles seen from it, summed, over 2 pi
+    (+-1 for a closed loop around it, 0 for one beside it, between for an open run).
+
+    Parameters
+    ----------
+    points : (K, D); segments : (S, 2) rows of points; u, v : two coordinates.
+    """
+    p, q = points[segments[:, 0]][:, [u, v]], points[segments[:, 1]][:, [u, v]]
+    turn = np.arctan2(p[:, 0] * q[:, 1] - p[:, 1] * q[:, 0], (p * q).sum(axis=1))
+    return float(turn.sum() / (2 * np.pi))
+
+
 def clip_triangles(vertices: np.ndarray, faces: np.ndarray, planes):
     """The parts of triangles on the inner side (``x @ n <= offset``) of every plane.
 

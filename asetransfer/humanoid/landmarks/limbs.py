@@ -12,7 +12,10 @@ slid: the female's elbows were placed 5 cm out along the arm from the male's (2.
   included (a mannequin's forearm is a piece the layer rule leaves out; a sleeve is the
   arm's outside), across the limb: an arm along the principal axis of its surface
   ``ARM_REACH`` from the hand tip, a leg across the body's up on its own side of the
-  mid-plane.  A section's size is its largest extent across the limb.
+  mid-plane.  A section's size is its largest extent across the limb.  An arm's section is
+  the loops of its cut that wind around the arm's axis: held low, the arm is cut across into
+  the side of the chest, which is no part of it, and it ends where its sections become the
+  chest's (``BODY_WIDER``).
 * A **waist** is a local minimum of the sizes narrower than ``WAIST`` times the widest
   section on either side (back to the waist before it, and on to the end).
 * The **elbow** is the last waist past the first (the wrist) within ``ELBOW_SPAN`` of the
@@ -20,7 +23,8 @@ slid: the female's elbows were placed 5 cm out along the arm from the male's (2.
   ankle) within ``KNEE_SPAN`` of the way from the ground to the crotch.  A smooth limb (the
   zombie's arms, MakeHuman's legs) or a sleeve down to the wrist (Sophia's) has none.
 * A limb in **pieces** within that span (cut at the joint, a ring or a ball over it) has
-  its pieces' profile, not a modelled limb's, and is not read: Mixamo's X Bot's elbow rings
+  its pieces' profile, not a modelled limb's, and is not read (an arm's loops there lie on
+  more than one piece; a leg's vertices there do): Mixamo's X Bot's elbow rings
   bulge its profile like a forearm, and the waist past them, its upper arm's start, put its
   elbows 9 cm in; balls half sunk over the dev bodies' cut elbows rigged them up to 2.7x
   worse; Sintel's sleeves make her arms pieces.  A character read as the solid its
@@ -40,7 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...geometry.rotations import across
-from ...geometry.slicing import section, sections
+from ...geometry.slicing import section, section_loops, sections, winding
 from ...geometry.symmetry import reflect
 from ...geometry.topology import vertex_components
 from .frame import BodyFrame
@@ -61,6 +65,9 @@ KNEE_SPAN = (0.3, 0.75)   # of the way from the ground to the crotch
 # bunny's 0.15-0.16 (a boot's top read as a KayKit barbarian's knees), the humans' 0.45-0.5
 LEG_LENGTH = 0.3
 MIRROR = 0.03             # a pair mirrors within this (fraction of H), as confidence.SYMMETRY_SCALE
+# a section this many times wider than the hand's and forearm's is the body's (the female
+# mannequin's arms lowered 45 degrees: her upper arm's 1.1-1.2 times the widest of theirs, her chest's 2.9)
+BODY_WIDER = 2.0
 # a joint's section is its limb's loop: the points within this many times the nearest one's
 # distance from the joint (a limb's section is at most twice as wide as deep)
 LOOP = 3.0
@@ -104,6 +111,48 @@ def _sections(c: np.ndarray, faces: np.ndarray, axis: int, levels: np.ndarray, r
     return sizes, cuts
 
 
+def _limb_loops(c: np.ndarray, faces: np.ndarray, levels: np.ndarray, radius: float, pieces: np.ndarray):
+    """The sections of a limb along the first coordinate of ``c`` (N, 3) at ``levels`` (L,),
+    each the loops of the cut that wind around the limb's axis (the origin of the other two
+    coordinates), or the loop nearest it within ``radius`` when none does: the body beside
+    an arm held low is cut too and is no part of it.
+
+    Returns
+    -------
+    sizes : (L,) each section's largest extent across the limb, NaN where it has no loop;
+    cuts : its points; on : for each level the ``pieces`` (N,) its loops lie on.
+    """
+    sizes, cuts, on = np.full(len(levels), np.nan), [], []
+    for k, level in enumerate(levels):
+        points, edges, loop, segments = section_loops(c, faces, 0, float(level))
+        keep = np.zeros(len(points), dtype=bool)
+        for label in np.unique(loop):
+            mine = loop == label
+            if abs(winding(points, segments[mine[segments[:, 0]]], 1, 2)) > 0.5:
+                keep |= mine
+        if not keep.any() and len(points):
+            off = np.linalg.norm(points[:, 1:], axis=1)
+            if off.min() < radius:
+                keep = loop == loop[int(np.argmin(off))]
+        cuts.append(points[keep])
+        on.append(np.unique(pieces[edges[keep, 0]]))
+        if np.count_nonzero(keep) >= 3:
+            sizes[k] = float(np.ptp(points[keep, 1:], axis=0).max())
+    return sizes, cuts, on
+
+
+def _arm_end(sizes: np.ndarray, forearm: np.ndarray) -> int:
+    """The first of an arm's sections (``sizes`` (L,) from its tip) past its ``forearm`` (L,)
+    bool that is no longer the arm's: the body's, wider than ``BODY_WIDER`` times any of the
+    hand's and forearm's (an arm held low is cut across into the side of the chest before
+    its way to the mid-plane is half done), or none (NaN: its axis has left it above the
+    shoulder); L when every one is."""
+    past = np.arange(len(sizes)) > np.flatnonzero(forearm).max(initial=-1)
+    with np.errstate(invalid="ignore"):
+        end = np.flatnonzero(past & (np.isnan(sizes) | (sizes > BODY_WIDER * np.nanmax(sizes[forearm], initial=0))))
+    return int(end[0]) if len(end) else len(sizes)
+
+
 def _in_pieces(limb: np.ndarray, pieces: np.ndarray) -> bool:
     """Whether the vertices ``limb`` (N,) bool lie on more than one of the ``pieces`` (N,):
     a limb cut at its joint, covered or ringed there (module docstring)."""
@@ -133,6 +182,10 @@ def elbow_section(surface: BodySurface, vertices: np.ndarray, faces: np.ndarray,
         return None
     axis = _inward(np.linalg.svd(near - near.mean(axis=0), full_matrices=False)[2][0], tip, frame, mid)
     if abs(axis @ frame.left) < SIDEWAYS:
+        # else from the tip toward the middle of that surface: along the arm where it is a spread
+        # hand alone (a mannequin's forearm a piece apart) whose own axis lies across an arm held low
+        axis = (near.mean(axis=0) - tip) / np.linalg.norm(near.mean(axis=0) - tip)
+    if abs(axis @ frame.left) < SIDEWAYS:
         return None
     # the arm around that line, its pieces and layers too, gives its own axis
     along = (vertices - tip) @ axis
@@ -149,13 +202,14 @@ def elbow_section(surface: BodySurface, vertices: np.ndarray, faces: np.ndarray,
     c = (vertices - tip) @ basis
     inside = (c[:, 0] > 0) & (c[:, 0] < length) & (np.linalg.norm(c[:, 1:], axis=1) < 2 * LIMB_RADIUS * h)
     faces = faces[inside[faces].all(axis=1)]
-    span = (c[:, 0] > ELBOW_SPAN[0] * length) & (c[:, 0] < ELBOW_SPAN[1] * length)
-    if _in_pieces(span & (np.linalg.norm(c[:, 1:], axis=1) < LIMB_RADIUS * h), pieces):
-        return None
     levels = np.linspace(*SPAN, SECTIONS) * length
-    sizes, cuts = _sections(c, faces, 0, levels, LIMB_RADIUS * h)
-    found = [k for k in waists(sizes)[1:] if ELBOW_SPAN[0] * length <= levels[k] <= ELBOW_SPAN[1] * length]
-    if np.isnan(sizes).any() or not found:
+    sizes, cuts, on = _limb_loops(c, faces, levels, LIMB_RADIUS * h, pieces)
+    arm = np.arange(len(levels)) < _arm_end(sizes, levels < ELBOW_SPAN[0] * length)
+    span = np.flatnonzero(arm & (levels > ELBOW_SPAN[0] * length) & (levels < ELBOW_SPAN[1] * length))
+    if not len(span) or len(np.unique(np.concatenate([on[k] for k in span]))) > 1:
+        return None
+    found = [k for k in waists(sizes[arm])[1:] if ELBOW_SPAN[0] * length <= levels[k] <= ELBOW_SPAN[1] * length]
+    if np.isnan(sizes[arm]).any() or not found:
         return None
     return cuts[found[-1]] @ basis.T + tip
 
