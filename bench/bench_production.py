@@ -11,10 +11,9 @@ the ground truth, ``gt.json``) with automatic markers; the case's own pair also 
 the target's height; weights; posed surface), with the verdict and the time of the whole
 job (``asetransfer.job.transfer_files``, in this process).
 
-``--arms-down DEG``: each target first posed by its artist's rig (``gt.json``'s joints and
-weights, the scorer's own skinning) with both upper arms turned DEG down about its forward
-axis, an A-pose; the posed joints are the truth.  Automatic markers only (the hand markers
-lie on the unposed target).
+``--arms-down DEG``: each target first posed by its artist's rig (``gt.glb``, by its own
+weights: ``apose.posed_truth``) with both upper arms turned DEG down, an A-pose; the posed
+joints are the truth.  Automatic markers only (the hand markers lie on the unposed target).
 """
 from __future__ import annotations
 
@@ -42,34 +41,30 @@ CASE_SOURCE = {"human-male_to_human-female": "male", "human-female_to_human-bunn
                "human-male_to_human-zombie": "male"}
 
 
-AXES = {"+X": (1, 0, 0), "-X": (-1, 0, 0), "+Y": (0, 1, 0), "-Y": (0, -1, 0), "+Z": (0, 0, 1), "-Z": (0, 0, -1)}
-
-
 def arms_down(case: Path, degrees: float, out: Path) -> Path:
-    """A copy of the production ``case`` (its target.obj and gt.json) in ``out``, the target
-    posed by its artist's rig with both upper arms turned ``degrees`` down about its forward
-    axis; the posed joints in gt.json."""
+    """A copy of the production ``case`` (target, gt.json) in ``out``, its target posed by its
+    artist's rig with both upper arms turned ``degrees`` down (``apose.posed_truth``); the
+    posed joints in gt.json."""
     import numpy as np
-    from score import _rotation, load_case, posed_skin
+    import trimesh
+    from apose import posed_truth
 
-    meta, vertices, faces, weights = load_case(str(case))
-    names = [j["name"] for j in meta["joints"]]
-    parents = np.array([names.index(j["parent"]) if j["parent"] else -1 for j in meta["joints"]])
-    joints = np.array([j["position"] for j in meta["joints"]])
-    left, up, front = (np.array(AXES[meta[f"{a}_axis"]], float) for a in ("left", "up", "front"))
-    down = degrees * np.sign(np.cross(left, up) @ front)  # turning about front takes left toward -up
-    turns = {"upperarm_l": _rotation(front, -down), "upperarm_r": _rotation(front, down)}
-    posed = out / f"{case.name}_arms{degrees:g}"
-    posed.mkdir(parents=True, exist_ok=True)
-    v = posed_skin(names, parents, joints, weights, vertices, turns)
-    with open(posed / "target.obj", "w") as f:
-        f.writelines(f"v {x:.6f} {y:.6f} {z:.6f}\n" for x, y, z in v)
-        f.writelines(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in faces)
-    moved = posed_skin(names, parents, joints, np.eye(len(names)), joints, turns)
-    for joint, at in zip(meta["joints"], moved):
-        joint["position"] = at.tolist()
-    (posed / "gt.json").write_text(json.dumps(meta))
-    return posed
+    from asetransfer.io import load_mesh, load_rig
+
+    meta = json.loads((case / "gt.json").read_text())
+    up = np.array({"+X": (1, 0, 0), "+Y": (0, 1, 0), "+Z": (0, 0, 1)}[meta["up_axis"]], float)
+    posed = posed_truth(load_rig(case / "gt.glb"), up, degrees, 0.0)
+    where = out / f"{case.name}_arms{degrees:g}"
+    where.mkdir(parents=True, exist_ok=True)
+    target = load_mesh(case / "target.obj")
+    if target.vertices.shape != posed.mesh.vertices.shape:
+        raise ValueError(f"{case.name}: the ground truth's mesh is not the target's")
+    trimesh.Trimesh(posed.mesh.vertices, target.faces, process=False).export(where / "target.obj")  # the scorer reads OBJ
+    at = dict(zip(posed.skeleton.names, posed.skeleton.bind_world[:, :3, 3].tolist()))
+    for joint in meta["joints"]:
+        joint["position"] = at[joint["name"]]
+    (where / "gt.json").write_text(json.dumps(meta))
+    return where
 
 
 def run(source: str, target: str, markers: Path | None, out: Path, score, case: Path | None = None) -> dict:
