@@ -9,6 +9,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from asetransfer import Mesh, Rig, Skeleton, SkinWeights
+from asetransfer.humanoid.skeleton_map import propose_skeleton_map
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -45,6 +46,22 @@ def _private_cache(tmp_path_factory):
 
 needs_dev = pytest.mark.skipif(not DEV.is_dir(), reason="../shared/data/makehuman-dev is not present")
 needs_production = pytest.mark.skipif(not PRODUCTION.is_dir(), reason="../shared/data/production-dev is absent")
+
+
+def arms_down(rig: Rig, degrees: float, axis=(0.0, 0.0, 1.0)) -> np.ndarray:
+    """(J, 4, 4) world matrices of ``rig``'s joints with both upper arms turned ``degrees``
+    down about ``axis`` (the body's forward axis, its left on +x; about the up axis,
+    ``(0, -1, 0)``, they swing forward)."""
+    mapping, _ = propose_skeleton_map(rig.skeleton)
+    sk = rig.skeleton
+    world = sk.rest_world()
+    turns = {}
+    for side, sign in (("l", -1.0), ("r", 1.0)):
+        j = sk.index(mapping[f"shoulder_{side}"])
+        r_world = Rotation.from_rotvec(np.radians(sign * degrees) * np.asarray(axis, float)).as_matrix()
+        frame = world[j, :3, :3]
+        turns[j] = frame.T @ r_world @ frame
+    return sk.posed_world(turns)
 
 
 def tube_rig(n_ring: int = 12, n_seg: int = 12, length: float = 3.0, radius: float = 0.3) -> Rig:

@@ -30,7 +30,7 @@ from asetransfer.model.mesh import Mesh
 from asetransfer.model.surface import SurfacePoints
 from asetransfer.stages.markers import automatic_markers
 from asetransfer_cli.main import main
-from conftest import DEV, FIXTURES, dev_target, needs_dev
+from conftest import DEV, FIXTURES, arms_down, dev_target, needs_dev
 
 KW = dict(bridge_gap=0.02, extremity_radius=0.15, symmetry_iterations=30,
           layers=LayerRule(gap=0.01, distance=0.03, angle=45.0, fraction=0.5))
@@ -353,22 +353,7 @@ def test_a_prop_held_by_a_body_in_pieces_is_left_out(heavy):
 
 def _posed(source, degrees):
     """The source skinned with both upper arms turned ``degrees`` down about the body's forward axis."""
-    return Mesh(source.posed_vertices(_arms_down(source, degrees)), source.mesh.faces)
-
-
-def _arms_down(source, degrees, axis=(0.0, 0.0, 1.0)):
-    """World matrices of the source's joints with both upper arms turned ``degrees`` down
-    (about the forward axis; about the up axis, ``(0, -1, 0)``, they swing forward)."""
-    mapping, _ = propose_skeleton_map(source.skeleton)
-    sk = source.skeleton
-    world = sk.rest_world()
-    turns = {}
-    for side, sign in (("l", -1.0), ("r", 1.0)):
-        j = sk.index(mapping[f"shoulder_{side}"])
-        r_world = Rotation.from_rotvec(np.radians(sign * degrees) * np.asarray(axis, float)).as_matrix()
-        frame = world[j, :3, :3]
-        turns[j] = frame.T @ r_world @ frame
-    return sk.posed_world(turns)
+    return Mesh(source.posed_vertices(arms_down(source, degrees)), source.mesh.faces)
 
 
 def test_lowering_the_arms_keeps_the_landmarks(source):
@@ -382,7 +367,7 @@ def test_hands_crossed_over_the_body_keep_their_sides(source):
     # arms swung forward 115 degrees: each hand lies past the mid-plane, in front of the
     # other side's shoulder.  A hand belongs to the side of the foot it reaches down its
     # own flank; read by its place, each hand tip was named for the other hand
-    world = _arms_down(source, 115.0, axis=(0.0, -1.0, 0.0))
+    world = arms_down(source, 115.0, axis=(0.0, -1.0, 0.0))
     mesh = Mesh(source.posed_vertices(world), source.mesh.faces)
     ends = {s: world[source.skeleton.index(f"middle_end.{s}"), :3, 3] for s in "LR"}
     assert ends["L"][0] < 0 < ends["R"][0]  # really crossed (the fixture's left is +x)
@@ -397,7 +382,7 @@ def test_each_fingertip_is_named_for_its_finger(source, degrees):
     # the fixture rig has a chain per finger ending in thumb_end.L, index_end.L...: each
     # named fingertip is nearer its own finger's end joint than any other finger's
     # (a wrong order would name the pinky "middle"), also with the arms lowered
-    world = _arms_down(source, degrees)
+    world = arms_down(source, degrees)
     mesh = Mesh(source.posed_vertices(world), source.mesh.faces)
     lm = _landmarks(mesh)
     fingers = ("thumb", "index", "middle", "ring", "pinky")

@@ -16,10 +16,11 @@ from asetransfer.config import Config
 from asetransfer.humanoid.landmarks.limbs import ELBOW, KNEE
 from asetransfer.humanoid.landmarks.rig import rig_landmarks
 from asetransfer.humanoid.naming import finger_of
+from asetransfer.io import load_rig
 from asetransfer.job import load_source, load_target
 from asetransfer.stages.markers import MarkerError, landmarks_of, source_landmarks
 from asetransfer.stages.transfer import transfer
-from conftest import FIXTURES, needs_production, production_file
+from conftest import FIXTURES, arms_down, needs_production, production_file
 from robot import robot
 
 SOURCE = FIXTURES / "source.glb"
@@ -269,15 +270,22 @@ def test_an_arm_with_its_markers_swapped_is_never_ok():
 
 
 @needs_production
-def test_fingers_in_pieces_under_knuckle_balls_are_named():
+@pytest.mark.parametrize("degrees", (0.0, 70.0))
+def test_fingers_in_pieces_under_knuckle_balls_are_named(degrees):
     """The Quaternius female mannequin's fingers are chains of bones with a ball at each
     knuckle, and its palm rests on them: the layer rule took the whole hand for covers and
     no finger was named (fingers 3.4 %H off with automatic markers).  With the layers around
     the hands put back every fingertip is named on its side, each within 0.6 %H of the tip
-    joint the artist placed (measured 0.13-0.57)."""
+    joint the artist placed (measured 0.13-0.57).  Her arms lowered 70 degrees by her own
+    rig (hands beside her thighs), her arm pieces, which hang off the body as layers do, are
+    put back whole: put back only near the hand, the hand and a stub of forearm were joined
+    to the body by their nearest point, the thigh, and the stub's cut end was named her
+    thumb (13 %H off), index and pinky swapped."""
     case = "human-male_to_human-female"
-    truth = {j["name"]: np.array(j["position"]) for j in json.loads(production_file(case, "gt_json").read_text())["joints"]}
-    mesh = load_target(production_file(case, "target"))
+    rig = load_rig(production_file(case, "gt"))
+    world = arms_down(rig, degrees)
+    mesh = rig.mesh.with_vertices(rig.posed_vertices(world))
+    truth = {n: world[rig.skeleton.index(n), :3, 3] for n in rig.skeleton.names}
     found = landmarks_of(mesh, "target", Config())
     at = found.positions(mesh.vertices, mesh.faces)
     height = found.frame.height

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...geometry.pieces import layer_faces
-from ...geometry.topology import welded_surface
+from ...geometry.topology import vertex_components, welded_surface
 from ...model.mesh import Mesh
 from .confidence import confidence
 from .crotch import crotch
@@ -165,15 +165,19 @@ def _with_hand_layers(vertices, faces, original, kept, bridge_gap, surface, layo
     A mannequin's fingers are chains of pieces with a ball at each knuckle, and its palm rests
     on them: the layer rule (covers over a body) takes them all for layers, and the hand tip is
     left on one bone with no fingers (the Quaternius female: fingers 3.4 %H off with automatic
-    markers).  The pieces left out within ``HAND_REACH`` of a hand tip are put back and the
-    rules run again on that surface in the same frame; kept only when they name all ten
-    fingertips, so a glove or a bracelet over a hand whose fingers the rules already read
-    changes nothing.  Returns ``(surface, named, points)``.
+    markers).  The pieces left out that come within ``HAND_REACH`` of a hand tip are put back
+    whole and the rules run again on that surface in the same frame.  Whole: an arm in a piece
+    of its own hangs off the body as a layer does, and cut at the reach it left the hand and a
+    stub of forearm joined to the body by their nearest point, the thigh of an arm held low
+    (her arms 70 degrees down: the stub's end named the thumb, 13 %H off).  Kept only when
+    they name all ten fingertips, so a glove or a bracelet over a hand whose fingers the rules
+    already read changes nothing.  Returns ``(surface, named, points)``.
     """
     reach = HAND_REACH * layout.frame.height
     tips = surface.vertices[layout.hands]
     near = np.linalg.norm(vertices[:, None, :] - tips[None, :, :], axis=2).min(axis=1) < reach
-    back = ~kept & near[faces].any(axis=1)
+    piece = vertex_components(len(vertices), faces)[faces[:, 0]]
+    back = ~kept & np.isin(piece, piece[near[faces].any(axis=1)])
     if not back.any():
         return surface, named, points
     widened = kept | back
