@@ -383,7 +383,8 @@ class MarkersConfig:
     crotch_height_ratio: float = 0.6
     # [height] a source landmark farther than this from the one its rig gives (skeleton map and
     # weights: humanoid/landmarks/rig.py) is taken from the rig: the geometric rules misread it
-    # (the dev sources and fixtures agree within 2.7)
+    # (the dev sources and fixtures agree within 2.7); between heads alike, the shape's reading
+    # links instead where it lies nearer the target's (rig.read_as_the_target)
     rig_tolerance: float = 0.05
     # [ratio] the throat and the nape link the characters only when one's head (throat to head top,
     # over body height) is this many times the other's: a big head's base is free between the

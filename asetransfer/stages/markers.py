@@ -32,7 +32,7 @@ from ..humanoid.landmarks import (
     hand_tips_carried_out,
 )
 from ..humanoid.landmarks.limbs import ELBOW, KNEE
-from ..humanoid.landmarks.rig import checked_by, rig_landmarks, with_rig_limbs
+from ..humanoid.landmarks.rig import checked_by, read_as_the_target, rig_landmarks, with_rig_limbs
 from ..humanoid.skeleton_map import propose_skeleton_map
 from ..model.markers import Markers
 from ..model.mesh import Mesh
@@ -148,7 +148,9 @@ def source_landmarks(source: Rig, config: Config) -> Landmarks:
     """The source's landmarks: by the geometric rules, as the target's (both answer the same
     rules), checked by its rig (:func:`~asetransfer.humanoid.landmarks.rig.rig_landmarks`).
     A landmark farther than ``MarkersConfig.rig_tolerance`` from the one the source's
-    skeleton and weights give is taken from the rig; all are when the shape alone has no
+    skeleton and weights give is taken from the rig (its shape's reading kept beside it:
+    :func:`automatic_markers` links that one when it lies nearer the target's,
+    :func:`~asetransfer.humanoid.landmarks.rig.read_as_the_target`); all are when the shape alone has no
     body layout (a source in pieces) or its feet point 60 degrees or more apart (the facing
     unknown); so are the elbows and knees where its limbs do not narrow
     (:func:`~asetransfer.humanoid.landmarks.rig.with_rig_limbs`: the sections through its
@@ -256,9 +258,12 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     """
     cfg = config.markers
     src, tgt = source_landmarks(source, config), landmarks_of(target, "target", config)
-    names = _linked(src, tgt)
     shares = [_head_share(lm, mesh) for lm, mesh in ((src, source.mesh), (tgt, target))]
-    if None in shares or max(shares) < cfg.neck_head_ratio * min(shares):
+    alike = None not in shares and max(shares) < cfg.neck_head_ratio * min(shares)
+    if alike or shares == [None, None]:
+        src = _read_alike(src, source.mesh, tgt, target)
+    names = _linked(src, tgt)
+    if None in shares or alike:  # like heads: the extremities hold the neck
         names = [n for n in names if n not in NECK]
     heights = [_crotch_height(lm, mesh) for lm, mesh in ((src, source.mesh), (tgt, target))]
     far_apart = None not in heights and min(heights) < cfg.crotch_height_ratio * max(heights)
@@ -293,6 +298,22 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
         frames={side: LandmarkFrame(lm.frame.up, lm.frame.forward, lm.frame.height)
                 for side, lm in (("source", src), ("target", tgt))})
     return markers, origin
+
+
+def _read_alike(src: Landmarks, source: Mesh, tgt: Landmarks, target: Mesh) -> Landmarks:
+    """``src`` with the landmarks its rig replaced linked as its shape reads them where that
+    lies nearer the target's (:func:`~asetransfer.humanoid.landmarks.rig.read_as_the_target`).
+    Called between heads of one kind (alike in their share of the height, or neither with a
+    neck the rules find: Blender's metaball humans): the shape rules read them alike.  Between
+    a big cartoon head and a small one the rig's reading stands: in units of the body's height
+    the Kenney zombie's nose (its rig's, 23 %H under its head top) lies farther from a
+    mannequin's (7 %H) than its shape's reading (9 %H), and linking that one put the zombie ->
+    female rig's worst joint 5.3 %H off instead of 3.1."""
+    src, back = read_as_the_target(src, source.vertices, tgt, target.vertices)
+    if back:
+        log.info("the source's %s are linked as its shape reads them, nearer the target's than its rig's",
+                 ", ".join(back))
+    return src
 
 
 def _confidence(src: Landmarks, tgt: Landmarks, names: list, agreement: float | None) -> dict:

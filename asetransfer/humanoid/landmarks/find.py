@@ -62,6 +62,9 @@ class Landmarks:
     surface: dict = field(default_factory=dict)
     spacing: float = 0.0
     agreement: float = 1.0   # the frame's own confidence (how nearly the feet agree), capping every landmark's
+    # a source's landmarks its rig replaced (rig.checked_by), as its shape read them:
+    # name -> (vertex, (face, bary) or None)
+    shape_reading: dict = field(default_factory=dict)
 
     def positions(self, vertices: np.ndarray, faces: np.ndarray | None = None) -> dict:
         """name -> (3,) position on the mesh ``vertices`` the landmarks were found on; with its

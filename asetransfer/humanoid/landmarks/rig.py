@@ -269,7 +269,37 @@ def checked_by(geometric: Landmarks, from_rig: Landmarks, tolerance: float, mesh
         return geometric
     vertex = {k: (from_rig.vertex[k] if k in wrong else x) for k, x in geometric.vertex.items()}
     surface = {k: p for k, p in geometric.surface.items() if k not in wrong}
-    return Landmarks(geometric.frame, vertex, geometric.confidence, surface, geometric.spacing, geometric.agreement)
+    shape = {k: (geometric.vertex[k], geometric.surface.get(k)) for k in sorted(wrong)}
+    return Landmarks(geometric.frame, vertex, geometric.confidence, surface, geometric.spacing, geometric.agreement,
+                     shape)
+
+
+def read_as_the_target(source: Landmarks, source_vertices: np.ndarray, target: Landmarks,
+                       target_vertices: np.ndarray) -> tuple:
+    """``(landmarks, names)``: ``source`` with each landmark its rig replaced
+    (``Landmarks.shape_reading``) back at its shape's reading where that lies nearer the
+    target's landmark of the same name, each in its body frame
+    (:meth:`~.frame.BodyFrame.coordinates`, in units of the height); ``names`` those moved back.
+
+    The target is read by the shape rules alone.  Where they misread a kind of body they
+    misread the source and the target alike, and the two shape readings link what corresponds:
+    Blender's metaball humans have no nose, the rules take the chin for it (2-11 %H below the
+    rig's nose), and linking the rig's nose to the target's chin put the neck joints 4-8 %H
+    low.  Where the source's shape is misread its own way (a cartoon bunny's ears and boots),
+    the rig's reading lies nearer the target's and stays."""
+    names = [k for k in source.shape_reading if k in target.vertex]
+    if not names:
+        return source, []
+    by_rig, theirs = source.positions(source_vertices), target.positions(target_vertices)
+    apart = lambda p, k: np.linalg.norm(source.frame.coordinates(p) - target.frame.coordinates(theirs[k]))  # noqa: E731
+    reading = source.shape_reading
+    back = [k for k in names if apart(source_vertices[reading[k][0]], k) < apart(by_rig[k], k)]
+    if not back:
+        return source, []
+    vertex = {**source.vertex, **{k: int(reading[k][0]) for k in back}}
+    surface = {**source.surface, **{k: reading[k][1] for k in back if reading[k][1] is not None}}
+    kept = {k: x for k, x in reading.items() if k not in back}
+    return Landmarks(source.frame, vertex, source.confidence, surface, source.spacing, source.agreement, kept), back
 
 
 def with_rig_limbs(geometric: Landmarks, from_rig: Landmarks) -> Landmarks:
@@ -285,4 +315,4 @@ def with_rig_limbs(geometric: Landmarks, from_rig: Landmarks) -> Landmarks:
     return Landmarks(geometric.frame, {**geometric.vertex, **{k: from_rig.vertex[k] for k in added}},
                      {**geometric.confidence, **{k: from_rig.confidence[k] for k in added}},
                      {**geometric.surface, **{k: from_rig.surface[k] for k in added if k in from_rig.surface}},
-                     geometric.spacing, geometric.agreement)
+                     geometric.spacing, geometric.agreement, geometric.shape_reading)
