@@ -389,7 +389,9 @@ class MarkersConfig:
     # [ratio] the throat and the nape link the characters only when one's head (throat to head top,
     # over body height) is this many times the other's: a big head's base is free between the
     # extremities (0.31 the Kenney zombie, 0.23 the cartoon fixture, 0.11-0.15 the MakeHuman,
-    # Quaternius and other fixture bodies); between like heads the extremities hold it
+    # Quaternius and other fixture bodies) and at least its square root as wide (ear to ear over
+    # the height: a robot's neck cover reads its throat low under a head as wide as the body's);
+    # between like heads the extremities hold it
     neck_head_ratio: float = 1.3
     # [height] the toe tips link by the middle of the sole's front end (their rule between
     # vertices) on both characters when either's toe tip vertex lies farther than this from it:

@@ -259,11 +259,12 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     cfg = config.markers
     src, tgt = source_landmarks(source, config), landmarks_of(target, "target", config)
     shares = [_head_share(lm, mesh) for lm, mesh in ((src, source.mesh), (tgt, target))]
-    alike = None not in shares and max(shares) < cfg.neck_head_ratio * min(shares)
+    widths = [_head_width(lm, mesh) for lm, mesh in ((src, source.mesh), (tgt, target))]
+    alike = _heads_alike(shares, widths, cfg.neck_head_ratio)
     if alike or shares == [None, None]:
         src = _read_alike(src, source.mesh, tgt, target)
     names = _linked(src, tgt)
-    if None in shares or alike:  # like heads: the extremities hold the neck
+    if alike is not False:  # like heads (or one unread): the extremities hold the neck
         names = [n for n in names if n not in NECK]
     heights = [_crotch_height(lm, mesh) for lm, mesh in ((src, source.mesh), (tgt, target))]
     far_apart = None not in heights and min(heights) < cfg.crotch_height_ratio * max(heights)
@@ -365,6 +366,33 @@ def _head_share(landmarks: Landmarks, mesh: Mesh) -> float | None:
     at = landmarks.positions(mesh.vertices, mesh.faces)
     frame = landmarks.frame
     return float((at["head_top"] - at["throat"]) @ frame.up / frame.height)
+
+
+def _head_width(landmarks: Landmarks, mesh: Mesh) -> float | None:
+    """The head's width, ear to ear across the body, as a share of the body height (None
+    without both ears)."""
+    if "ear.L" not in landmarks.vertex or "ear.R" not in landmarks.vertex:
+        return None
+    at = landmarks.positions(mesh.vertices, mesh.faces)
+    return float((at["ear.L"] - at["ear.R"]) @ landmarks.frame.left / landmarks.frame.height)
+
+
+def _heads_alike(shares: list, widths: list, ratio: float) -> bool | None:
+    """Whether two heads (source, target) are alike in proportion: their ``shares`` of the
+    height (throat to head top) less than ``ratio`` apart, or that far apart while their
+    ``widths`` (:func:`_head_width`) are less than ``sqrt(ratio)`` apart the same way: a neck
+    read low, not a bigger head (a robot's neck cover: its throat 7.5 %H low, share 0.19
+    against the body's 0.12 with the same head, 0.121 wide on both; the Kenney zombie's head
+    0.31 of its height and 0.24 wide against a mannequin's 0.15 and 0.095).  None when a
+    share is unknown."""
+    if None in shares:
+        return None
+    if max(shares) < ratio * min(shares):
+        return True
+    if None in widths or min(widths) <= 0:
+        return False
+    bigger = int(np.argmax(shares))
+    return bool(widths[bigger] < np.sqrt(ratio) * widths[1 - bigger])
 
 
 def _crotch_height(landmarks: Landmarks, mesh: Mesh) -> float | None:

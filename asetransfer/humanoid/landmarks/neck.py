@@ -12,7 +12,7 @@ shallowest line lies at its foot on one and its top on the other, where the head
 under the chin on both).  The line's front is the throat, its back the nape.  A body without a
 neck (no line ``NECK_RISE`` deeper both above and below the shallowest: Blender's metaball
 bodies) has neither.  Automatic markers
-link them only between characters whose heads differ in proportion
+link them only between characters whose heads differ in proportion, taller and wider
 (:func:`~asetransfer.stages.markers.automatic_markers`).
 """
 from __future__ import annotations
