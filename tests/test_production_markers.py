@@ -14,17 +14,17 @@ import pytest
 import trimesh
 
 from asetransfer.config import Config
-from asetransfer.humanoid.landmarks.limbs import ELBOW, KNEE
 from asetransfer.humanoid.landmarks.find import Landmarks
 from asetransfer.humanoid.landmarks.frame import BodyFrame
+from asetransfer.humanoid.landmarks.limbs import ELBOW, KNEE
 from asetransfer.humanoid.landmarks.rig import read_as_the_target, rig_landmarks
-from asetransfer.humanoid.skeleton_map import propose_skeleton_map
 from asetransfer.humanoid.naming import finger_of
+from asetransfer.humanoid.skeleton_map import propose_skeleton_map
 from asetransfer.io import load_rig
 from asetransfer.job import load_source, load_target
-from asetransfer.stages.markers import MarkerError, landmarks_of, source_landmarks
 from asetransfer.model.mesh import Mesh
 from asetransfer.model.rig import Rig
+from asetransfer.stages.markers import MarkerError, landmarks_of, source_landmarks
 from asetransfer.stages.transfer import transfer
 from conftest import FIXTURES, arms_down, needs_production, production_file
 from robot import robot
@@ -176,8 +176,8 @@ def test_a_source_in_plates_takes_its_landmarks_from_its_rig(plates):
 
 def _bearded(rig, push: float):
     """``rig`` with the front of its neck below the head's weights pushed ``push`` (of its
-    height) forward, and the body frame: a beard the shape rules take for the nose (the most
-    forward point of the head on its mid-plane) while the rig's head region ends above it."""
+    height) forward: a beard the shape rules take for the nose (the most forward point of the
+    head on its mid-plane) while the rig's head region ends above it."""
     frame = rig_landmarks(rig).frame
     at = frame.coordinates(rig.mesh.vertices)  # (left, up, forward) in units of the height
     under_chin = (at[:, 1] > 0.853) & (at[:, 1] < 0.874) & (at[:, 2] > 0.0)
