@@ -362,27 +362,6 @@ def test_fingers_in_pieces_under_knuckle_balls_are_named(degrees):
 
 
 @needs_production
-def test_a_hanging_arm_reads_its_elbow_with_its_outside_on_top():
-    """The female mannequin with her arms lowered 80 degrees by her own rig: an arm hanging
-    beside the body reaches the mid-plane only past the head, and no elbow was read (her
-    elbow joints then 3.7 %H off, verdict 'ok').  Its elbow is looked for on its way up to
-    the throat's height, within 1 %H of her elbow joints (measured 0.6), and the top of its
-    section is its outside, where a T-posed source's elbow top turns to."""
-    case = "human-male_to_human-female"
-    rig = load_rig(production_file(case, "gt"))
-    world = arms_down(rig, 80.0)
-    mesh = rig.mesh.with_vertices(rig.posed_vertices(world))
-    found = landmarks_of(mesh, "target", Config())
-    at = found.positions(mesh.vertices, mesh.faces)
-    height, left = found.frame.height, found.frame.left
-    for side, outward in (("l", 1.0), ("r", -1.0)):
-        top, bottom = at[f"elbow_top.{side.upper()}"], at[f"elbow_bottom.{side.upper()}"]
-        elbow = world[rig.skeleton.index(f"lowerarm_{side}"), :3, 3]
-        assert np.linalg.norm((top + bottom) / 2 - elbow) < 0.01 * height, side
-        assert (top - bottom) @ left * outward > 0.02 * height, side
-
-
-@needs_production
 def test_automatic_markers_between_other_proportions_are_never_ok(tmp_path):
     """The Kenney zombie's head is 0.31 of its height, the mannequin's 0.14: automatic markers
     rigged the mannequin from the zombie with a mean of 2.1 %H and its worst joint 3.9 %H from

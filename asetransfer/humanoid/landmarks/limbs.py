@@ -19,11 +19,9 @@ slid: the female's elbows were placed 5 cm out along the arm from the male's (2.
 * A **waist** is a local minimum of the sizes narrower than ``WAIST`` times the widest
   section on either side (back to the waist before it, and on to the end).
 * The **elbow** is the last waist past the first (the wrist) within ``ELBOW_SPAN`` of the
-  way from the hand tip to the mid-plane, or for an arm hanging beside the body (``HANGING``:
-  relaxed arms, its way to the mid-plane past the head) up to the throat's height; the
-  **knee** the first waist past the first (the ankle) within ``KNEE_SPAN`` of the way from
-  the ground to the crotch.  A smooth limb (the zombie's arms, MakeHuman's legs) or a sleeve
-  down to the wrist (Sophia's) has none.
+  way from the hand tip to the mid-plane; the **knee** the first waist past the first (the
+  ankle) within ``KNEE_SPAN`` of the way from the ground to the crotch.  A smooth limb (the
+  zombie's arms, MakeHuman's legs) or a sleeve down to the wrist (Sophia's) has none.
 * A limb in **pieces** within that span (cut at the joint, a ring or a ball over it) has
   its pieces' profile, not a modelled limb's, and is not read (an arm's loops there lie on
   more than one piece; a leg's vertices there do): Mixamo's X Bot's elbow rings
@@ -31,10 +29,9 @@ slid: the female's elbows were placed 5 cm out along the arm from the male's (2.
   elbows 9 cm in; balls half sunk over the dev bodies' cut elbows rigged them up to 2.7x
   worse; Sintel's sleeves make her arms pieces.  A character read as the solid its
   pieces make is cut on its pieces (``limbs_on``).
-* The landmarks are the section's top and bottom for an elbow (along up; a hanging arm's
-  outside and inside, where up turns with an arm turned down) and its front and back for a
-  knee (along forward).  They are kept as left/right pairs that mirror each other within
-  ``MIRROR``, or alone where the limbs' tips do not mirror (a hand tip at a sleeve's
+* The landmarks are the section's top and bottom for an elbow (along up) and its front and
+  back for a knee (along forward).  They are kept as left/right pairs that mirror each other
+  within ``MIRROR``, or alone where the limbs' tips do not mirror (a hand tip at a sleeve's
   end reads no elbow on that arm); else one reading is wrong (a KayKit knight's elbow read
   across its shield and shoulder).  A leg shorter than ``LEG_LENGTH`` is a stub without a
   knee to find (a boot's top read as one).
@@ -62,9 +59,7 @@ SPAN = (0.05, 0.95)
 # 0.73-0.80 of the forearm, Sintel's 0.83; the heavy fixture's 0.87 and the zombie's 0.94 are none
 WAIST = 0.85
 ELBOW_SPAN = (0.3, 0.7)   # of the way from the hand tip to the mid-plane (those elbows: 0.43-0.57)
-SIDEWAYS = 0.3            # an arm reaching out this little sideways (cosine with left) is read as hanging,
-HANGING = 0.8             # when it hangs this nearly along up (cosine), up to the throat's height
-HANGING_RADIUS = 0.04     # a hanging arm's axis: its surface within this of the line from its tip
+SIDEWAYS = 0.3            # an arm reaching out this little sideways (cosine with left) is not read
 KNEE_SPAN = (0.3, 0.75)   # of the way from the ground to the crotch
 # a leg shorter than this (ground to crotch) is a stub with no knee to find: the chibis' and the
 # bunny's 0.15-0.16 (a boot's top read as a KayKit barbarian's knees), the humans' 0.45-0.5
@@ -170,42 +165,38 @@ def _limb_frame(axis: np.ndarray) -> np.ndarray:
 
 
 def elbow_section(surface: BodySurface, vertices: np.ndarray, faces: np.ndarray, pieces: np.ndarray,
-                  frame: BodyFrame, hand: int, mid: float, shoulders: float | None = None) -> tuple | None:
-    """``(section, top)``: (K, 3) the elbow's section of the arm whose tip is the ``surface``
-    vertex ``hand`` and (3,) the direction of its top (:func:`_arm_top`), or None (module
-    docstring).
+                  frame: BodyFrame, hand: int, mid: float) -> np.ndarray | None:
+    """(K, 3) the elbow's section of the arm whose tip is the ``surface`` vertex ``hand``, or
+    None (module docstring).
 
     Parameters
     ----------
     surface : the body searched; vertices, faces : the whole welded mesh (pieces and layers),
     pieces : (N,) its vertices' pieces; frame : the body frame; mid : the mid-plane's offset
-    along ``frame.left``; shoulders : the height along ``frame.up`` a hanging arm's way up
-    ends at (the throat's), or None: a hanging arm is not read.
+    along ``frame.left``.
     """
     h, tip = frame.height, surface.vertices[hand]
     distance = surface.distance_from(hand)
     near = surface.vertices[(distance > ARM_REACH[0] * h) & (distance < ARM_REACH[1] * h)]
     if len(near) < 10:
         return None
-    axis = _up_the_arm(np.linalg.svd(near - near.mean(axis=0), full_matrices=False)[2][0], near, tip, frame, mid)
-    if _way_in(axis, tip, frame, mid, shoulders) is None:
+    axis = _inward(np.linalg.svd(near - near.mean(axis=0), full_matrices=False)[2][0], tip, frame, mid)
+    if abs(axis @ frame.left) < SIDEWAYS:
         # else from the tip toward the middle of that surface: along the arm where it is a spread
         # hand alone (a mannequin's forearm a piece apart) whose own axis lies across an arm held low
         axis = (near.mean(axis=0) - tip) / np.linalg.norm(near.mean(axis=0) - tip)
-    length = _way_in(axis, tip, frame, mid, shoulders)
-    if length is None:
+    if abs(axis @ frame.left) < SIDEWAYS:
         return None
-    # the arm around that line, its pieces and layers too, gives its own axis (a hanging arm's
-    # within a narrower tube: the side of the body hangs beside it)
+    # the arm around that line, its pieces and layers too, gives its own axis
     along = (vertices - tip) @ axis
     off = np.linalg.norm(vertices - tip - np.outer(along, axis), axis=1)
-    reach = LIMB_RADIUS if abs(axis @ frame.left) >= SIDEWAYS else HANGING_RADIUS
-    tube = (along > 0.1 * length) & (along < 0.6 * length) & (off < reach * h)
+    length = (mid - tip @ frame.left) / (axis @ frame.left)
+    tube = (along > 0.1 * length) & (along < 0.6 * length) & (off < LIMB_RADIUS * h)
     if np.count_nonzero(tube) >= 10:
-        axis = _up_the_arm(np.linalg.svd(vertices[tube] - vertices[tube].mean(axis=0), full_matrices=False)[2][0],
-                           vertices[tube], tip, frame, mid)
-        length = _way_in(axis, tip, frame, mid, shoulders)
-    if length is None or not length > 0.05 * h:
+        axis = _inward(np.linalg.svd(vertices[tube] - vertices[tube].mean(axis=0), full_matrices=False)[2][0],
+                       tip, frame, mid)
+        length = (mid - tip @ frame.left) / (axis @ frame.left) if abs(axis @ frame.left) >= SIDEWAYS else 0.0
+    if not length > 0.05 * h:
         return None
     basis = _limb_frame(axis)
     c = (vertices - tip) @ basis
@@ -220,40 +211,7 @@ def elbow_section(surface: BodySurface, vertices: np.ndarray, faces: np.ndarray,
     found = [k for k in waists(sizes[arm])[1:] if ELBOW_SPAN[0] * length <= levels[k] <= ELBOW_SPAN[1] * length]
     if np.isnan(sizes[arm]).any() or not found:
         return None
-    return cuts[found[-1]] @ basis.T + tip, _arm_top(axis, tip, frame, mid)
-
-
-def _up_the_arm(axis: np.ndarray, points: np.ndarray, tip: np.ndarray, frame: BodyFrame, mid: float) -> np.ndarray:
-    """``axis`` (3,) of an arm turned toward the mid-plane when it reaches out sideways
-    (``SIDEWAYS``), else toward the middle of its ``points`` (K, 3) from its ``tip``: up it."""
-    if abs(axis @ frame.left) >= SIDEWAYS:
-        return _inward(axis, tip, frame, mid)
-    return axis if axis @ (points.mean(axis=0) - tip) > 0 else -axis
-
-
-def _way_in(axis: np.ndarray, tip: np.ndarray, frame: BodyFrame, mid: float, shoulders: float | None):
-    """The way along an arm's ``axis`` (3,) from its ``tip`` (3,) the elbow is looked for on
-    (``ELBOW_SPAN`` of it), or None: to the mid-plane for an arm reaching out sideways
-    (``SIDEWAYS``), up to the ``shoulders``' height for one hanging (``HANGING``: relaxed
-    arms, the hands beside the thighs, whose way to the mid-plane runs past the head)."""
-    if abs(axis @ frame.left) >= SIDEWAYS:
-        way = (mid - tip @ frame.left) / (axis @ frame.left)
-    elif shoulders is not None and axis @ frame.up >= HANGING:
-        way = (shoulders - tip @ frame.up) / (axis @ frame.up)
-    else:
-        return None
-    return float(way) if way > 0 else None
-
-
-def _arm_top(axis: np.ndarray, tip: np.ndarray, frame: BodyFrame, mid: float) -> np.ndarray:
-    """(3,) the top of an arm along ``axis`` (3,) from its ``tip``: the body's up for an arm
-    reaching out sideways; for one hanging, its outside, where up turns with an arm turned
-    down about the body's forward axis (the side a T-posed source's elbow top is on)."""
-    if abs(axis @ frame.left) >= SIDEWAYS:
-        return frame.up
-    out = np.sign(tip @ frame.left - mid) * frame.left
-    top = out - (out @ axis) * axis
-    return top / np.linalg.norm(top)
+    return cuts[found[-1]] @ basis.T + tip
 
 
 def _inward(axis: np.ndarray, tip: np.ndarray, frame: BodyFrame, mid: float) -> np.ndarray:
@@ -332,15 +290,13 @@ def limb_points(surface: BodySurface, vertices: np.ndarray, faces: np.ndarray, f
     tips, head top); vertices, faces : the whole welded mesh; crotch : (3,) or None.
     """
     mid = float(surface.vertices[named["head_top"]] @ frame.left)
-    shoulders = float(surface.vertices[named["throat"]] @ frame.up) if "throat" in named else None
     pieces = vertex_components(len(vertices), faces)
     out = {}
     for s in "LR":
         if f"hand_tip.{s}" in named:
-            read = elbow_section(surface, vertices, faces, pieces, frame, named[f"hand_tip.{s}"], mid, shoulders)
-            if read is not None:
-                cut, top = read
-                out.update({f"{n}.{s}": p for n, p in extremes(cut, ELBOW, top).items()})
+            cut = elbow_section(surface, vertices, faces, pieces, frame, named[f"hand_tip.{s}"], mid)
+            if cut is not None:
+                out.update({f"{n}.{s}": p for n, p in extremes(cut, ELBOW, frame.up).items()})
         if f"toe_tip.{s}" in named and crotch is not None:
             cut = knee_section(vertices, faces, pieces, frame, surface.vertices[named[f"toe_tip.{s}"]],
                                float((crotch - frame.ground) @ frame.up), mid)
