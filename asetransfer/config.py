@@ -403,6 +403,44 @@ class MarkersConfig:
     # X Bot 0.7 %H), where no target's crotch is (its hips went 8 cm low on a one-piece body);
     # the other bodies measured 2.3 (a chibi) to 18 (a tunic's hem), most 3.7-11
     crotch_joint_depth: float = 0.015
+    # Markers of a body that is no two-legged one (stages/fitted_markers.py): the source's skin
+    # fitted onto the target by its joints' maps (geometry/skinned_fit.py), both bodies scaled
+    # to a unit diagonal.  Figures: the fitted joints' mean error over seven creature pairs
+    # (dev and held-out), % of size, 2.84 with these defaults (docs/benchmarks.md, Creatures).
+    # [count] markers read off the fit, spread over the source by farthest points (a TD's 60:
+    # 120 or 200 moved the rigs by 0.03 % of size on average)
+    fit_markers: int = 60
+    # [iterations] of the fit; its stiffness falls from the first to the second value: a
+    # near-rigid skeleton first, then each bone takes its part (ending at 0.1: 3.16; 0.005: 2.84)
+    fit_iterations: int = 40
+    fit_stiffness: tuple = (3.0, 0.02)
+    # [weight] each joint's map kept near a rotation times a scale (0: 3.20, the panda's body
+    # sheared; 1.0: 2.85) and near its parent's (0.01: 2.79, 1.0: 3.00)
+    fit_rigidity: float = 0.3
+    fit_smoothness: float = 0.1
+    # [fraction of area] pieces of either surface holding less are left out of the fit (crumbs,
+    # eyes, bolts: 39 loose triangles around the fixture tube turned its fit over)
+    fit_least_piece: float = 0.01
+    # [vertices] a surface with more is fitted as a proxy of this many (geometry/decimate.py): the
+    # fit's closest points cost grows with the vertices (the 7.7k-vertex fixture human 4 s in full,
+    # 1.4-1.8 s so)
+    fit_vertices: int = 2500
+    # [iterations] the short, stiff fit that decides which way the target faces among the 8
+    # axis turns that keep its mirror plane on the source's, on proxies of fit_facing_vertices
+    # (the file's own turn ranked first on every creature pair measured, the nearest other
+    # 1.06-1.7 times as far)
+    fit_facing_iterations: int = 10
+    fit_facing_stiffness: tuple = (3.0, 1.0)
+    fit_facing_vertices: int = 800
+    # [log ratio] the bodies' plans differ (refused) when the source's bones' lengths change by
+    # the fit with a standard deviation of their logarithms above this: same-family pairs
+    # 0.08-0.23 (a cartoon bunny from a mannequin 0.27), a fox onto a bird or a human, a human
+    # or a bird onto a dog, a fox onto a T. rex 0.52-1.0 (a shark onto a dog 0.30)
+    fit_stretch_limit: float = 0.45
+    # [diagonal] ... or when the fitted source lies farther than this from the target on average
+    # (both ways): same-family pairs 0.5-1.7 %, other plans 0.9-2.2 (told apart by their
+    # stretch), a two-joint crate onto a human 4.0
+    fit_distance_limit: float = 0.03
 
     def __post_init__(self):
         if self.automatic not in ("auto", "on", "off"):
@@ -426,6 +464,19 @@ class MarkersConfig:
             raise ValueError("crotch_joint_depth must be >= 0")
         if not self.neck_head_ratio >= 1:
             raise ValueError("neck_head_ratio must be >= 1")
+        if (self.fit_markers < 3 or min(self.fit_iterations, self.fit_facing_iterations) < 1
+                or min(self.fit_vertices, self.fit_facing_vertices) < 100):
+            raise ValueError("fit_markers must be >= 3, fit_vertices and fit_facing_vertices >= 100 and the fit's "
+                             "iterations >= 1")
+        for name in ("fit_stiffness", "fit_facing_stiffness"):
+            if len(getattr(self, name)) != 2 or not min(getattr(self, name)) > 0:
+                raise ValueError(f"{name} must be two positive numbers (start, end)")
+        if not 0 <= self.fit_least_piece < 1:
+            raise ValueError("fit_least_piece must be in [0, 1)")
+        if not (self.fit_rigidity >= 0 and self.fit_smoothness >= 0 and self.fit_stretch_limit > 0
+                and self.fit_distance_limit > 0):
+            raise ValueError("fit_rigidity and fit_smoothness must be >= 0, fit_stretch_limit and "
+                             "fit_distance_limit positive")
 
 
 @dataclass(frozen=True)

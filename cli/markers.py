@@ -26,7 +26,7 @@ def run(args) -> int:
     from asetransfer.io.markers import write_markers
     from asetransfer.io.outputs import Output, check_outputs
     from asetransfer.job import load_source, load_target, named_errors, read_hand_markers
-    from asetransfer.stages.markers import automatic_markers
+    from asetransfer.stages.transfer import find_markers
 
     inputs = tuple(p for p in (args.source, args.target, args.markers) if p)
     outputs = [Output(args.output, "-o", (".json",))]
@@ -40,8 +40,8 @@ def run(args) -> int:
     source, target = load_source(args.source).rig, load_target(args.target)
     hand = read_hand_markers(args.markers, source, target, config)
     with named_errors(args.source, args.target, args.markers):
-        markers, origin = automatic_markers(source, target, config, hand=hand)
-    extras = {n: {"automatic": n in origin.confidence, **({"confidence": origin.confidence[n]}
+        markers, origin = find_markers(source, target, config, hand=hand)
+    extras = {n: {"automatic": n in origin.automatic, **({"confidence": origin.confidence[n]}
                                                           if n in origin.confidence else {})}
               for n in markers.names}
     with transaction():

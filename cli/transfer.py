@@ -39,7 +39,8 @@ def add_parser(sub):
     p.add_argument("source", help="rigged source (.glb .gltf .fbx)")
     p.add_argument("target", help="target mesh (.obj .ply .off .stl .glb .gltf .fbx)")
     p.add_argument("--markers", help="marker file (JSON) linking source and target points; without it (or with "
-                                     "few markers) markers are found automatically (humanoids)")
+                                     "few markers) markers are found automatically (landmarks on two-legged "
+                                     "bodies, the source's skin fitted onto the target on others)")
     p.add_argument("-o", "--output", required=True,
                    help="output rig: .glb or .gltf, .fbx (binary FBX 7.4), or UsdSkel .usda .usdc .usdz (needs "
                         "asetransfer[usd])")

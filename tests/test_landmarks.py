@@ -717,8 +717,11 @@ def test_shapes_without_a_body_layout_are_refused(shape, source):
 
 def test_a_source_neither_named_nor_shaped_two_legged_is_refused_saying_both(heavy):
     """A rig whose joints are named by a creature's parts (no head-hips-hands-feet map) and
-    whose shape has no body layout: the one line says both, and what to give instead."""
+    whose shape has no body layout: the landmark rules say both; its skin (a two-joint crate)
+    fitted onto a human body lies far from it: the one line says all three, and what to give
+    instead."""
     from asetransfer.stages.markers import MarkerError
+    from asetransfer.stages.transfer import find_markers
 
     mesh = _mesh_of([_box([0, 0, 0], [1, 1, 1])])
     world = np.tile(np.eye(4), (2, 1, 1))
@@ -732,7 +735,13 @@ def test_a_source_neither_named_nor_shaped_two_legged_is_refused_saying_both(hea
         automatic_markers(crate, heavy, Config())
     said = str(refused.value)
     assert refused.value.side == "source" and said.startswith("no humanoid layout found")
-    assert "joint names do not say where its head, hips, left wrist" in said and "give linked markers" in said
+    assert "joint names do not say where its head, hips, left wrist" in said
+    with pytest.raises(MarkerError) as refused:
+        find_markers(crate, heavy, Config())
+    said = str(refused.value)
+    assert said.startswith("no humanoid layout found") and "joint names do not say where its head" in said
+    assert "the source's skin fits it no closer than" in said and said.endswith("give linked markers")
+    assert "\n" not in said
 
 
 def test_hand_markers_win_and_the_rest_is_completed(source, heavy):

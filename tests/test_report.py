@@ -15,7 +15,8 @@ from conftest import FIXTURES
 #: the sections of docs/report.md and their keys, in the file's order
 KEYS = {
     "marker_origin": ["automatic", "hand", "confidence", "low_confidence", "source_frame_agreement", "thighs_joined",
-                      "crotch_heights", "head_shares", "between_vertices", "frames", "not_completed", "time"],
+                      "crotch_heights", "head_shares", "between_vertices", "frames", "not_completed", "time",
+                      "method", "fit_distance", "fit_stretch", "target_turn"],
     "correspondence": ["alignment_scale", "marker_residual_mean", "marker_residual_max", "marker_residual_worst",
                        "fit_distance_mean", "fit_distance_p95", "reverse_fit_distance_mean", "iterations",
                        "stiffness_levels", "solver", "unmarked_source_vertices", "unmarked_target_vertices",
@@ -54,6 +55,7 @@ def test_every_key_is_there_whichever_way_the_markers_came(hand_and_automatic):
     # no marker search: its findings are empty or null, not missing
     assert hand.automatic == [] and hand.confidence == {} and hand.frames == {}
     assert hand.crotch_heights is None and hand.source_frame_agreement is None and hand.time is None
+    assert hand.method is None and automatic.method == "landmarks" and automatic.fit_stretch is None
     assert automatic.automatic and set(automatic.confidence) == set(automatic.automatic) and automatic.time > 0
     assert hand_and_automatic[0].timings.markers == 0.0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 
 from .surface import SurfacePoints
 
@@ -29,3 +30,18 @@ class Markers:
 
     def __len__(self):
         return len(self.names)
+
+    def subset(self, keep) -> "Markers":
+        """The markers at indices ``keep``, in that order."""
+        keep = np.asarray(keep, dtype=np.int64)
+        names = tuple(self.names[k] for k in keep)
+        return Markers(names, SurfacePoints(self.source.face[keep], self.source.bary[keep]),
+                       SurfacePoints(self.target.face[keep], self.target.bary[keep]),
+                       frozenset(n for n in names if n in self.automatic))
+
+    def then(self, other: "Markers") -> "Markers":
+        """One marker set: these markers, then ``other``'s."""
+        def cat(a: SurfacePoints, b: SurfacePoints) -> SurfacePoints:
+            return SurfacePoints(np.concatenate([a.face, b.face]), np.concatenate([a.bary, b.bary]))
+        return Markers(tuple(self.names) + tuple(other.names), cat(self.source, other.source),
+                       cat(self.target, other.target), self.automatic | other.automatic)

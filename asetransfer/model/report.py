@@ -185,6 +185,10 @@ class MarkerOrigin(Section):
     frames: dict = field(default_factory=dict)              # "source"/"target" -> LandmarkFrame
     not_completed: str | None = None
     time: float | None = None                               # seconds of the automatic marker search
+    method: str | None = None                               # "landmarks" (two-legged), "fitted" (any body)
+    fit_distance: float | None = None                       # fitted: mean gap source <-> target, of the diagonal
+    fit_stretch: float | None = None                        # fitted: spread of the bones' log stretches
+    target_turn: list | None = None                         # fitted: (3, 3) axis turn the target was read in
 
     @classmethod
     def from_json(cls, data) -> "MarkerOrigin":

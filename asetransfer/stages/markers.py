@@ -51,6 +51,9 @@ class MarkerError(ValueError):
         super().__init__(message)
         self.side = side
 
+    def __reduce__(self):  # pickled whole (a batch worker's error), not as ValueError(message)
+        return type(self), (self.side, str(self))
+
 
 #: the landmarks where the head ends: linked between characters whose heads differ in
 #: proportion (``MarkersConfig.neck_head_ratio``)
@@ -164,8 +167,7 @@ def source_landmarks(source: Rig, config: Config) -> Landmarks:
             return landmarks_of(source.mesh, "source", config)
         except MarkerError as e:
             # neither its names nor its shape say two-legged: a creature's rig, most likely
-            raise MarkerError("source", f"{e}; {unnamed}: automatic markers are for two-legged characters, "
-                                        "give linked markers") from None
+            raise MarkerError("source", f"{e}; {unnamed}") from None
     try:
         geometric = landmarks_of(source.mesh, "source", config, solid=False)
     except MarkerError:
@@ -283,7 +285,7 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
         names = _give_way(names, tgt, target, hand, cfg.hand_radius, between, corners)
     auto = Markers(tuple(names), _points(source.mesh, src, names, between, corners),
                    _points(target, tgt, names, between, corners), frozenset(names))
-    markers = auto if hand is None or not len(hand) else _joined(hand, auto)
+    markers = auto if hand is None or not len(hand) else hand.then(auto)
     low = [n for n in names if confidence[n] < cfg.warn_confidence]
     if low:
         log.warning("automatic markers with low confidence (check them): %s", ", ".join(low))
@@ -291,7 +293,7 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     if not (hand is not None and "crotch" in hand.names):
         _warn_no_crotch(joined, heights if far_apart else None, at_hips)
     origin = MarkerOrigin(
-        automatic=names, hand=list(hand.names) if hand is not None else [],
+        automatic=names, hand=list(hand.names) if hand is not None else [], method="landmarks",
         confidence={n: confidence[n] for n in names}, low_confidence=low,
         source_frame_agreement=None if agreement is None else round(agreement, 4), thighs_joined=joined,
         crotch_heights=[None if x is None else round(x, 4) for x in heights], between_vertices=between,
@@ -438,12 +440,3 @@ def _give_way(names: list, tgt: Landmarks, target: Mesh, hand: Markers, radius: 
     nearest = np.argmin(d, axis=1)
     replaced = {names[j] for i, j in enumerate(nearest) if d[i, j] < near}
     return [n for n in names if n not in hand.names and n not in replaced]
-
-
-def _joined(first: Markers, second: Markers) -> Markers:
-    """One marker set: ``first``'s markers, then ``second``'s."""
-    def cat(a: SurfacePoints, b: SurfacePoints) -> SurfacePoints:
-        return SurfacePoints(np.concatenate([a.face, b.face]), np.concatenate([a.bary, b.bary]))
-    return Markers(tuple(first.names) + tuple(second.names), cat(first.source, second.source),
-                   cat(first.target, second.target), first.automatic | second.automatic)
-

@@ -10,6 +10,7 @@ from ..config import Config, PoseConfig, influence_limit
 from ..geometry.topology import piece_count
 from ..model.correspondence import Correspondence
 from .correspondence import correspond
+from .fitted_markers import fitted_markers
 from .markers import MarkerError, automatic_markers
 from .pose import in_source_frame, landmark_pose, limb_angles, match_pose
 from .quality import assess
@@ -37,12 +38,31 @@ class Result:
     markers: Markers | None = None
 
 
+def find_markers(source: Rig, target: Mesh, config: Config, hand: Markers | None = None):
+    """Automatic markers, completed by (and giving way to) ``hand``: linked landmarks between
+    two-legged characters (:func:`~asetransfer.stages.markers.automatic_markers`); for a
+    source or target the landmark rules read no two-legged layout in (a quadruped, a bird, a
+    fish, a T. rex leaning forward), read off the source's skin fitted onto the target
+    (:func:`~asetransfer.stages.fitted_markers.fitted_markers`), which refuses bodies of other
+    plans.  Returns ``(markers, origin)``; raises MarkerError naming both readings."""
+    try:
+        return automatic_markers(source, target, config, hand=hand)
+    except MarkerError as layout:
+        if layout.side not in ("source", "target"):
+            raise
+        log.debug("no two-legged layout (%s): the source's skin is fitted onto the target", layout)
+        try:
+            return fitted_markers(source, target, config, hand=hand)
+        except MarkerError as fit:
+            raise MarkerError(fit.side, f"{layout}; and {fit}") from None
+
+
 def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: Config):
     """The markers a transfer uses: the hand markers, automatic ones, or both (``config.markers.automatic``).
 
     Returns ``(markers, origin)``; the :class:`~asetransfer.model.report.MarkerOrigin` lists
     which markers are automatic and how confident each is
-    (:func:`~asetransfer.stages.markers.automatic_markers`).
+    (:func:`find_markers`).
     """
     cfg = config.markers
     given = markers is not None and len(markers) > 0
@@ -54,7 +74,7 @@ def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: 
                                      hand=[n for n in markers.names if n not in markers.automatic])
     watch = Stopwatch()
     try:
-        markers, origin = automatic_markers(source, target, config, hand=markers if given else None)
+        markers, origin = find_markers(source, target, config, hand=markers if given else None)
     except MarkerError as e:
         if not given or cfg.automatic == "on":
             raise

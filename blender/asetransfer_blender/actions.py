@@ -177,12 +177,12 @@ def find_markers(context, settings):
     """Automatic markers as empties, completing the hand markers in the scene (moved or added:
     they stay, and win); the automatic markers already there are found again.  Returns the
     :class:`~asetransfer.model.report.MarkerOrigin`; the low-confidence markers are selected."""
-    from asetransfer.stages.markers import automatic_markers
+    from asetransfer.stages.transfer import find_markers
 
     chars, config = characters(context, settings), config_of(settings)
     current = empties.scene_markers(context)
     hand = read_markers(context, chars, current.subset(current.hand), config)
-    markers, origin = library_errors(settings, automatic_markers, chars.rig, chars.target.mesh, config, hand=hand)
+    markers, origin = library_errors(settings, find_markers, chars.rig, chars.target.mesh, config, hand=hand)
     found = list(origin.automatic)
     place(context, chars, on_surfaces(context, chars, markers, found, set(found),
                                       {n: round(float(c), 4) for n, c in origin.confidence.items()}, exact=True),
