@@ -425,21 +425,24 @@ class MarkersConfig:
     # fit's closest points cost grows with the vertices (the 7.7k-vertex fixture human 4 s in full,
     # 1.4-1.8 s so)
     fit_vertices: int = 2500
-    # [iterations] the short, stiff fit that decides which way the target faces among the 8
-    # axis turns that keep its mirror plane on the source's, on proxies of fit_facing_vertices
-    # (the file's own turn ranked first on every creature pair measured, the nearest other
-    # 1.06-1.7 times as far)
-    fit_facing_iterations: int = 10
+    # [turns] the target is fitted in full in this many axis turns (of the 24 a file may face and
+    # stand in), those whose short, stiff fits (fit_facing_iterations on proxies of
+    # fit_facing_vertices) lie closest; the best full fit wins.  The right turn ranked in the
+    # first 3 short fits on 26 of 27 pairs (creatures turned three ways, KayKit's chibis holding
+    # their weapons) and won the full fits on 26; a mirror plane found per axis first misread the
+    # chibis' (Y for a rogue with a crossbow)
+    fit_facing_candidates: int = 3
+    fit_facing_iterations: int = 6
     fit_facing_stiffness: tuple = (3.0, 1.0)
-    fit_facing_vertices: int = 800
+    fit_facing_vertices: int = 500
     # [log ratio] the bodies' plans differ (refused) when the source's bones' lengths change by
     # the fit with a standard deviation of their logarithms above this: same-family pairs
-    # 0.08-0.23 (a cartoon bunny from a mannequin 0.27), a fox onto a bird or a human, a human
-    # or a bird onto a dog, a fox onto a T. rex 0.52-1.0 (a shark onto a dog 0.30)
+    # 0.04-0.25 (a cartoon bunny from a mannequin 0.27), a fox onto a bird, a human or a shark
+    # onto a bird or a dog 0.70-1.06; other plans that stretch less (a bird onto a dog 0.33, a
+    # fox onto a woman 0.43) rig "poor"
     fit_stretch_limit: float = 0.45
     # [diagonal] ... or when the fitted source lies farther than this from the target on average
-    # (both ways): same-family pairs 0.5-1.7 %, other plans 0.9-2.2 (told apart by their
-    # stretch), a two-joint crate onto a human 4.0
+    # (both ways): same-family pairs 0.4-2.0 %, a two-joint crate onto a human 4.0
     fit_distance_limit: float = 0.03
 
     def __post_init__(self):
@@ -465,9 +468,9 @@ class MarkersConfig:
         if not self.neck_head_ratio >= 1:
             raise ValueError("neck_head_ratio must be >= 1")
         if (self.fit_markers < 3 or min(self.fit_iterations, self.fit_facing_iterations) < 1
-                or min(self.fit_vertices, self.fit_facing_vertices) < 100):
-            raise ValueError("fit_markers must be >= 3, fit_vertices and fit_facing_vertices >= 100 and the fit's "
-                             "iterations >= 1")
+                or min(self.fit_vertices, self.fit_facing_vertices) < 100 or not 1 <= self.fit_facing_candidates <= 24):
+            raise ValueError("fit_markers must be >= 3, fit_vertices and fit_facing_vertices >= 100, the fit's "
+                             "iterations >= 1 and fit_facing_candidates in 1-24")
         for name in ("fit_stiffness", "fit_facing_stiffness"):
             if len(getattr(self, name)) != 2 or not min(getattr(self, name)) > 0:
                 raise ValueError(f"{name} must be two positive numbers (start, end)")
@@ -570,6 +573,10 @@ class QualityConfig:
     # 2.1-2.3 apart: body joints up to 3.9 %H from the artist's with a mean of 1.9-2.8; the
     # cartoon fixture 1.9 apart, within 2.0 %H)
     proportion_doubt_ratio: float = 2.0
+    # [ratio] markers read off the source's fitted skin whose next best turn of the target fits
+    # within this factor of the chosen one's score are "check" (MarkerOrigin.facing_margin; the
+    # one wrong turn of 27 measured won by 1.024, the right ones by 1.058-3.1)
+    facing_doubt_margin: float = 1.05
     # [fraction] a body joint (skeleton-map role) with more of its skin (weight x area) on pieces no
     # marker fitted, the source's or the target's, is "check": placed from surface carried along
     # (Mixamo's X Bot, a chest plate between joint rings: its upper spine's and clavicles' 0.58-0.95
@@ -584,9 +591,10 @@ class QualityConfig:
     doubts_poor: int = 3
 
     def __post_init__(self):
-        if not self.proportion_doubt_ratio >= 1 or not 0 < self.carried_joint_share <= 1 or self.doubts_poor < 2:
-            raise ValueError("proportion_doubt_ratio must be >= 1, carried_joint_share in (0, 1] and "
-                             "doubts_poor >= 2")
+        if (not self.proportion_doubt_ratio >= 1 or not 0 < self.carried_joint_share <= 1 or self.doubts_poor < 2
+                or not self.facing_doubt_margin >= 1):
+            raise ValueError("proportion_doubt_ratio and facing_doubt_margin must be >= 1, carried_joint_share in "
+                             "(0, 1] and doubts_poor >= 2")
         if not (1.0 <= self.marker_spread_warn <= self.marker_spread_refuse
                 and 0 < self.residual_check_pct <= self.residual_poor_pct and 0 < self.fit_check_pct <= self.fit_poor_pct
                 and 0 <= self.mapped_poor <= self.mapped_check <= 1 and self.mapped_distance_pct > 0

@@ -6,11 +6,13 @@ from asetransfer.errors import InputError
 
 def add_parser(sub):
     p = sub.add_parser(
-        "markers", help="find linked markers on a humanoid source and target automatically",
+        "markers", help="find linked markers between a rigged source and a target automatically",
         description="Landmarks (head top, nose, ears, back of the head, hand tips and fingertips, toe tips, heels, "
                     "crotch) found by the same geometric rules on both characters, in any units, up axis, "
-                    "facing and position, written as a marker file (the schema 'transfer --markers' reads) with "
-                    "each marker's confidence. Edit it and feed it back, or let 'transfer' find them itself.")
+                    "facing and position; on bodies that are not two-legged (quadrupeds, birds, fish), points "
+                    "read off the source's skin fitted onto the target.  Written as a marker file (the schema "
+                    "'transfer --markers' reads) with each landmark's confidence. Edit it and feed it back, or "
+                    "let 'transfer' find them itself.")
     p.add_argument("source", help="rigged source (.glb/.gltf)")
     p.add_argument("target", help="target mesh (.obj .ply .off .stl .glb .gltf)")
     p.add_argument("-o", "--output", required=True, help="marker file to write (.json)")

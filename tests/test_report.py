@@ -16,7 +16,8 @@ from conftest import FIXTURES
 KEYS = {
     "marker_origin": ["automatic", "hand", "confidence", "low_confidence", "source_frame_agreement", "thighs_joined",
                       "crotch_heights", "head_shares", "between_vertices", "frames", "not_completed", "time",
-                      "method", "fit_distance", "fit_stretch", "target_turn"],
+                      "method", "fit_distance", "fit_stretch", "target_turn", "facing_margin",
+                      "target_unread"],
     "correspondence": ["alignment_scale", "marker_residual_mean", "marker_residual_max", "marker_residual_worst",
                        "fit_distance_mean", "fit_distance_p95", "reverse_fit_distance_mean", "iterations",
                        "stiffness_levels", "solver", "unmarked_source_vertices", "unmarked_target_vertices",

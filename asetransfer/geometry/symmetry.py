@@ -88,23 +88,3 @@ def estimate_symmetry_plane(vertices: np.ndarray, faces: np.ndarray, initial: np
         if done:
             break
     return plane
-
-
-def axis_mirror(vertices: np.ndarray, faces: np.ndarray, samples: int = 4000) -> tuple:
-    """The coordinate axis a mesh is most nearly mirror-symmetric across (the plane through its
-    bounding box's middle): a modelled character's left/right axis.
-
-    Returns
-    -------
-    axis : 0, 1 or 2; mismatch : (3,) each axis' mean distance from the reflected vertices
-    (a regular subsample of at most ``samples``) to the surface, over the box's diagonal.
-    """
-    index = SurfaceIndex(vertices, faces)
-    x = vertices[:: max(1, len(vertices) // samples)]
-    middle = (vertices.min(axis=0) + vertices.max(axis=0)) / 2
-    mismatch = np.empty(3)
-    for axis in range(3):
-        mirrored = x.copy()
-        mirrored[:, axis] = 2 * middle[axis] - mirrored[:, axis]
-        mismatch[axis] = index.closest(mirrored)[2].mean()
-    return int(np.argmin(mismatch)), mismatch / (np.linalg.norm(np.ptp(vertices, axis=0)) or 1.0)

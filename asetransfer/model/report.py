@@ -189,6 +189,8 @@ class MarkerOrigin(Section):
     fit_distance: float | None = None                       # fitted: mean gap source <-> target, of the diagonal
     fit_stretch: float | None = None                        # fitted: spread of the bones' log stretches
     target_turn: list | None = None                         # fitted: (3, 3) axis turn the target was read in
+    facing_margin: float | None = None                      # fitted: the next turn's fit score over the chosen's
+    target_unread: str | None = None                        # fitted for a two-legged source: why its target was not read
 
     @classmethod
     def from_json(cls, data) -> "MarkerOrigin":

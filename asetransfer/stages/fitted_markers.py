@@ -5,9 +5,9 @@ rigged: its skin says how its surface may bend, stretch and thicken bone by bone
 source is fitted onto the target by its joints' maps (:func:`~asetransfer.geometry.skinned_fit.skinned_fit`)
 and markers are read off the fit: points spread over the source, each linked to the target
 point its fitted position lies on.  Both bodies are scaled to a unit box diagonal; the
-target is turned by the axis turn (of the 8 that keep its mirror plane on the source's)
-whose short, stiff fit lies closest, so a file facing another way or with another up axis
-is read alike; 3 or more hand markers say instead.  When the fit had to stretch the
+target is read in each of the few axis turns whose short, stiff fits lie closest, fitted
+in full, and the best fit wins, so a file facing another way or with another up axis is
+read alike (3 or more hand markers say which way instead).  When the fit had to stretch the
 source's bones very unevenly, or stays far from the target, the bodies' plans differ (a
 fox onto a bird): refused with one line.
 """
@@ -23,7 +23,6 @@ from ..geometry.alignment import umeyama
 from ..geometry.decimate import proxy_mesh
 from ..geometry.skinned_fit import skinned_fit
 from ..geometry.surface import closest_points
-from ..geometry.symmetry import axis_mirror
 from ..geometry.topology import used_vertices, vertex_components, weld
 from ..model.markers import Markers
 from ..model.mesh import Mesh
@@ -47,8 +46,8 @@ def fitted_markers(source: Rig, target: Mesh, config: Config, hand: Markers | No
     Returns
     -------
     markers : :class:`Markers` (the hand markers first); origin : :class:`MarkerOrigin` with
-    ``method`` "fitted", the fit's mean distance, the spread of its bone stretches and the
-    target's turn.
+    ``method`` "fitted", the fit's mean distance, the spread of its bone stretches, the
+    target's turn and how much better it fits than the next turn tried.
 
     Raises
     ------
@@ -59,28 +58,25 @@ def fitted_markers(source: Rig, target: Mesh, config: Config, hand: Markers | No
     src = _Body(source.mesh.vertices, source.mesh.faces, cfg, cfg.fit_vertices)
     joints = src.placed(source.skeleton.bind_world[:, :3, 3])
     skin = _skin_at(source, src)
-    turn = _hand_turn(source, target, hand)
-    if turn is None:
-        turn = _facing(source, joints, target, cfg)
-    tgt = _Body(target.vertices @ turn.T, target.faces, cfg, cfg.fit_vertices)
-    fitted, maps, scale = _fit(src, joints, skin, source.skeleton.parents, tgt, cfg, cfg.fit_iterations,
-                               cfg.fit_stiffness)
-    moved = np.einsum("jab,jb->ja", maps, np.c_[joints * scale, np.ones(len(joints))])
-    stretch = bone_stretch(moved, joints, source.skeleton.parents, _weighted(source))
-    distance = _distance(fitted, src, tgt)
-    _refuse_other_plans(stretch, distance, cfg)
+    given = _hand_turn(source, target, hand)
+    turns = [given] if given is not None else likely_turns(source, joints, target, cfg)
+    fits = sorted((_Fit(source, src, joints, skin, target, turn, cfg) for turn in turns), key=lambda f: f.score)
+    best = fits[0]
+    margin = fits[1].score / best.score if len(fits) > 1 and best.score > 0 else None
+    _refuse_other_plans(best.stretch, best.distance, cfg)
     picked = spread_vertices(src.vertices, cfg.fit_markers)
     names = _names(source.skeleton.names, skin, picked)
-    auto = Markers(tuple(names), src.on_surface(src.vertices[picked]), tgt.on_surface(fitted[picked]),
+    auto = Markers(tuple(names), src.on_surface(src.vertices[picked]), best.tgt.on_surface(best.fitted[picked]),
                    frozenset(names))
     if hand is not None and len(hand):
         auto = _give_way(auto, hand, target, cfg.hand_radius)
     markers = auto if hand is None or not len(hand) else hand.then(auto)
     log.debug("markers read off the source's skin fitted onto the target: %d, mean distance %.2f %% of the diagonal, "
-              "bone stretch %.2f", len(auto), 100 * distance, stretch)
+              "bone stretch %.2f", len(auto), 100 * best.distance, best.stretch)
     origin = MarkerOrigin(automatic=list(auto.names), hand=list(hand.names) if hand is not None else [],
-                          method="fitted", fit_distance=round(distance, 5), fit_stretch=round(stretch, 4),
-                          target_turn=np.round(turn, 4).tolist())
+                          method="fitted", fit_distance=round(best.distance, 5), fit_stretch=round(best.stretch, 4),
+                          target_turn=np.round(best.turn, 4).tolist(),
+                          facing_margin=None if margin is None else round(margin, 4))
     return markers, origin
 
 
@@ -166,24 +162,37 @@ def _fit(src: _Body, joints, skin: tuple, parents, tgt: _Body, cfg: MarkersConfi
     return fitted, maps, scale
 
 
-def _facing(source: Rig, joints: np.ndarray, target: Mesh, cfg: MarkersConfig) -> np.ndarray:
-    """(3, 3) the axis turn of the target (of the 8 keeping its mirror plane on the source's)
-    whose short, stiff fit (both surfaces as proxies of ``fit_facing_vertices``) lies closest;
-    the file's own frame wins ties.  ``joints``: the source's in its unit box."""
+class _Fit:
+    """The source's skin fitted onto the target read in ``turn`` (full iterations): the
+    fitted vertices, the target's body, the bones' stretch, the mean distance both ways, and
+    its score, ``distance * (1 + stretch)`` (of two turns fitting as close, the one that
+    bends the bones less: a whale fitted upside down lies as close, its bones twice as
+    stretched)."""
+
+    def __init__(self, source: Rig, src: _Body, joints, skin: tuple, target: Mesh, turn, cfg: MarkersConfig):
+        self.turn = turn
+        self.tgt = _Body(target.vertices @ turn.T, target.faces, cfg, cfg.fit_vertices)
+        self.fitted, maps, scale = _fit(src, joints, skin, source.skeleton.parents, self.tgt, cfg,
+                                        cfg.fit_iterations, cfg.fit_stiffness)
+        moved = np.einsum("jab,jb->ja", maps, np.c_[joints * scale, np.ones(len(joints))])
+        self.stretch = bone_stretch(moved, joints, source.skeleton.parents, _weighted(source))
+        self.distance = _distance(self.fitted, src, self.tgt)
+        self.score = self.distance * (1 + self.stretch)
+
+
+def likely_turns(source: Rig, joints: np.ndarray, target: Mesh, cfg: MarkersConfig) -> list:
+    """The ``fit_facing_candidates`` axis turns of the target (of the 24) whose short, stiff
+    fits (both surfaces as proxies of ``fit_facing_vertices``) lie closest, closest first;
+    the file's own frame first among equals.  ``joints``: the source's in its unit box."""
     src = _Body(source.mesh.vertices, source.mesh.faces, cfg, cfg.fit_facing_vertices)
     skin = _skin_at(source, src)
-    source_axis, _ = axis_mirror(src.vertices, src.faces)
-    plain = _Body(target.vertices, target.faces, cfg, cfg.fit_facing_vertices)
-    target_axis, _ = axis_mirror(plain.vertices, plain.faces)
-    best, best_distance = None, np.inf
-    for turn in axis_turns(target_axis, source_axis):
+    scored = []
+    for turn in axis_turns():
         tgt = _Body(target.vertices @ turn.T, target.faces, cfg, cfg.fit_facing_vertices)
         fitted, _, _ = _fit(src, joints, skin, source.skeleton.parents, tgt, cfg, cfg.fit_facing_iterations,
                             cfg.fit_facing_stiffness)
-        distance = _distance(fitted, src, tgt)
-        if distance < best_distance - 1e-9:
-            best, best_distance = turn, distance
-    return best
+        scored.append((_distance(fitted, src, tgt), len(scored), turn))
+    return [turn for _, _, turn in sorted(scored, key=lambda x: x[:2])[:cfg.fit_facing_candidates]]
 
 
 def _hand_turn(source: Rig, target: Mesh, hand: Markers | None) -> np.ndarray | None:
@@ -200,15 +209,15 @@ def _hand_turn(source: Rig, target: Mesh, hand: Markers | None) -> np.ndarray | 
     return umeyama(on_target, on_source).rotation
 
 
-def axis_turns(from_axis: int, to_axis: int) -> list:
-    """The 8 proper rotations permuting the coordinate axes (with signs) that carry axis
-    ``from_axis`` onto ``to_axis`` (either way), the identity first when it is one of them."""
+def axis_turns() -> list:
+    """The 24 proper rotations permuting the coordinate axes with signs (every way a file may
+    face and stand), the identity first."""
     turns = []
     for order in itertools.permutations(range(3)):
         for signs in itertools.product((1, -1), repeat=3):
             turn = np.zeros((3, 3))
-            turn[list(order), range(3)] = signs  # column a (from axis a) is +-e_order[a]
-            if np.linalg.det(turn) > 0 and turn[to_axis, from_axis] != 0:
+            turn[list(order), range(3)] = signs
+            if np.linalg.det(turn) > 0:
                 turns.append(turn)
     turns.sort(key=lambda t: not np.array_equal(t, np.eye(3)))
     return turns

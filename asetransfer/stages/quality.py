@@ -180,8 +180,9 @@ def joints_outside_body(source: Rig, rig: Rig, tolerance: float, config: Quality
 
 def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_max: float, n_markers: int,
            config: QualityConfig | None = None, fit_distance: float = 0.0,
-           head_shares: list | None = None, doubted_markers: list | None = None,
-           fitted: np.ndarray | None = None, carried: tuple = (None, None)) -> QualityVerdict:
+           head_shares: list | None = None, doubted_markers: list | None = None, facing_margin: float | None = None,
+           target_unread: str | None = None, fitted: np.ndarray | None = None,
+           carried: tuple = (None, None)) -> QualityVerdict:
     """The ``quality`` section of a transfer report (and a one-line warning unless the verdict is ok).
 
     Parameters
@@ -196,6 +197,13 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
         (``MarkerOrigin.head_shares``; None: hand markers, or not found).
     doubted_markers : names of the automatic markers of low confidence
         (``MarkerOrigin.low_confidence``): the rig is at least "check" with them.
+    facing_margin : markers read off the source's fitted skin: the next turn's fit score over
+        the chosen one's (``MarkerOrigin.facing_margin``); under ``facing_doubt_margin`` the
+        way the target faces is in doubt: "check".
+    target_unread : why the landmark rules read no two-legged layout in the target of a
+        two-legged source (``MarkerOrigin.target_unread``), whose markers the fitted skin gave
+        instead: "check" (KayKit's chibis so rigged are 0.1-4 %H off on average, their hands
+        up to 5.5).
     fitted : (N,) bool, the target vertices the fit solved for (``Correspondence.target_solved``),
         or None (all).
     carried : (source, target) (n,) bool each, the vertices of pieces no marker fitted, not layers
@@ -233,6 +241,12 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
         "doubted": (1 if doubted_markers else 0,
                     f"automatic markers of low confidence ({', '.join((doubted_markers or [])[:6])}"
                     f"{', ...' if len(doubted_markers or []) > 6 else ''}): check them, or place them by hand"),
+        "facing": (1 if facing_margin is not None and facing_margin < cfg.facing_doubt_margin else 0,
+                   f"the target's facing is in doubt: the source's skin fits it in another turn nearly as well "
+                   f"({facing_margin or 0:.3f} times the distance): check that the rig faces the body's front"),
+        "unread": (1 if target_unread else 0,
+                   f"the target reads as no standing two-legged body ({target_unread}): the markers were read off "
+                   "the source's skin fitted onto it; check the rig, or give markers"),
         **_shape_checks(source, rig, cfg, proportions, turned),
         "carried": (1 if unfitted else 0,
                     f"{', '.join(unfitted[:6])}{', ...' if len(unfitted) > 6 else ''} skinned mostly on pieces no "

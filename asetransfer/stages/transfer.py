@@ -44,7 +44,9 @@ def find_markers(source: Rig, target: Mesh, config: Config, hand: Markers | None
     source or target the landmark rules read no two-legged layout in (a quadruped, a bird, a
     fish, a T. rex leaning forward), read off the source's skin fitted onto the target
     (:func:`~asetransfer.stages.fitted_markers.fitted_markers`), which refuses bodies of other
-    plans.  Returns ``(markers, origin)``; raises MarkerError naming both readings."""
+    plans.  A two-legged source whose target the rules could not read keeps the reason
+    (``origin.target_unread``: the verdict doubts such a rig).  Returns ``(markers, origin)``;
+    raises MarkerError naming both readings."""
     try:
         return automatic_markers(source, target, config, hand=hand)
     except MarkerError as layout:
@@ -52,9 +54,12 @@ def find_markers(source: Rig, target: Mesh, config: Config, hand: Markers | None
             raise
         log.debug("no two-legged layout (%s): the source's skin is fitted onto the target", layout)
         try:
-            return fitted_markers(source, target, config, hand=hand)
+            markers, origin = fitted_markers(source, target, config, hand=hand)
         except MarkerError as fit:
             raise MarkerError(fit.side, f"{layout}; and {fit}") from None
+        if layout.side == "target":
+            origin.target_unread = str(layout)
+        return markers, origin
 
 
 def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: Config):
@@ -263,6 +268,7 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
                      fit_distance=max(corr.stats.fit_distance_mean, corr.stats.reverse_fit_distance_mean),
                      head_shares=origin.head_shares if origin.automatic else None,
                      doubted_markers=origin.low_confidence if origin.automatic else None,
+                     facing_margin=origin.facing_margin, target_unread=origin.target_unread,
                      fitted=corr.target_solved, carried=(corr.source_carried, corr.target_carried))
     report = TransferReport(
         source_vertices=int(len(source.mesh.vertices)), target_vertices=int(len(target.vertices)),
