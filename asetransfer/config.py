@@ -422,8 +422,8 @@ class MarkersConfig:
     # eyes, bolts: 39 loose triangles around the fixture tube turned its fit over)
     fit_least_piece: float = 0.01
     # [vertices] a surface with more is fitted as a proxy of this many (geometry/decimate.py): the
-    # fit's closest points cost grows with the vertices (the 7.7k-vertex fixture human 4 s in full,
-    # 1.4-1.8 s so)
+    # fit's closest points cost grows with the vertices (the 7.7k-vertex fixture human onto the
+    # 8k heavy body: 7.5 s in full, 3.5 s so, its fit as close within 0.01 % of the diagonal)
     fit_vertices: int = 2500
     # [turns] the target is fitted in full in this many axis turns (of the 24 a file may face and
     # stand in), those whose short, stiff fits (fit_facing_iterations on proxies of
