@@ -739,9 +739,9 @@ def test_a_source_neither_named_nor_shaped_two_legged_is_refused_saying_both(hea
     with pytest.raises(MarkerError) as refused:
         find_markers(crate, heavy, Config())
     said = str(refused.value)
-    assert said.startswith("no humanoid layout found") and "joint names do not say where its head" in said
-    assert "the source's skin fits it no closer than" in said and said.endswith("give linked markers")
-    assert "\n" not in said
+    assert said.startswith("the source's skin fits it no closer than") and "give linked markers" in said
+    assert "the landmark rules read the source as no two-legged body (no humanoid layout found" in said
+    assert "joint names do not say where its head" in said and "\n" not in said
 
 
 def test_hand_markers_win_and_the_rest_is_completed(source, heavy):

@@ -56,7 +56,8 @@ def find_markers(source: Rig, target: Mesh, config: Config, hand: Markers | None
         try:
             markers, origin = fitted_markers(source, target, config, hand=hand)
         except MarkerError as fit:
-            raise MarkerError(fit.side, f"{layout}; and {fit}") from None
+            raise MarkerError(fit.side, f"{fit}; and the landmark rules read the {layout.side} as no two-legged "
+                                        f"body ({layout})") from None
         if layout.side == "target":
             origin.target_unread = str(layout)
         return markers, origin
