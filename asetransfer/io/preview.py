@@ -145,9 +145,10 @@ class _Labels:
 
 def marker_levels(names, confidence, low_confidence=()) -> list:
     """Each marker's level: ``"low"`` (named in ``low_confidence`` or confidence under 0.5),
-    ``"unsure"`` (an automatic marker, confidence under 1) or ``"sure"``."""
+    ``"unsure"`` (an automatic marker, confidence under 1 or NaN: read off the fitted skin) or
+    ``"sure"``."""
     low = set(low_confidence)
-    return ["low" if n in low or c < 0.5 else "unsure" if c < 1.0 else "sure"
+    return ["low" if n in low or c < 0.5 else "unsure" if not c >= 1.0 else "sure"
             for n, c in zip(names, np.asarray(confidence, dtype=np.float64))]
 
 
@@ -354,7 +355,7 @@ def _legend(fig, rect, names: list, unnamed: set) -> None:
     ax = _bare_axes(fig, rect)
     dot = dict(marker="o", linestyle="", markersize=5, markeredgecolor="black", markeredgewidth=0.3)
     handles = [Line2D([], [], color=MARKER_COLOURS["sure"], label="hand-placed (or sure) marker", **dot),
-               Line2D([], [], color=MARKER_COLOURS["unsure"], label="automatic marker, confidence < 1", **dot),
+               Line2D([], [], color=MARKER_COLOURS["unsure"], label="automatic marker (confidence < 1, or fitted)", **dot),
                Line2D([], [], color=MARKER_COLOURS["low"], label="low-confidence marker: check it", **dot),
                Line2D([], [], color=JOINT_COLOURS[None], marker="o", markersize=3, label="joint, bone"),
                Line2D([], [], color=JOINT_COLOURS["check"], marker="o", linestyle="", markersize=5,

@@ -94,8 +94,7 @@ def page_markers(mesh: Mesh, markers: Markers, origin: MarkerOrigin) -> list:
     """The target's markers as the page draws them: name, confidence level and three corners
     ``[glTF mesh, vertex]`` with barycentric weights (followed on the skinned surface)."""
     which, local, _ = gltf_meshes(mesh)
-    levels = marker_levels(markers.names, [origin.confidence.get(n, 1.0) for n in markers.names],
-                           origin.low_confidence)
+    levels = marker_levels(markers.names, origin.confidences(markers.names), origin.low_confidence)
     out = []
     for k, name in enumerate(markers.names):
         corners = mesh.faces[markers.target.face[k]]
@@ -114,7 +113,7 @@ def _verdict_html(verdict: str, reasons, warnings, flags: dict) -> str:
 
 
 _KEY = ('<span class="swatch sure"></span> hand-placed (or sure) marker &nbsp; <span class="swatch unsure"></span> '
-        'automatic, confidence &lt; 1 &nbsp; <span class="swatch low"></span> low confidence<br>'
+        'automatic (confidence &lt; 1, or fitted) &nbsp; <span class="swatch low"></span> low confidence<br>'
         '<span class="swatch joint"></span> joint &nbsp; <span class="swatch check"></span> placed by a fallback '
         'or from an unfitted piece '
         '&nbsp; <span class="swatch poor"></span> doubted by the checks<br>Drag to orbit, wheel to zoom, '

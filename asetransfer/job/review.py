@@ -39,7 +39,7 @@ def preview_characters(source: Rig, target: Mesh, markers, origin: MarkerOrigin,
     characters share one scale."""
     from ..geometry.alignment import umeyama
 
-    confidence = [origin.confidence.get(n, 1.0) for n in markers.names]
+    confidence = origin.confidences(markers.names)
     shown = []
     for k, (side, mesh, points) in enumerate((("source", source.mesh, markers.source),
                                               ("target", target, markers.target))):

@@ -192,6 +192,11 @@ class MarkerOrigin(Section):
     facing_margin: float | None = None                      # fitted: the next turn's fit score over the chosen's
     target_unread: str | None = None                        # fitted for a two-legged source: why its target was not read
 
+    def confidences(self, names) -> list:
+        """Each named marker's confidence: a landmark's own, 1 for a hand marker, NaN for an
+        automatic marker read off the fitted skin (no confidence of its own)."""
+        return [self.confidence.get(n, float("nan") if n in self.automatic else 1.0) for n in names]
+
     @classmethod
     def from_json(cls, data) -> "MarkerOrigin":
         origin = super().from_json(data)
