@@ -11,6 +11,7 @@ import pytest
 import asetransfer as at
 from asetransfer.config import Config
 from asetransfer.geometry.skinned_fit import skinned_fit
+from asetransfer.io.preview import marker_levels
 from asetransfer.stages.fitted_markers import axis_turns, bone_stretch
 from asetransfer.stages.transfer import find_markers, transfer
 from asetransfer_cli.main import main
@@ -58,6 +59,8 @@ def test_a_quadruped_rigs_another_of_other_proportions_facing_any_way(fox, dog, 
     origin = result.report.marker_origin
     assert origin.method == "fitted" and len(origin.automatic) == Config().markers.fit_markers
     np.testing.assert_allclose(origin.target_turn, rotation.T, atol=1e-9)  # read back in the fox's frame
+    # no confidence of their own: drawn as automatic markers, not as sure ones
+    assert set(marker_levels(origin.automatic, origin.confidences(origin.automatic))) == {"unsure"}
     error = _joint_error(result.rig, dog, rotation)
     assert error.mean() < 1.5 and error.max() < 5.0, (error.mean(), error.max())
     weights = 0.5 * np.abs(_dense(result.rig.skin, 30) - _dense(dog.skin, 30)).sum(axis=1).mean()
