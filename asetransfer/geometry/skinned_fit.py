@@ -3,8 +3,8 @@
 The source surface deforms only as its skin lets it: each joint ``j`` carries an affine map
 ``A_j`` (3 x 4) and a vertex moves by the blend of its joints' maps (linear blend skinning),
 so a leg can turn, stretch and thicken but cannot tear from the body or grow where no joint
-weights it.  This is the shape of a surface many free deformations cannot keep (a tail
-drawn into the hind legs, a wing folded onto the back): a fit of bones, not of vertices.
+weights it.  A free per-vertex deformation may draw a tail into the hind legs or fold a
+wing onto the back; a fit of bones keeps the parts the skin holds together.
 """
 from __future__ import annotations
 
