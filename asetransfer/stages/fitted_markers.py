@@ -13,6 +13,7 @@ fox onto a bird): refused with one line.
 """
 from __future__ import annotations
 
+import copy
 import itertools
 import logging
 
@@ -59,8 +60,12 @@ def fitted_markers(source: Rig, target: Mesh, config: Config, hand: Markers | No
     joints = src.placed(source.skeleton.bind_world[:, :3, 3])
     skin = _skin_at(source, src)
     given = _hand_turn(source, target, hand)
-    turns = [given] if given is not None else likely_turns(source, joints, target, cfg)
-    fits = sorted((_Fit(source, src, joints, skin, target, turn, cfg) for turn in turns), key=lambda f: f.score)
+    if given is not None:  # any rotation: the body is read anew in it
+        bodies = [(given, _Body(target.vertices @ given.T, target.faces, cfg, cfg.fit_vertices))]
+    else:
+        plain = _Body(target.vertices, target.faces, cfg, cfg.fit_vertices)
+        bodies = [(turn, plain.turned(turn)) for turn in likely_turns(source, joints, target, cfg)]
+    fits = sorted((_Fit(source, src, joints, skin, tgt, turn, cfg) for turn, tgt in bodies), key=lambda f: f.score)
     best = fits[0]
     margin = fits[1].score / best.score if len(fits) > 1 and best.score > 0 else None
     _refuse_other_plans(best.stretch, best.distance, cfg)
@@ -123,6 +128,13 @@ class _Body:
         """Points of the mesh's frame in the body's unit box."""
         return (points - self.middle) / self.size
 
+    def turned(self, turn: np.ndarray) -> "_Body":
+        """The body of the mesh turned by an axis turn (:func:`axis_turns`): its box turns with
+        it, so the pieces, the proxy and the unit box are these, turned (not made again)."""
+        other = copy.copy(self)
+        other.vertices, other.surface, other.middle = self.vertices @ turn.T, self.surface @ turn.T, turn @ self.middle
+        return other
+
     def on_surface(self, points: np.ndarray) -> SurfacePoints:
         """The closest points of the kept surface to ``points`` (unit box), on the mesh's triangles."""
         face, bary, _ = closest_points(points, self.surface, self.surface_faces)
@@ -169,9 +181,8 @@ class _Fit:
     bends the bones less: a whale fitted upside down lies as close, its bones twice as
     stretched)."""
 
-    def __init__(self, source: Rig, src: _Body, joints, skin: tuple, target: Mesh, turn, cfg: MarkersConfig):
-        self.turn = turn
-        self.tgt = _Body(target.vertices @ turn.T, target.faces, cfg, cfg.fit_vertices)
+    def __init__(self, source: Rig, src: _Body, joints, skin: tuple, tgt: _Body, turn, cfg: MarkersConfig):
+        self.turn, self.tgt = turn, tgt
         self.fitted, maps, scale = _fit(src, joints, skin, source.skeleton.parents, self.tgt, cfg,
                                         cfg.fit_iterations, cfg.fit_stiffness)
         moved = np.einsum("jab,jb->ja", maps, np.c_[joints * scale, np.ones(len(joints))])
@@ -186,9 +197,10 @@ def likely_turns(source: Rig, joints: np.ndarray, target: Mesh, cfg: MarkersConf
     the file's own frame first among equals.  ``joints``: the source's in its unit box."""
     src = _Body(source.mesh.vertices, source.mesh.faces, cfg, cfg.fit_facing_vertices)
     skin = _skin_at(source, src)
+    plain = _Body(target.vertices, target.faces, cfg, cfg.fit_facing_vertices)
     scored = []
     for turn in axis_turns():
-        tgt = _Body(target.vertices @ turn.T, target.faces, cfg, cfg.fit_facing_vertices)
+        tgt = plain.turned(turn)
         fitted, _, _ = _fit(src, joints, skin, source.skeleton.parents, tgt, cfg, cfg.fit_facing_iterations,
                             cfg.fit_facing_stiffness)
         scored.append((_distance(fitted, src, tgt), len(scored), turn))
