@@ -583,6 +583,10 @@ class QualityConfig:
     # as the source and 0.49-0.57 as the target, where they landed 3.5-4.0 %H off; 0 on every
     # one-piece body).  Vertices bound wholly to one joint do not count (a held shield, a hat)
     carried_joint_share: float = 0.4
+    # [height] an arm hanging beside the body that the source held out (plausibility.hanging_arms_unpinned)
+    # is "check" unless a marker lies within this of its elbow joint (the elbow landmarks and hand
+    # markers on an elbow lie one arm's radius from it, 1.5-3 %H on the bodies here)
+    hanging_pin_reach: float = 0.05
     # [measures] this many independent measures at "check" at once make the verdict "poor" (the
     # fit's distance and the area it does not reach count once): on the production, held-out and
     # KayKit sets every rig with 3 or more has a body joint 7.6-33 %H off (the cartoon bunny as a
@@ -601,7 +605,8 @@ class QualityConfig:
                 and 0 < self.outside_poor_fraction <= 1 and self.outside_tolerance_pct >= 0 and self.plane_offset_refuse > 0 and self.few_markers >= 3):
             raise ValueError("quality thresholds must be ordered (warn <= refuse, check <= poor) and positive")
         if not (self.proportion_factor > 1 and self.proportion_min_length >= 0
-                and 0 < self.proportion_poor_fraction <= 1 and self.foot_reach > 0 and self.crossing_tolerance >= 0):
+                and 0 < self.proportion_poor_fraction <= 1 and self.foot_reach > 0 and self.crossing_tolerance >= 0
+                and self.hanging_pin_reach >= 0):
             raise ValueError("proportion_factor must be > 1, proportion_poor_fraction in (0, 1] and foot_reach > 0")
         if not (self.marker_side_ratio > 1 and self.marker_side_floor >= 0 and 0 < self.marker_swapped_refuse <= 1
                 and self.marker_off_surface_warn > 0 and 0 < self.marker_shape_warn <= self.marker_shape_refuse):

@@ -448,3 +448,34 @@ def test_a_reading_whose_feet_point_apart_gives_way_to_the_solid_and_the_rig(pla
     monkeypatch.setattr(stage, "find_landmarks", real)
     forget_landmarks()
     assert source_landmarks(rig, Config()).vertex != rig_landmarks(rig).vertex  # checked by the rig only
+
+
+def test_arms_hanging_on_the_body_with_nothing_at_their_elbows_are_never_ok():
+    """The fixture source (an A-pose, arms 36 degrees down) onto itself posed by its own rig with
+    its arms 45 degrees lower, hanging beside the body: the landmark rules read no elbow there
+    and the fit may slide along the body's side, so the rig is "check" and names the elbows and
+    wrists; a marker on each elbow holds them, and a source hanging its arms alike is no doubt."""
+    from asetransfer.config import QualityConfig
+    from asetransfer.stages.plausibility import hanging_arms_unpinned
+
+    import dataclasses
+
+    source = load_source(SOURCE).rig
+    sk = source.skeleton
+    world = arms_down(source, 45.0)
+    target = Mesh(source.posed_vertices(world), source.mesh.faces)
+    quality = transfer(source, target, None).report.quality
+    mapping, _ = propose_skeleton_map(sk)
+    arms = [mapping[f"{role}_{s}"] for s in "lr" for role in ("elbow", "wrist")]
+    assert quality.hanging_arms == arms and quality.verdict != "ok"
+    assert any("hang beside the body" in r for r in quality.reasons)
+
+    h = float(np.ptp(target.vertices, axis=0).max())
+    reach = QualityConfig().hanging_pin_reach
+    posed = dataclasses.replace(sk, bind_world=world)
+    elbows = world[[sk.index(mapping["elbow_l"]), sk.index(mapping["elbow_r"])], :3, 3]
+    assert hanging_arms_unpinned(sk, posed, np.zeros((0, 3)), h, reach=reach) == arms
+    assert hanging_arms_unpinned(sk, posed, elbows + [0.0, 0.0, 0.8 * reach * h], h, reach=reach) == []
+    assert hanging_arms_unpinned(sk, posed, elbows[:1], h, reach=reach) == arms[2:]   # the right arm's alone
+    assert hanging_arms_unpinned(posed, posed, np.zeros((0, 3)), h, reach=reach) == []  # hanging in both
+    assert hanging_arms_unpinned(sk, sk, np.zeros((0, 3)), h, reach=reach) == []  # 36 degrees down: held out

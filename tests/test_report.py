@@ -31,7 +31,7 @@ KEYS = {
     "timings": ["markers", "correspondence", "skeleton", "weights", "total"],
     "quality": ["verdict", "reasons", "marker_residual_pct_height", "mapped_area_fraction", "fit_distance_pct_height",
                 "joints_outside_body", "bones_out_of_proportion", "feet_pointing_back", "limbs_crossed",
-                "joints_on_carried_pieces"],
+                "joints_on_carried_pieces", "hanging_arms"],
 }
 
 

@@ -79,11 +79,12 @@ def fit_distance(target_vertices: np.ndarray, correspondence: Correspondence, so
 def joint_flags(report: TransferReport) -> dict:
     """Joint name -> ``(level, reason)`` for the joints a transfer's checks doubt: "poor" for
     the quality verdict's joints (outside the body, bones out of proportion, toes pointing
-    back), "check" for joints placed by a fallback (their Procrustes fit or their parent) or
-    from pieces no marker fitted."""
+    back), "check" for joints placed by a fallback (their Procrustes fit or their parent), from
+    pieces no marker fitted, or along an arm hanging on the body with no marker at its elbow."""
     flags = {name: ("check", "placed by a fallback") for name in report.skeleton.fallback_joints}
     quality = report.quality
     flags.update({name: ("check", "skinned on pieces no marker fitted") for name in quality.joints_on_carried_pieces})
+    flags.update({name: ("check", "on an arm hanging on the body, no marker at its elbow") for name in quality.hanging_arms})
     for names, reason in ((quality.bones_out_of_proportion, "bone out of proportion"),
                           (quality.feet_pointing_back, "toe points to the heel"),
                           (quality.joints_outside_body, "outside the body")):

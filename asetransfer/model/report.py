@@ -315,6 +315,7 @@ class QualityVerdict(Section):
     feet_pointing_back: list = field(default_factory=list)       # toe joints pointing to the heel
     limbs_crossed: list = field(default_factory=list)            # left elbows/knees/ankles on the right
     joints_on_carried_pieces: list = field(default_factory=list)  # body joints skinned mostly on pieces no marker fitted
+    hanging_arms: list = field(default_factory=list)             # elbows/wrists of hanging arms no marker holds
 
 
 @dataclass

@@ -22,7 +22,8 @@ import logging
 import numpy as np
 
 from ..config import QualityConfig
-from .plausibility import bones_out_of_proportion, feet_pointing_back, joints_on_carried_pieces, limbs_crossed
+from .plausibility import (bones_out_of_proportion, feet_pointing_back, hanging_arms_unpinned, joints_on_carried_pieces,
+                           limbs_crossed)
 from ..model.mesh import Mesh
 from ..model.report import QualityVerdict
 from ..model.rig import Rig
@@ -182,7 +183,7 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
            config: QualityConfig | None = None, fit_distance: float = 0.0,
            head_shares: list | None = None, doubted_markers: list | None = None, facing_margin: float | None = None,
            target_unread: str | None = None, fitted: np.ndarray | None = None,
-           carried: tuple = (None, None)) -> QualityVerdict:
+           carried: tuple = (None, None), marker_points: np.ndarray | None = None) -> QualityVerdict:
     """The ``quality`` section of a transfer report (and a one-line warning unless the verdict is ok).
 
     Parameters
@@ -208,6 +209,7 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
         or None (all).
     carried : (source, target) (n,) bool each, the vertices of pieces no marker fitted, not layers
         (``Correspondence.source_carried``, ``target_carried``), or None (none).
+    marker_points : (K, 3) the markers' points on the target (None: none).
     """
     cfg = config or QualityConfig()
     # the body's height: a floor under the feet or a crate beside them, which no marker fits, is not the body
@@ -220,6 +222,8 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
                                           factor=cfg.proportion_factor, min_length=cfg.proportion_min_length)
     turned = feet_pointing_back(rig.skeleton, rig.mesh, reach=cfg.foot_reach)
     crossed = limbs_crossed(rig.skeleton, h, tolerance=cfg.crossing_tolerance)
+    hanging = hanging_arms_unpinned(source.skeleton, rig.skeleton, np.zeros((0, 3)) if marker_points is None
+                                    else marker_points, h, reach=cfg.hanging_pin_reach)
     unfitted = sorted(set(joints_on_carried_pieces(source, carried[0], share=cfg.carried_joint_share))
                       | set(joints_on_carried_pieces(rig, carried[1], share=cfg.carried_joint_share)))
     graded = {
@@ -251,6 +255,9 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
         "carried": (1 if unfitted else 0,
                     f"{', '.join(unfitted[:6])}{', ...' if len(unfitted) > 6 else ''} skinned mostly on pieces no "
                     "marker fitted (carried along, not fitted): place markers on them or join them to the body"),
+        "hanging": (1 if hanging else 0,
+                    f"the arms hang beside the body and no marker holds their elbows ({', '.join(hanging)}): the fit "
+                    "slides along an arm lying on the body; check the elbows and wrists, or place markers on the elbows"),
         "crossed": (2 if crossed else 0, f"{', '.join(crossed)} {'lies' if len(crossed) == 1 else 'lie'} on the other "
                                          "side of the body than the name says: markers swapped left and right on a limb?"),
     }
@@ -265,7 +272,7 @@ def assess(source: Rig, rig: Rig, target_points: np.ndarray, *, marker_residual_
                              mapped_area_fraction=mapped, fit_distance_pct_height=apart,
                              joints_outside_body=outside,
                              bones_out_of_proportion=proportions, feet_pointing_back=turned,
-                             limbs_crossed=crossed, joints_on_carried_pieces=unfitted)
+                             limbs_crossed=crossed, joints_on_carried_pieces=unfitted, hanging_arms=hanging)
     if level:
         log.warning("result quality '%s': %s; check the rig before use", LEVELS[level], "; ".join(reasons))
     return quality
