@@ -233,6 +233,11 @@ class SkeletonConfig:
     # target's contact points as it was under the source's, instead of by the whole-body similarity
     # (which put it 3.6-28 %H off, below the floor, on every production character); 0 = off
     ground_tolerance: float = 0.01
+    # [height] a joint inside the source's body that lands outside the target's by less than this is
+    # moved inside (stages/skeleton._kept_inside: to its source depth, or halfway across a thinner
+    # part): the fit misses a thin ear, beak or toe by a fraction of its thickness.  Farther ones
+    # are left for the verdict to name (QualityConfig.outside_tolerance_pct, the same 1 %); 0 = off
+    inside_reach: float = 0.01
     # spine alignment, §3.1.3: "em" (Table 3.1), "pa" or "off"
     spine: str = "em"
     # the spine's joint names root..head; None: the detected root -> head path

@@ -713,3 +713,42 @@ def test_em_places_no_joint_without_points_and_does_not_fail():
     positions, placed = joint_positions_em(np.zeros((5, 3)), np.zeros((5, 3)), sp.csc_matrix((5, 2)),
                                            np.ones((2, 3)), omega=(1000.0, 1.0, 10.0), unit=1.0)
     assert positions.shape == (2, 3) and not placed.any()
+
+
+def test_a_joint_a_hair_outside_a_thin_part_is_moved_to_its_middle():
+    """A joint inside the source that the fit leaves just outside the target (a thin ear, a beak)
+    goes back in through the nearest wall, to its source depth or halfway across the part; one
+    far outside is left for the verdict, and a fixed joint (a root on the ground) stays."""
+    from asetransfer.stages.skeleton import SkinnedCloud, _kept_inside
+
+    rig = tube_rig(radius=0.3)
+    joints = rig.skeleton.bind_world[:, :3, 3]
+    cloud = SkinnedCloud(source=rig.mesh.vertices, target=rig.mesh.vertices, weights=rig.skin.to_sparse().tocsc(),
+                         joints=joints)
+    pos = joints.copy()
+    pos[1] += [0.31, 0.0, 0.0]          # mid: a hair outside the wall (radius 0.3)
+    pos[2] += [0.0, 0.0, 0.5]           # tip (on the cap, not inside the source): far out
+    reach, none = 0.05, np.zeros(3, bool)
+    moved, names = _kept_inside(cloud, rig, rig.mesh, pos, reach, none)
+    assert names == ["mid"]
+    assert inside(moved[1:2], rig.mesh)[0]
+    # the source's mid joint lies on the axis, as deep as the tube is half thick: back on the axis
+    assert np.linalg.norm(moved[1] - joints[1]) < 0.02
+    np.testing.assert_array_equal(moved[[0, 2]], pos[[0, 2]])
+    assert _kept_inside(cloud, rig, rig.mesh, pos, 0.005, none)[1] == []     # beyond reach
+    assert _kept_inside(cloud, rig, rig.mesh, pos, reach, np.array([False, True, False]))[1] == []
+
+
+def test_moved_inside_stops_at_the_wanted_depth_or_halfway_across():
+    from asetransfer.geometry.interior import moved_inside
+
+    box = trimesh.creation.box(extents=(1.0, 1.0, 0.1))      # a slab 0.1 thick, its top at z = 0.05
+    v, f = np.asarray(box.vertices), np.asarray(box.faces)
+    above = np.array([[0.1, 0.2, 0.07], [0.1, 0.2, 0.07]])
+    moved = moved_inside(above, np.array([0.02, 0.5]), v, f)
+    np.testing.assert_allclose(moved, [[0.1, 0.2, 0.03], [0.1, 0.2, 0.0]], atol=1e-6)
+    # an open sheet (no wall behind): the wanted depth
+    plane_v = np.array([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], float)
+    plane_f = np.array([[0, 1, 2], [0, 2, 3]])
+    np.testing.assert_allclose(moved_inside(np.array([[0.0, 0.0, 0.1]]), np.array([0.3]), plane_v, plane_f),
+                               [[0.0, 0.0, -0.3]], atol=1e-6)

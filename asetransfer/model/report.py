@@ -257,6 +257,7 @@ class SkeletonReport(Section):
     fallback_joints: list = field(default_factory=list)         # placed from their PA fit or parent
     coincident_groups: int = 0                                  # groups of joints placed as one
     grounded_joints: list = field(default_factory=list)         # unweighted roots placed on the ground
+    moved_inside: list = field(default_factory=list)            # joints a hair outside the target moved in
     symmetry_plane: list | None = None                          # [a, b, c, d]: a x + b y + c z = d
     target_symmetric: bool = False
     mirrored: bool = False

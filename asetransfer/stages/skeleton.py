@@ -17,13 +17,14 @@ from ..model.correspondence import Correspondence
 from .joints import (SurfaceRays, blend_weights, delta_rotations, fitted_weights, joint_positions_em,
                      joint_positions_pa, procrustes_transforms, rigid_vertices)
 from .ground import grounded_roots
-from .quality import inside
+from .quality import between_pieces, inside
 from .orientation import aimed_children, orient_bones, roll_axes, roll_planes
 from ..model.mesh import Mesh
 from ..model.report import DeltaRotation, SkeletonReport, SkeletonTimings, Stopwatch
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..geometry.rotations import nearest_axis_frame, swing
+from ..geometry.interior import moved_inside
 from ..geometry.surface import closest_points, surface_index
 from ..geometry.topology import components, vertex_areas, vertex_pieces
 from ..geometry.symmetry import estimate_symmetry_plane, normalize_plane, plane_from_pairs, reflect
@@ -269,6 +270,10 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
     with watch.timed("spine_mirror"):
         pos = _spine_and_mirror(cloud, pos, label, sk=sk, target=target, cfg=cfg, unit=unit, height=height,
                                 report=report)
+        grounded = np.isin(sk.names, report.grounded_joints)  # on the floor, not in the body
+        body = target if corr.target_solved is None else Mesh(
+            target.vertices, target.faces[np.asarray(corr.target_solved, bool)[target.faces].all(axis=1)])
+        pos, report.moved_inside = _kept_inside(cloud, source, body, pos, cfg.inside_reach * height, grounded)
     with watch.timed("orientation"):
         rest = (rest_source or sk).bind_world
         skeleton, C, rolled = _oriented_skeleton(
@@ -378,6 +383,36 @@ def _joint_positions(cloud: SkinnedCloud, source: Rig, target: Mesh, cfg: Skelet
     report.fallback_joints = [sk.names[j] for j in np.flatnonzero(fallback)]
     report.coincident_groups = int((np.bincount(label) > 1).sum()) if cfg.keep_coincident else 0
     return pos, label
+
+
+def _kept_inside(cloud: SkinnedCloud, source: Rig, target: Mesh, pos: np.ndarray, reach: float, fixed: np.ndarray):
+    """``(positions, names)``: the (J, 3) joint positions ``pos`` with those inside the source's
+    body that land outside the target's (``target``: its fitted part, not a held sword a hand
+    joint would be moved into), by less than ``reach`` and not in a gap between two of
+    its pieces (a knee between armour plates), moved inside (:func:`~asetransfer.geometry.interior.moved_inside`:
+    to their depth in the source, scaled by the marker similarity, or halfway across a thinner
+    part), and the names of those moved; ``fixed`` (J,) bool: joints left where they are (roots
+    placed on the ground)."""
+    if reach <= 0:
+        return pos, []
+    out = np.flatnonzero(~fixed & ~inside(pos, target))
+    if len(out) == 0:
+        return pos, []
+    gap = closest_points(pos[out], target.vertices, target.faces)[2]
+    near = (gap > 0) & (gap <= reach)
+    out, gap = out[near], gap[near]
+    out = out[~between_pieces(pos[out], gap, target)]
+    if len(out) == 0:
+        return pos, []
+    moved_source = Mesh(cloud.source, source.mesh.faces)
+    out = out[inside(cloud.joints[out], moved_source)]
+    depth = closest_points(cloud.joints[out], cloud.source, source.mesh.faces)[2]
+    out, depth = out[depth > 0], depth[depth > 0]
+    moved = moved_inside(pos[out], depth, target.vertices, target.faces)
+    now = inside(moved, target)  # a way in that crossed no wall (a crease) leaves the joint as it was
+    pos = pos.copy()
+    pos[out[now]] = moved[now]
+    return pos, [source.skeleton.names[j] for j in out[now]]
 
 
 #: the symmetry test (median distance of the reflected target to itself) uses at most

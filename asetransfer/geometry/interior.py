@@ -1,0 +1,41 @@
+"""Points a hair outside a closed surface moved into it, to the middle of the part they miss.
+
+A joint fitted into a thin part (an ear, a beak, a toe, a tail's tip) can land a fraction
+of the part's thickness outside it: the fit is good to about that much.  Moved through the
+nearest point of the surface along the way to it, the joint crosses the wall and stops at
+the depth it had in the source, or halfway to the opposite wall when the part is thinner
+than that.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .rays import cast_rays
+from .surface import closest_points
+
+
+def moved_inside(points: np.ndarray, depths: np.ndarray, vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(K, 3) each of the ``points`` (outside the surface) moved through its nearest surface
+    point ``q``, along the direction ``u`` from the point to ``q``, to ``q + min(d, t / 2) u``:
+    ``d`` its wanted depth, ``t`` the distance from ``q`` to the next wall along ``u`` (the part's
+    thickness there; ``d`` when the ray leaves through a hole).
+
+    Parameters
+    ----------
+    points : (K, 3) points outside the surface (not on it: the way in is the way to it).
+    depths : (K,) wanted depths inside, > 0.
+    vertices : (n, 3); faces : (F, 3) the surface.
+    """
+    points = np.asarray(points, np.float64).reshape(-1, 3)
+    if len(points) == 0:
+        return points.copy()
+    face, bary, dist = closest_points(points, vertices, faces)
+    near = np.einsum("kc,kcd->kd", bary, np.asarray(vertices, np.float64)[np.asarray(faces)[face]])
+    way = (near - points) / np.maximum(dist, 1e-300)[:, None]
+    # from just past the wall, so that the wall itself is not the first crossing
+    step = 1e-6 * float(np.ptp(vertices, axis=0).max())
+    hits = cast_rays(vertices, faces, near + step * way, way, first=True)
+    thickness = np.full(len(points), np.inf)
+    thickness[hits.ray] = hits.t + step
+    depth = np.minimum(np.asarray(depths, np.float64), 0.5 * thickness)
+    return near + depth[:, None] * way
