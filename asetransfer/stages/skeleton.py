@@ -393,7 +393,7 @@ def _kept_inside(cloud: SkinnedCloud, source: Rig, target: Mesh, pos: np.ndarray
     to their depth in the source, scaled by the marker similarity, or halfway across a thinner
     part), and the names of those moved; ``fixed`` (J,) bool: joints left where they are (roots
     placed on the ground)."""
-    if reach <= 0:
+    if reach <= 0 or len(target.faces) == 0:
         return pos, []
     out = np.flatnonzero(~fixed & ~inside(pos, target))
     if len(out) == 0:
