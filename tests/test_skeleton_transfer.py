@@ -718,25 +718,31 @@ def test_em_places_no_joint_without_points_and_does_not_fail():
 def test_a_joint_a_hair_outside_a_thin_part_is_moved_to_its_middle():
     """A joint inside the source that the fit leaves just outside the target (a thin ear, a beak)
     goes back in through the nearest wall, to its source depth or halfway across the part; one
-    far outside is left for the verdict, and a fixed joint (a root on the ground) stays."""
+    far outside is left for the verdict, and so are a fixed joint (a root on the ground) and a
+    joint deep in the source (a pelvis: no hair's miss)."""
     from asetransfer.stages.skeleton import SkinnedCloud, _kept_inside
 
-    rig = tube_rig(radius=0.3)
-    joints = rig.skeleton.bind_world[:, :3, 3]
-    cloud = SkinnedCloud(source=rig.mesh.vertices, target=rig.mesh.vertices, weights=rig.skin.to_sparse().tocsc(),
-                         joints=joints)
-    pos = joints.copy()
-    pos[1] += [0.31, 0.0, 0.0]          # mid: a hair outside the wall (radius 0.3)
-    pos[2] += [0.0, 0.0, 0.5]           # tip (on the cap, not inside the source): far out
+    def case(radius):
+        rig = tube_rig(radius=radius)
+        joints = rig.skeleton.bind_world[:, :3, 3]
+        cloud = SkinnedCloud(source=rig.mesh.vertices, target=rig.mesh.vertices,
+                             weights=rig.skin.to_sparse().tocsc(), joints=joints)
+        pos = joints.copy()
+        pos[1] += [radius + 0.01, 0.0, 0.0]     # mid: a hair outside the wall
+        pos[2] += [0.0, 0.0, 0.5]               # tip (on the cap, not inside the source): far out
+        return rig, cloud, joints, pos
+
+    rig, cloud, joints, pos = case(0.03)        # a thin tube: the mid joint 3 % of its length deep
     reach, none = 0.05, np.zeros(3, bool)
-    moved, names = _kept_inside(cloud, rig, rig.mesh, pos, reach, none)
+    moved, names = _kept_inside(cloud, rig, rig.mesh, pos, reach, none, None)
     assert names == ["mid"]
     assert inside(moved[1:2], rig.mesh)[0]
-    # the source's mid joint lies on the axis, as deep as the tube is half thick: back on the axis
-    assert np.linalg.norm(moved[1] - joints[1]) < 0.02
+    assert np.linalg.norm(moved[1] - joints[1]) < 0.003      # as deep as the tube is half thick: on the axis
     np.testing.assert_array_equal(moved[[0, 2]], pos[[0, 2]])
-    assert _kept_inside(cloud, rig, rig.mesh, pos, 0.005, none)[1] == []     # beyond reach
-    assert _kept_inside(cloud, rig, rig.mesh, pos, reach, np.array([False, True, False]))[1] == []
+    assert _kept_inside(cloud, rig, rig.mesh, pos, 0.005, none, None)[1] == []     # beyond reach
+    assert _kept_inside(cloud, rig, rig.mesh, pos, reach, np.array([False, True, False]), None)[1] == []
+    rig, cloud, _, pos = case(0.3)              # a thick one: mid 0.29 deep, beyond reach
+    assert _kept_inside(cloud, rig, rig.mesh, pos, reach, none, None)[1] == []
 
 
 def test_moved_inside_stops_at_the_wanted_depth_or_halfway_across():

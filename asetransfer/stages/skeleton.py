@@ -271,9 +271,8 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
         pos = _spine_and_mirror(cloud, pos, label, sk=sk, target=target, cfg=cfg, unit=unit, height=height,
                                 report=report)
         grounded = np.isin(sk.names, report.grounded_joints)  # on the floor, not in the body
-        body = target if corr.target_solved is None else Mesh(
-            target.vertices, target.faces[np.asarray(corr.target_solved, bool)[target.faces].all(axis=1)])
-        pos, report.moved_inside = _kept_inside(cloud, source, body, pos, cfg.inside_reach * height, grounded)
+        pos, report.moved_inside = _kept_inside(cloud, source, target, pos, cfg.inside_reach * height, grounded,
+                                                corr.target_solved)
     with watch.timed("orientation"):
         rest = (rest_source or sk).bind_world
         skeleton, C, rolled = _oriented_skeleton(
@@ -385,30 +384,33 @@ def _joint_positions(cloud: SkinnedCloud, source: Rig, target: Mesh, cfg: Skelet
     return pos, label
 
 
-def _kept_inside(cloud: SkinnedCloud, source: Rig, target: Mesh, pos: np.ndarray, reach: float, fixed: np.ndarray):
+def _kept_inside(cloud: SkinnedCloud, source: Rig, target: Mesh, pos: np.ndarray, reach: float, fixed: np.ndarray,
+                 fitted: np.ndarray | None):
     """``(positions, names)``: the (J, 3) joint positions ``pos`` with those inside the source's
-    body that land outside the target's (``target``: its fitted part, not a held sword a hand
-    joint would be moved into), by less than ``reach`` and not in a gap between two of
-    its pieces (a knee between armour plates), moved inside (:func:`~asetransfer.geometry.interior.moved_inside`:
-    to their depth in the source, scaled by the marker similarity, or halfway across a thinner
-    part), and the names of those moved; ``fixed`` (J,) bool: joints left where they are (roots
-    placed on the ground)."""
-    if reach <= 0 or len(target.faces) == 0:
+    body that land outside the target's by less than ``reach``, not in a gap between two of its
+    pieces (a knee between armour plates), moved in through the nearest wall of the target's
+    fitted part (``fitted`` (n,) bool vertices, None: all; not a held sword's grip) to their depth
+    in the source, at most ``reach``, or halfway across a thinner part
+    (:func:`~asetransfer.geometry.interior.moved_inside`), and the names of those moved.
+    ``fixed`` (J,) bool: joints left where they are (roots placed on the ground).  A joint deep
+    in the source that lands outside is no hair's miss: moved that far along the nearest wall's
+    way in, Sintel's pelvis went into her thigh; it stays for the verdict to name."""
+    faces = target.faces if fitted is None else target.faces[np.asarray(fitted, bool)[target.faces].all(axis=1)]
+    if reach <= 0 or len(faces) == 0:
         return pos, []
     out = np.flatnonzero(~fixed & ~inside(pos, target))
     if len(out) == 0:
         return pos, []
-    gap = closest_points(pos[out], target.vertices, target.faces)[2]
+    gap = closest_points(pos[out], target.vertices, faces)[2]
     near = (gap > 0) & (gap <= reach)
     out, gap = out[near], gap[near]
     out = out[~between_pieces(pos[out], gap, target)]
     if len(out) == 0:
         return pos, []
-    moved_source = Mesh(cloud.source, source.mesh.faces)
-    out = out[inside(cloud.joints[out], moved_source)]
+    out = out[inside(cloud.joints[out], Mesh(cloud.source, source.mesh.faces))]
     depth = closest_points(cloud.joints[out], cloud.source, source.mesh.faces)[2]
-    out, depth = out[depth > 0], depth[depth > 0]
-    moved = moved_inside(pos[out], depth, target.vertices, target.faces)
+    out, depth = out[(depth > 0) & (depth <= reach)], depth[(depth > 0) & (depth <= reach)]
+    moved = moved_inside(pos[out], depth, target.vertices, faces)
     now = inside(moved, target)  # a way in that crossed no wall (a crease) leaves the joint as it was
     pos = pos.copy()
     pos[out[now]] = moved[now]
