@@ -233,10 +233,11 @@ class SkeletonConfig:
     # target's contact points as it was under the source's, instead of by the whole-body similarity
     # (which put it 3.6-28 %H off, below the floor, on every production character); 0 = off
     ground_tolerance: float = 0.01
-    # [height] a joint inside the source's body that lands outside the target's by less than this is
-    # moved inside (stages/skeleton._kept_inside: to its source depth, or halfway across a thinner
-    # part): the fit misses a thin ear, beak or toe by a fraction of its thickness.  Farther ones
-    # are left for the verdict to name (QualityConfig.outside_tolerance_pct, the same 1 %); 0 = off
+    # [height] a joint inside the source's body within this of its skin (a fingertip, an ear tip, a
+    # chin) that lands outside the target's by less than this is moved inside, to its source depth
+    # or halfway across a thinner part (stages/skeleton._kept_inside): the fit misses a thin ear,
+    # beak or toe by a fraction of its thickness.  Deeper joints, and joints farther out, are left
+    # for the verdict to name (QualityConfig.outside_tolerance_pct, the same 1 %); 0 = off
     inside_reach: float = 0.01
     # spine alignment, §3.1.3: "em" (Table 3.1), "pa" or "off"
     spine: str = "em"
