@@ -233,12 +233,16 @@ class SkeletonConfig:
     # target's contact points as it was under the source's, instead of by the whole-body similarity
     # (which put it 3.6-28 %H off, below the floor, on every production character); 0 = off
     ground_tolerance: float = 0.01
-    # [height] a joint inside the source's body within this of its skin (a fingertip, an ear tip, a
-    # chin) that lands outside the target's by less than this is moved inside, to its source depth
-    # or halfway across a thinner part (stages/skeleton._kept_inside): the fit misses a thin ear,
-    # beak or toe by a fraction of its thickness.  Deeper joints, and joints farther out, are left
-    # for the verdict to name (QualityConfig.outside_tolerance_pct, the same 1 %); 0 = off
+    # [height] a joint of one of the source's thin parts (inside_thin_part) that lands outside the
+    # target's body by less than this is moved inside, to its source depth or halfway across a
+    # thinner part (stages/skeleton._kept_inside): the fit misses a thin ear, beak or toe by a
+    # fraction of its thickness.  Joints farther out are left for the verdict to name
+    # (QualityConfig.outside_tolerance_pct, the same 1 %); 0 = off
     inside_reach: float = 0.01
+    # [height] ... a thin part: the chord through the joint, the way its nearest skin point lies, is
+    # at most this (fingers 0.3-1.5 %H, ear and chin tips 0.6-1.1, paws 2.2-2.6; a pelvis over the
+    # crotch 6.8, a fox's chin over its jaw's underside 6.1)
+    inside_thin_part: float = 0.04
     # spine alignment, §3.1.3: "em" (Table 3.1), "pa" or "off"
     spine: str = "em"
     # the spine's joint names root..head; None: the detected root -> head path

@@ -719,7 +719,7 @@ def test_a_joint_a_hair_outside_a_thin_part_is_moved_to_its_middle():
     """A joint inside the source that the fit leaves just outside the target (a thin ear, a beak)
     goes back in through the nearest wall, to its source depth or halfway across the part; one
     far outside is left for the verdict, and so are a fixed joint (a root on the ground) and a
-    joint deep in the source (a pelvis: no hair's miss)."""
+    joint of a thick part (a pelvis over the crotch: no hair's miss)."""
     from asetransfer.stages.skeleton import SkinnedCloud, _kept_inside
 
     def case(radius):
@@ -732,27 +732,30 @@ def test_a_joint_a_hair_outside_a_thin_part_is_moved_to_its_middle():
         pos[2] += [0.0, 0.0, 0.5]               # tip (on the cap, not inside the source): far out
         return rig, cloud, joints, pos
 
-    rig, cloud, joints, pos = case(0.03)        # a thin tube: the mid joint 3 % of its length deep
+    rig, cloud, joints, pos = case(0.03)        # a thin tube: 0.06 across, under the 0.1 of a thin part
     reach, none = 0.05, np.zeros(3, bool)
-    moved, names = _kept_inside(cloud, rig, rig.mesh, pos, reach, none, None)
+    moved, names = _kept_inside(cloud, rig, rig.mesh, pos, reach, 0.1, none, None)
     assert names == ["mid"]
     assert inside(moved[1:2], rig.mesh)[0]
     assert np.linalg.norm(moved[1] - joints[1]) < 0.003      # as deep as the tube is half thick: on the axis
     np.testing.assert_array_equal(moved[[0, 2]], pos[[0, 2]])
-    assert _kept_inside(cloud, rig, rig.mesh, pos, 0.005, none, None)[1] == []     # beyond reach
-    assert _kept_inside(cloud, rig, rig.mesh, pos, reach, np.array([False, True, False]), None)[1] == []
-    rig, cloud, _, pos = case(0.3)              # a thick one: mid 0.29 deep, beyond reach
-    assert _kept_inside(cloud, rig, rig.mesh, pos, reach, none, None)[1] == []
+    assert _kept_inside(cloud, rig, rig.mesh, pos, 0.005, 0.1, none, None)[1] == []     # beyond reach
+    assert _kept_inside(cloud, rig, rig.mesh, pos, reach, 0.1, np.array([False, True, False]), None)[1] == []
+    rig, cloud, _, pos = case(0.3)              # a thick one: 0.6 across
+    assert _kept_inside(cloud, rig, rig.mesh, pos, reach, 0.1, none, None)[1] == []
 
 
 def test_moved_inside_stops_at_the_wanted_depth_or_halfway_across():
-    from asetransfer.geometry.interior import moved_inside
+    from asetransfer.geometry.interior import depth_and_chord, moved_inside
 
     box = trimesh.creation.box(extents=(1.0, 1.0, 0.1))      # a slab 0.1 thick, its top at z = 0.05
     v, f = np.asarray(box.vertices), np.asarray(box.faces)
     above = np.array([[0.1, 0.2, 0.07], [0.1, 0.2, 0.07]])
     moved = moved_inside(above, np.array([0.02, 0.5]), v, f)
     np.testing.assert_allclose(moved, [[0.1, 0.2, 0.03], [0.1, 0.2, 0.0]], atol=1e-6)
+    depth, chord = depth_and_chord(np.array([[0.1, 0.2, 0.03], [0.1, 0.2, 0.0]]), v, f)
+    np.testing.assert_allclose(depth, [0.02, 0.05], atol=1e-9)
+    np.testing.assert_allclose(chord, [0.1, 0.1], atol=1e-6)      # the slab's thickness, however deep
     # an open sheet (no wall behind): the wanted depth
     plane_v = np.array([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], float)
     plane_f = np.array([[0, 1, 2], [0, 2, 3]])

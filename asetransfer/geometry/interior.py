@@ -4,7 +4,8 @@ A joint fitted into a thin part (an ear, a beak, a toe, a tail's tip) can land a
 of the part's thickness outside it: the fit is good to about that much.  Moved through the
 nearest point of the surface along the way to it, the joint crosses the wall and stops at
 the depth it had in the source, or halfway to the opposite wall when the part is thinner
-than that.
+than that.  Only joints of thin parts are so moved: :func:`depth_and_chord` tells how deep a
+point lies and how thick the part is across it, the way its nearest skin point lies.
 """
 from __future__ import annotations
 
@@ -39,3 +40,21 @@ def moved_inside(points: np.ndarray, depths: np.ndarray, vertices: np.ndarray, f
     thickness[hits.ray] = hits.t + step
     depth = np.minimum(np.asarray(depths, np.float64), 0.5 * thickness)
     return near + depth[:, None] * way
+
+
+def depth_and_chord(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray) -> tuple:
+    """``(depth, chord)`` (K,) each: the distance from each of the (K, 3) ``points`` (inside the
+    surface) to its nearest surface point, and the length of the chord through the point along
+    that line (the depth plus the distance to the wall on the other side; inf through a hole):
+    a finger joint's chord is the finger's thickness, a pelvis near the crotch's the body's height
+    above it."""
+    points = np.asarray(points, np.float64).reshape(-1, 3)
+    face, bary, depth = closest_points(points, vertices, faces)
+    if len(points) == 0:
+        return depth, depth.copy()
+    near = np.einsum("kc,kcd->kd", bary, np.asarray(vertices, np.float64)[np.asarray(faces)[face]])
+    away = (points - near) / np.maximum(depth, 1e-300)[:, None]
+    hits = cast_rays(vertices, faces, points, away, first=True)
+    chord = np.full(len(points), np.inf)
+    chord[hits.ray] = depth[hits.ray] + hits.t
+    return depth, chord

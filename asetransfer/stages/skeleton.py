@@ -24,7 +24,7 @@ from ..model.report import DeltaRotation, SkeletonReport, SkeletonTimings, Stopw
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..geometry.rotations import nearest_axis_frame, swing
-from ..geometry.interior import moved_inside
+from ..geometry.interior import depth_and_chord, moved_inside
 from ..geometry.surface import closest_points, surface_index
 from ..geometry.topology import components, vertex_areas, vertex_pieces
 from ..geometry.symmetry import estimate_symmetry_plane, normalize_plane, plane_from_pairs, reflect
@@ -271,8 +271,8 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
         pos = _spine_and_mirror(cloud, pos, label, sk=sk, target=target, cfg=cfg, unit=unit, height=height,
                                 report=report)
         grounded = np.isin(sk.names, report.grounded_joints)  # on the floor, not in the body
-        pos, report.moved_inside = _kept_inside(cloud, source, target, pos, cfg.inside_reach * height, grounded,
-                                                corr.target_solved)
+        pos, report.moved_inside = _kept_inside(cloud, source, target, pos, cfg.inside_reach * height,
+                                                cfg.inside_thin_part * height, grounded, corr.target_solved)
     with watch.timed("orientation"):
         rest = (rest_source or sk).bind_world
         skeleton, C, rolled = _oriented_skeleton(
@@ -384,17 +384,19 @@ def _joint_positions(cloud: SkinnedCloud, source: Rig, target: Mesh, cfg: Skelet
     return pos, label
 
 
-def _kept_inside(cloud: SkinnedCloud, source: Rig, target: Mesh, pos: np.ndarray, reach: float, fixed: np.ndarray,
-                 fitted: np.ndarray | None):
-    """``(positions, names)``: the (J, 3) joint positions ``pos`` with those inside the source's
-    body that land outside the target's by less than ``reach``, not in a gap between two of its
-    pieces (a knee between armour plates), moved in through the nearest wall of the target's
-    fitted part (``fitted`` (n,) bool vertices, None: all; not a held sword's grip) to their depth
-    in the source, at most ``reach``, or halfway across a thinner part
-    (:func:`~asetransfer.geometry.interior.moved_inside`), and the names of those moved.
-    ``fixed`` (J,) bool: joints left where they are (roots placed on the ground).  A joint deep
-    in the source that lands outside is no hair's miss: moved that far along the nearest wall's
-    way in, Sintel's pelvis went into her thigh; it stays for the verdict to name."""
+def _kept_inside(cloud: SkinnedCloud, source: Rig, target: Mesh, pos: np.ndarray, reach: float, thin_part: float,
+                 fixed: np.ndarray, fitted: np.ndarray | None):
+    """``(positions, names)``: the (J, 3) joint positions ``pos`` with those of the source's thin
+    parts (the chord through the joint at most ``thin_part``: a finger, an ear tip, a toe;
+    :func:`~asetransfer.geometry.interior.depth_and_chord`) that land outside the target's body by
+    less than ``reach``, not in a gap between two of its pieces (a knee between armour plates),
+    moved in through the nearest wall of the target's fitted part (``fitted`` (n,) bool vertices,
+    None: all; not a held sword's grip) to their depth in the source or halfway across a thinner
+    part (:func:`~asetransfer.geometry.interior.moved_inside`), and the names of those moved.
+    ``fixed`` (J,) bool: joints left where they are (roots placed on the ground).  A joint near
+    the skin of a thick part is no hair's miss: the male mannequin's pelvis, 0.8 %H over his
+    crotch, went 1.4 %H up into Sintel's thigh, while her artist's pelvis lies outside her
+    body too (her skirt's layer covers an open crotch); it stays for the verdict to name."""
     faces = target.faces if fitted is None else target.faces[np.asarray(fitted, bool)[target.faces].all(axis=1)]
     if reach <= 0 or len(faces) == 0:
         return pos, []
@@ -408,8 +410,9 @@ def _kept_inside(cloud: SkinnedCloud, source: Rig, target: Mesh, pos: np.ndarray
     if len(out) == 0:
         return pos, []
     out = out[inside(cloud.joints[out], Mesh(cloud.source, source.mesh.faces))]
-    depth = closest_points(cloud.joints[out], cloud.source, source.mesh.faces)[2]
-    out, depth = out[(depth > 0) & (depth <= reach)], depth[(depth > 0) & (depth <= reach)]
+    depth, chord = depth_and_chord(cloud.joints[out], cloud.source, source.mesh.faces)
+    thin = (depth > 0) & (chord <= thin_part)
+    out, depth = out[thin], depth[thin]
     moved = moved_inside(pos[out], depth, target.vertices, faces)
     now = inside(moved, target)  # a way in that crossed no wall (a crease) leaves the joint as it was
     pos = pos.copy()
