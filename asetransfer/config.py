@@ -234,8 +234,8 @@ class SkeletonConfig:
     # (which put it 3.6-28 %H off, below the floor, on every production character); 0 = off
     ground_tolerance: float = 0.01
     # [height] a joint of one of the source's thin parts (inside_thin_part) that lands outside the
-    # target's body by less than this is moved inside, to its source depth or halfway across a
-    # thinner part (stages/skeleton._kept_inside): the fit misses a thin ear, beak or toe by a
+    # target's body by less than this is moved just inside, to its source depth (at most
+    # inside_depth) or halfway across a thinner part (stages/skeleton._kept_inside): the fit misses a thin ear, beak or toe by a
     # fraction of its thickness.  Joints farther out are left for the verdict to name
     # (QualityConfig.outside_tolerance_pct, the same 1 %); 0 = off
     inside_reach: float = 0.01
@@ -243,6 +243,10 @@ class SkeletonConfig:
     # at most this (fingers 0.3-1.5 %H, ear and chin tips 0.6-1.1, paws 2.2-2.6; a pelvis over the
     # crotch 6.8, a fox's chin over its jaw's underside 6.1)
     inside_thin_part: float = 0.04
+    # [height] ... moved at most this deep past the wall: enough to be inside, not so far as to leave an
+    # artist's placement farther behind (the T. rex's feet, under its soles in its artist's rig, went
+    # 3.5 %H up moved to their source depth)
+    inside_depth: float = 0.0025
     # spine alignment, §3.1.3: "em" (Table 3.1), "pa" or "off"
     spine: str = "em"
     # the spine's joint names root..head; None: the detected root -> head path

@@ -733,16 +733,20 @@ def test_a_joint_a_hair_outside_a_thin_part_is_moved_to_its_middle():
         return rig, cloud, joints, pos
 
     rig, cloud, joints, pos = case(0.03)        # a thin tube: 0.06 across, under the 0.1 of a thin part
-    reach, none = 0.05, np.zeros(3, bool)
-    moved, names = _kept_inside(cloud, rig, rig.mesh, pos, reach, 0.1, none, None)
+    none = np.zeros(3, bool)
+    cfg = SkeletonConfig(inside_reach=0.05, inside_thin_part=0.1, inside_depth=0.1)
+    moved, names = _kept_inside(cloud, rig, rig.mesh, pos, cfg, 1.0, none, None)
     assert names == ["mid"]
     assert inside(moved[1:2], rig.mesh)[0]
     assert np.linalg.norm(moved[1] - joints[1]) < 0.003      # as deep as the tube is half thick: on the axis
     np.testing.assert_array_equal(moved[[0, 2]], pos[[0, 2]])
-    assert _kept_inside(cloud, rig, rig.mesh, pos, 0.005, 0.1, none, None)[1] == []     # beyond reach
-    assert _kept_inside(cloud, rig, rig.mesh, pos, reach, 0.1, np.array([False, True, False]), None)[1] == []
+    shallow = _kept_inside(cloud, rig, rig.mesh, pos, replace(cfg, inside_depth=0.005), 1.0, none, None)[0]
+    assert inside(shallow[1:2], rig.mesh)[0]                 # just past the wall (radius 0.03, 12 sides)
+    assert 0.021 < np.linalg.norm(shallow[1, [0, 2]] - joints[1, [0, 2]]) < 0.03
+    assert _kept_inside(cloud, rig, rig.mesh, pos, replace(cfg, inside_reach=0.005), 1.0, none, None)[1] == []
+    assert _kept_inside(cloud, rig, rig.mesh, pos, cfg, 1.0, np.array([False, True, False]), None)[1] == []
     rig, cloud, _, pos = case(0.3)              # a thick one: 0.6 across
-    assert _kept_inside(cloud, rig, rig.mesh, pos, reach, 0.1, none, None)[1] == []
+    assert _kept_inside(cloud, rig, rig.mesh, pos, cfg, 1.0, none, None)[1] == []
 
 
 def test_moved_inside_stops_at_the_wanted_depth_or_halfway_across():

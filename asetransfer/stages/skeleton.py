@@ -271,8 +271,7 @@ def transfer_skeleton(source: Rig, target: Mesh, corr: Correspondence, cfg: Skel
         pos = _spine_and_mirror(cloud, pos, label, sk=sk, target=target, cfg=cfg, unit=unit, height=height,
                                 report=report)
         grounded = np.isin(sk.names, report.grounded_joints)  # on the floor, not in the body
-        pos, report.moved_inside = _kept_inside(cloud, source, target, pos, cfg.inside_reach * height,
-                                                cfg.inside_thin_part * height, grounded, corr.target_solved)
+        pos, report.moved_inside = _kept_inside(cloud, source, target, pos, cfg, height, grounded, corr.target_solved)
     with watch.timed("orientation"):
         rest = (rest_source or sk).bind_world
         skeleton, C, rolled = _oriented_skeleton(
@@ -384,20 +383,23 @@ def _joint_positions(cloud: SkinnedCloud, source: Rig, target: Mesh, cfg: Skelet
     return pos, label
 
 
-def _kept_inside(cloud: SkinnedCloud, source: Rig, target: Mesh, pos: np.ndarray, reach: float, thin_part: float,
+def _kept_inside(cloud: SkinnedCloud, source: Rig, target: Mesh, pos: np.ndarray, cfg: SkeletonConfig, height: float,
                  fixed: np.ndarray, fitted: np.ndarray | None):
     """``(positions, names)``: the (J, 3) joint positions ``pos`` with those of the source's thin
-    parts (the chord through the joint at most ``thin_part``: a finger, an ear tip, a toe;
-    :func:`~asetransfer.geometry.interior.depth_and_chord`) that land outside the target's body by
-    less than ``reach``, not in a gap between two of its pieces (a knee between armour plates),
-    moved in through the nearest wall of the target's fitted part (``fitted`` (n,) bool vertices,
-    None: all; not a held sword's grip) to their depth in the source or halfway across a thinner
-    part (:func:`~asetransfer.geometry.interior.moved_inside`), and the names of those moved.
-    ``fixed`` (J,) bool: joints left where they are (roots placed on the ground).  A joint near
-    the skin of a thick part is no hair's miss: the male mannequin's pelvis, 0.8 %H over his
-    crotch, went 1.4 %H up into Sintel's thigh, while her artist's pelvis lies outside her
-    body too (her skirt's layer covers an open crotch); it stays for the verdict to name."""
+    parts (the chord through the joint at most ``cfg.inside_thin_part``: a finger, an ear tip, a
+    toe; :func:`~asetransfer.geometry.interior.depth_and_chord`) that land outside the target's
+    body by less than ``cfg.inside_reach``, not in a gap between two of its pieces (a knee between
+    armour plates), moved just inside through the nearest wall of the target's fitted part
+    (``fitted`` (n,) bool vertices, None: all; not a held sword's grip): to their source depth, at
+    most ``cfg.inside_depth``, or halfway across a thinner part
+    (:func:`~asetransfer.geometry.interior.moved_inside`); and the names of those moved.  Lengths
+    are fractions of ``height``; ``fixed`` (J,) bool: joints left where they are (roots placed on
+    the ground).  A joint near the skin of a thick part is no hair's miss (the male mannequin's
+    pelvis, 0.8 %H over his crotch, went 1.4 %H into Sintel's thigh, while her artist's own lies
+    outside her body under the skirt), and a joint moved deeper than needed leaves its artist's
+    place farther behind (the T. rex's feet, whose artist put them under its soles)."""
     faces = target.faces if fitted is None else target.faces[np.asarray(fitted, bool)[target.faces].all(axis=1)]
+    reach = cfg.inside_reach * height
     if reach <= 0 or len(faces) == 0:
         return pos, []
     out = np.flatnonzero(~fixed & ~inside(pos, target))
@@ -411,8 +413,8 @@ def _kept_inside(cloud: SkinnedCloud, source: Rig, target: Mesh, pos: np.ndarray
         return pos, []
     out = out[inside(cloud.joints[out], Mesh(cloud.source, source.mesh.faces))]
     depth, chord = depth_and_chord(cloud.joints[out], cloud.source, source.mesh.faces)
-    thin = (depth > 0) & (chord <= thin_part)
-    out, depth = out[thin], depth[thin]
+    thin = (depth > 0) & (chord <= cfg.inside_thin_part * height)
+    out, depth = out[thin], np.minimum(depth[thin], cfg.inside_depth * height)
     moved = moved_inside(pos[out], depth, target.vertices, faces)
     now = inside(moved, target)  # a way in that crossed no wall (a crease) leaves the joint as it was
     pos = pos.copy()
