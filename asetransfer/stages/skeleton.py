@@ -388,38 +388,44 @@ def _kept_inside(cloud: SkinnedCloud, source: Rig, target: Mesh, pos: np.ndarray
     """``(positions, names)``: the (J, 3) joint positions ``pos`` with those of the source's thin
     parts (the chord through the joint at most ``cfg.inside_thin_part``: a finger, an ear tip, a
     toe; :func:`~asetransfer.geometry.interior.depth_and_chord`) that land outside the target's
-    body by less than ``cfg.inside_reach``, not in a gap between two of its pieces (a knee between
-    armour plates), moved just inside through the nearest wall of the target's fitted part
-    (``fitted`` (n,) bool vertices, None: all; not a held sword's grip): to their source depth, at
-    most ``cfg.inside_depth``, or halfway across a thinner part
+    body by less than ``cfg.inside_reach``, nearest its fitted part (``fitted`` (n,) bool vertices,
+    None: all; not a held sword's grip) and not in a gap between two of its pieces (a knee between
+    armour plates), moved just inside through that nearest wall: to their source depth, at most
+    ``cfg.inside_depth``, or halfway across a thinner part
     (:func:`~asetransfer.geometry.interior.moved_inside`); and the names of those moved.  Lengths
     are fractions of ``height``; ``fixed`` (J,) bool: joints left where they are (roots placed on
     the ground).  A joint near the skin of a thick part is no hair's miss (the male mannequin's
     pelvis, 0.8 %H over his crotch, went 1.4 %H into Sintel's thigh, while her artist's own lies
     outside her body under the skirt), and a joint moved deeper than needed leaves its artist's
     place farther behind (the T. rex's feet, whose artist put them under its soles)."""
-    faces = target.faces if fitted is None else target.faces[np.asarray(fitted, bool)[target.faces].all(axis=1)]
     reach = cfg.inside_reach * height
-    if reach <= 0 or len(faces) == 0:
+    if reach <= 0:
         return pos, []
-    out = np.flatnonzero(~fixed & ~inside(pos, target))
-    if len(out) == 0:
-        return pos, []
-    gap = closest_points(pos[out], target.vertices, faces)[2]
-    near = (gap > 0) & (gap <= reach)
-    out, gap = out[near], gap[near]
-    out = out[~between_pieces(pos[out], gap, target)]
-    if len(out) == 0:
-        return pos, []
-    out = out[inside(cloud.joints[out], Mesh(cloud.source, source.mesh.faces))]
-    depth, chord = depth_and_chord(cloud.joints[out], cloud.source, source.mesh.faces)
+    # the source's side first (a small mesh): its thin parts' joints
+    joints = np.flatnonzero(~fixed)
+    joints = joints[inside(cloud.joints[joints], Mesh(cloud.source, source.mesh.faces))]
+    depth, chord = depth_and_chord(cloud.joints[joints], cloud.source, source.mesh.faces)
     thin = (depth > 0) & (chord <= cfg.inside_thin_part * height)
-    out, depth = out[thin], np.minimum(depth[thin], cfg.inside_depth * height)
-    moved = moved_inside(pos[out], depth, target.vertices, faces)
+    joints, depth = joints[thin], np.minimum(depth[thin], cfg.inside_depth * height)
+    # then the target's, few points on its shared tree: near its fitted skin, outside, in no gap
+    face, _, gap = closest_points(pos[joints], target.vertices, target.faces)
+    near = (gap > 0) & (gap <= reach)
+    if fitted is not None:
+        near &= np.asarray(fitted, bool)[target.faces[face]].all(axis=1)
+    joints, depth, gap = joints[near], depth[near], gap[near]
+    if len(joints):
+        out = ~inside(pos[joints], target)
+        joints, depth, gap = joints[out], depth[out], gap[out]
+    if len(joints):
+        apart = ~between_pieces(pos[joints], gap, target)
+        joints, depth = joints[apart], depth[apart]
+    if len(joints) == 0:
+        return pos, []
+    moved = moved_inside(pos[joints], depth, target.vertices, target.faces)
     now = inside(moved, target)  # a way in that crossed no wall (a crease) leaves the joint as it was
     pos = pos.copy()
-    pos[out[now]] = moved[now]
-    return pos, [source.skeleton.names[j] for j in out[now]]
+    pos[joints[now]] = moved[now]
+    return pos, [source.skeleton.names[j] for j in joints[now]]
 
 
 #: the symmetry test (median distance of the reflected target to itself) uses at most
