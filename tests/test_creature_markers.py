@@ -65,7 +65,9 @@ def test_a_quadruped_rigs_another_of_other_proportions_facing_any_way(fox, dog, 
     assert error.mean() < 1.5 and error.max() < 5.0, (error.mean(), error.max())
     weights = 0.5 * np.abs(_dense(result.rig.skin, 30) - _dense(dog.skin, 30)).sum(axis=1).mean()
     assert weights < 0.06
-    assert result.report.quality.verdict == "ok"
+    # markers read off the fitted skin alone: "check" (the production creatures so rigged: 1.6-4.4 %)
+    quality = result.report.quality
+    assert quality.verdict == "check" and any("read off the source's skin fitted" in r for r in quality.reasons)
 
 
 def test_loose_crumbs_around_a_creature_do_not_turn_its_fit(fox, dog):

@@ -270,6 +270,7 @@ def transfer(source: Rig, target: Mesh, markers: Markers | None = None, config: 
                      head_shares=origin.head_shares if origin.automatic else None,
                      doubted_markers=origin.low_confidence if origin.automatic else None,
                      facing_margin=origin.facing_margin, target_unread=origin.target_unread,
+                     fitted_alone=origin.method == "fitted" and not origin.hand,
                      fitted=corr.target_solved, carried=(corr.source_carried, corr.target_carried),
                      marker_points=markers.target.positions(target.vertices, target.faces))
     report = TransferReport(
