@@ -401,21 +401,24 @@ def _kept_inside(cloud: SkinnedCloud, source: Rig, target: Mesh, pos: np.ndarray
     reach = cfg.inside_reach * height
     if reach <= 0:
         return pos, []
-    # the source's side first (a small mesh): its thin parts' joints
+    # near the target's fitted skin (its shared closest-point tree: no cost), then outside it:
+    # on most rigs no joint is, and the rest is skipped
     joints = np.flatnonzero(~fixed)
-    joints = joints[inside(cloud.joints[joints], Mesh(cloud.source, source.mesh.faces))]
-    depth, chord = depth_and_chord(cloud.joints[joints], cloud.source, source.mesh.faces)
-    thin = (depth > 0) & (chord <= cfg.inside_thin_part * height)
-    joints, depth = joints[thin], np.minimum(depth[thin], cfg.inside_depth * height)
-    # then the target's, few points on its shared tree: near its fitted skin, outside, in no gap
     face, _, gap = closest_points(pos[joints], target.vertices, target.faces)
     near = (gap > 0) & (gap <= reach)
     if fitted is not None:
         near &= np.asarray(fitted, bool)[target.faces[face]].all(axis=1)
-    joints, depth, gap = joints[near], depth[near], gap[near]
+    joints, gap = joints[near], gap[near]
     if len(joints):
         out = ~inside(pos[joints], target)
-        joints, depth, gap = joints[out], depth[out], gap[out]
+        joints, gap = joints[out], gap[out]
+    if len(joints) == 0:
+        return pos, []
+    # of those, the joints of the source's thin parts, in no gap between the target's pieces
+    was = inside(cloud.joints[joints], Mesh(cloud.source, source.mesh.faces))
+    depth, chord = depth_and_chord(cloud.joints[joints], cloud.source, source.mesh.faces)
+    thin = was & (depth > 0) & (chord <= cfg.inside_thin_part * height)
+    joints, depth, gap = joints[thin], np.minimum(depth[thin], cfg.inside_depth * height), gap[thin]
     if len(joints):
         apart = ~between_pieces(pos[joints], gap, target)
         joints, depth = joints[apart], depth[apart]
