@@ -359,7 +359,7 @@ def _legend(fig, rect, names: list, unnamed: set) -> None:
                Line2D([], [], color=MARKER_COLOURS["low"], label="low-confidence marker: check it", **dot),
                Line2D([], [], color=JOINT_COLOURS[None], marker="o", markersize=3, label="joint, bone"),
                Line2D([], [], color=JOINT_COLOURS["check"], marker="o", linestyle="", markersize=5,
-                      label="joint placed by a fallback or from an unfitted piece"),
+                      label="joint to check (a fallback, an unfitted piece, a hanging arm)"),
                Line2D([], [], color=JOINT_COLOURS["poor"], marker="o", linestyle="", markersize=5,
                       label="joint the checks doubt")]
     ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=False, borderaxespad=0)

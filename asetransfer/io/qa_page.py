@@ -114,8 +114,8 @@ def _verdict_html(verdict: str, reasons, warnings, flags: dict) -> str:
 
 _KEY = ('<span class="swatch sure"></span> hand-placed (or sure) marker &nbsp; <span class="swatch unsure"></span> '
         'automatic (confidence &lt; 1, or fitted) &nbsp; <span class="swatch low"></span> low confidence<br>'
-        '<span class="swatch joint"></span> joint &nbsp; <span class="swatch check"></span> placed by a fallback '
-        'or from an unfitted piece '
+        '<span class="swatch joint"></span> joint &nbsp; <span class="swatch check"></span> to check (placed by a '
+        'fallback, from an unfitted piece, or on an arm hanging on the body) '
         '&nbsp; <span class="swatch poor"></span> doubted by the checks<br>Drag to orbit, wheel to zoom, '
         'right-drag to pan; hover a joint or marker for its name; click a joint, a bone or the body to see '
         'the weights that move it.  The poses play with each vertex\'s four largest weights (as three.js and '
