@@ -56,6 +56,8 @@ class BodySurface:
         self.middle = int(np.argmin(np.linalg.norm(self.vertices - centre, axis=1)))
         self.from_middle = geodesic.distances(self.graph, self.middle)
         self._from = {}
+        # the ground under a pair of feet, by (feet, height, up): :func:`.frame._ground_under`
+        self.grounds = {}
 
     def distance_from(self, v: int) -> np.ndarray:
         """(N,) geodesic distances from vertex ``v`` (computed once per vertex)."""
