@@ -1323,9 +1323,10 @@ def test_a_zero_area_triangle_on_the_source_does_not_sink_the_fit(case, capsys, 
     np.testing.assert_allclose(joints(rig), joints(base_result), atol=1e-3)
 
 
-@pytest.mark.parametrize("factor", [1000.0, 0.001])
-def test_source_and_target_1000x_apart_in_scale(case, capsys, base_result, factor):
-    # target in mm (or km) against a source in m: the result is the base result, scaled
+@pytest.mark.parametrize("factor", [1000.0, 0.001, 1e12])
+def test_source_and_target_far_apart_in_scale(case, capsys, base_result, factor):
+    # target in mm (or km) against a source in m: the result is the base result, scaled; at 1e12
+    # the bind matrices' translations are 1e12 long, and their inverses still check
     tgt = write_obj(case.path("target.obj"), target_vertices(case.base.rig) * factor, case.base.rig.mesh.faces)
     rig, err = transfer_ok(capsys, case, tgt=tgt)
     np.testing.assert_allclose(joints(rig) / factor, joints(base_result), atol=1e-3)

@@ -205,7 +205,11 @@ def check_writable(rig: Rig) -> None:
         raise ValueError(f"joint {names[int(np.argmax(not_affine))]!r} has a bind matrix that is not affine")
     with np.errstate(all="ignore"):
         inv = np.linalg.inv(bind)
-        err = np.abs(inv @ bind - np.eye(4)).max(axis=(1, 2))
+        # the translation column measured against the translation's size: it cancels to
+        # rounding of that size (a body 2e10 units tall left 2e-6 in it, however invertible)
+        scale = np.maximum(1.0, np.linalg.norm(bind[:, :3, 3], axis=1))[:, None, None]
+        err = (np.abs(inv @ bind - np.eye(4)) / np.concatenate(
+            [np.ones_like(bind[:, :, :3]), np.broadcast_to(scale, (len(bind), 4, 1))], axis=2)).max(axis=(1, 2))
     bad = ~np.isfinite(err) | (err > 1e-6)
     if bad.any():
         raise ValueError(f"joint {names[int(np.argmax(bad))]!r} has a bind matrix that cannot be inverted accurately")
