@@ -64,6 +64,21 @@ def arms_down(rig: Rig, degrees: float, axis=(0.0, 0.0, 1.0)) -> np.ndarray:
     return sk.posed_world(turns)
 
 
+def subdivided_rig(rig: Rig) -> Rig:
+    """``rig`` with every triangle cut in four, each new vertex weighted as the mean of its edge's ends."""
+    import scipy.sparse as sp
+
+    from asetransfer.geometry.decimate import midpoint_subdivide
+
+    v, f = rig.mesh.vertices, rig.mesh.faces
+    edges = np.unique(np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1), axis=0)
+    vertices, faces = midpoint_subdivide(v, f)  # new vertices in the order of ``edges``
+    halves = sp.csr_matrix((np.full(2 * len(edges), 0.5), (np.repeat(np.arange(len(edges)), 2), edges.ravel())),
+                           shape=(len(edges), len(v)))
+    weights = rig.skin.to_sparse()
+    return Rig(Mesh(vertices, faces), rig.skeleton, SkinWeights.from_sparse(sp.vstack([weights, halves @ weights])))
+
+
 def tube_rig(n_ring: int = 12, n_seg: int = 12, length: float = 3.0, radius: float = 0.3) -> Rig:
     """A capped tube along +Y with a 3-joint chain (root, mid, tip) and smooth weights.
 

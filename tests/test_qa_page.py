@@ -11,11 +11,9 @@ import sys
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from asetransfer.config import Config
 from asetransfer.errors import InputError
-from asetransfer.geometry.decimate import midpoint_subdivide
 from asetransfer.handoff.poses import POSE_NAMES, pose_motion, source_pose, stress_poses
 from asetransfer.handoff.review import Review, review_frames, review_transfer
 from asetransfer.humanoid.skeleton_map import propose_skeleton_map
@@ -32,7 +30,7 @@ from asetransfer.model.skin import SkinWeights
 from asetransfer.model.surface import SurfacePoints
 from asetransfer_cli.main import main
 
-from conftest import DEV, FIXTURES, ROOT, needs_dev, tube_rig
+from conftest import DEV, FIXTURES, ROOT, needs_dev, subdivided_rig, tube_rig
 from headless_browser import Browser, chromium
 
 SOURCE, TARGET, MARKERS = FIXTURES / "source.glb", FIXTURES / "target_heavy.ply", FIXTURES / "markers_heavy.json"
@@ -205,13 +203,8 @@ def _check_in_browser(page, screenshot) -> dict:
         browser.evaluate(f"{QA}.render()")
         screenshot.write_bytes(browser.screenshot())
         assert browser.errors == [] and browser.evaluate(f"{QA}.errors") == []
-        load = browser.evaluate(f"{QA}.loadSeconds")
-        browser.evaluate(f"{QA}.ready = false")
-        browser.open(page)  # again, warm: the shared test machine's load varies
-        browser.wait_for(f"{QA} && {QA}.ready", timeout=60)
         return {"recoloured": int(np.sum(np.abs(np.subtract(plain, weights)) > 1e-3)), "moved": moved,
-                "size": float(np.ptp(rest.reshape(-1, 3), axis=0).max()), "poses": poses,
-                "load": min(load, browser.evaluate(f"{QA}.loadSeconds"))}
+                "size": float(np.ptp(rest.reshape(-1, 3), axis=0).max()), "poses": poses}
 
 
 @needs_chromium
@@ -251,21 +244,11 @@ def test_the_page_of_any_skeleton_works(tmp_path):
     assert [c[1] for c in corners] == (tube.mesh.faces[5]).tolist()
 
 
-def _subdivided(rig: Rig) -> Rig:
-    """``rig`` with every triangle cut in four, each new vertex weighted as the mean of its edge's ends."""
-    v, f = rig.mesh.vertices, rig.mesh.faces
-    edges = np.unique(np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1), axis=0)
-    vertices, faces = midpoint_subdivide(v, f)  # new vertices in the order of ``edges``
-    halves = sp.csr_matrix((np.full(2 * len(edges), 0.5), (np.repeat(np.arange(len(edges)), 2), edges.ravel())),
-                           shape=(len(edges), len(v)))
-    weights = rig.skin.to_sparse()
-    return Rig(Mesh(vertices, faces), rig.skeleton, SkinWeights.from_sparse(sp.vstack([weights, halves @ weights])))
-
-
 @needs_dev
-def test_the_page_of_a_50k_vertex_character_is_small_and_quick(tmp_path):
+def test_the_page_of_a_50k_vertex_character_is_small_and_works(tmp_path):
+    # how soon it is ready: bench/bench_qa_page.py
     source = load_rig(DEV / "d01_female" / "source.glb")
-    big = _subdivided(source)  # 53.5k vertices
+    big = subdivided_rig(source)  # 53.5k vertices
     assert 50_000 < big.mesh.n_vertices < 60_000
     n = big.mesh.n_vertices
     review = Review(stress_poses(source, big), np.zeros(n), np.ones(n, dtype=bool), 1.7)
@@ -276,7 +259,6 @@ def test_the_page_of_a_50k_vertex_character_is_small_and_quick(tmp_path):
     if chromium() is not None:
         seen = _check_in_browser(page, tmp_path / "big.png")
         assert seen["moved"] > 0.2 * seen["size"]
-        assert seen["load"] < 2.0  # seconds from opening to ready; measured 0.9-1.5 s (software WebGL, busy machine)
 
 
 # ----------------------------------------------------------------------------- a batch's gallery
