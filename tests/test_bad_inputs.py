@@ -372,6 +372,13 @@ def gltf_joint_with_zero_scale(c):
     return c.transfer(src=p), p
 
 
+@bad("weighted joints all bind at one point.*skin 0 has no inverseBindMatrices")
+def gltf_skin_without_inverse_bind_matrices(c):
+    # read as identities (the spec), every joint binds at the origin: no skeleton to place
+    p = c.gltf(lambda doc, blob: doc["skins"][0].pop("inverseBindMatrices"))
+    return c.transfer(src=p), p
+
+
 @bad("skin 0 has 2 inverse bind matrices for 3 joints")
 def gltf_fewer_inverse_bind_matrices_than_joints(c):
     def edit(doc, blob):

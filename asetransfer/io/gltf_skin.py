@@ -69,10 +69,33 @@ def rig_from_document(d: GltfDocument, pieces: list) -> Rig:
     mesh.look = d.look(kept)
     idx, w = stack_influences(rows)
     skin = normalise_weights(d.path, mesh, idx, w, len(joint_nodes))
+    _check_bind_spread(d, skeleton, skin, mesh)
     try:
         return Rig(mesh, skeleton, skin, read_morph_targets(mesh.look, mesh.n_vertices))
     except ValueError as e:
         d.fail(str(e))
+
+
+def _check_bind_spread(d: GltfDocument, skeleton: Skeleton, skin, mesh) -> None:
+    """Fail when the weighted joints bind at one point: a skeleton without a shape to place
+    (a skin without ``inverseBindMatrices`` reads them as identities, every joint bound at
+    the origin, and a viewer shows its mesh moved by the joints' rest transforms)."""
+    weighted = np.unique(skin.indices[skin.weights > 0])
+    if len(weighted) < 2:
+        return
+    at = skeleton.bind_world[weighted, :3, 3]
+    size = float(np.ptp(mesh.vertices, axis=0).max()) if mesh.n_vertices else 0.0
+    if float(np.ptp(at, axis=0).max()) > BIND_SPREAD * size:
+        return
+    missing = [s for s in range(len(d.skins)) if d.skins[s].get("inverseBindMatrices") is None]
+    why = (f" (skin {missing[0]} has no inverseBindMatrices: glTF reads them as identities, binding "
+           "every joint at the origin); export it with its inverse bind matrices") if missing else ""
+    d.fail(f"its {len(weighted)} weighted joints all bind at one point: the skeleton has no shape to "
+           f"place{why}")
+
+
+#: weighted joints bound within this fraction of the mesh's size of each other bind at one point
+BIND_SPREAD = 1e-6
 
 
 # ---------------------------------------------------------------------- joints
