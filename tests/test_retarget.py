@@ -278,6 +278,46 @@ def test_the_source_clips_ride_onto_the_rigged_target_under_their_names(tmp_path
     assert any("animation clips are not written to rigged.fbx" in w for w in fbx.report.warnings)
 
 
+def _with_scale_channels(path, scales: dict):
+    """The glTF rig at ``path`` with a scale channel added to its first clip on each joint node
+    ``scales`` names (node -> (3,) scale keyed at the clip's first key times)."""
+    from asetransfer.io.glb import FLOAT, pack_glb, read_document
+
+    doc, buffers = read_document(path)
+    blob = bytearray(buffers[0])
+    clip = doc["animations"][0]
+    times = clip["samplers"][0]["input"]
+    for node, scale in scales.items():
+        count = doc["accessors"][times]["count"]
+        values = np.tile(np.asarray(scale, dtype="<f4"), (count, 1))
+        blob.extend(b"\x00" * (-len(blob) % 4))
+        doc["bufferViews"].append({"buffer": 0, "byteOffset": len(blob), "byteLength": values.nbytes})
+        blob.extend(values.tobytes())
+        doc["accessors"].append({"bufferView": len(doc["bufferViews"]) - 1, "componentType": FLOAT,
+                                 "count": count, "type": "VEC3"})
+        clip["samplers"].append({"input": times, "output": len(doc["accessors"]) - 1})
+        clip["channels"].append({"sampler": len(clip["samplers"]) - 1, "target": {"node": node, "path": "scale"}})
+    doc["buffers"][0]["byteLength"] = len(blob)
+    path.write_bytes(pack_glb(doc, bytes(blob)))
+
+
+def test_channels_a_clip_cannot_carry_are_named(tmp_path, fixture_source):
+    """Exporters key a scale of 1 on every bone: no word of those; a scale that changes is
+    not carried (a clip moves joints by rotations and translations), and the warning says so."""
+    from asetransfer.job import transfer_files
+
+    source = tmp_path / "animated.glb"
+    write_rig(source, fixture_source, clips=[("wave", fixture_motion(fixture_source.skeleton))])
+    target, markers = FIXTURES / "target_heavy.ply", FIXTURES / "markers_heavy.json"
+    _with_scale_channels(source, {0: (1.0, 1.0, 1.0), 1: (1.0, 1.0, 1.0)})
+    unit = transfer_files(source, target, tmp_path / "unit.glb", markers)
+    assert not any("not carried" in w for w in unit.report.warnings)
+    _with_scale_channels(source, {2: (1.0, 1.2, 1.0)})
+    grown = transfer_files(source, target, tmp_path / "grown.glb", markers)
+    said = [w for w in grown.report.warnings if "not carried" in w]
+    assert len(said) == 1 and "animation 'wave': its 1 scale channel(s) are not carried" in said[0]
+
+
 def test_retarget_motion_plays_a_gltf_clip_by_name(tmp_path, fixture_source, capsys):
     motion = fixture_motion(fixture_source.skeleton)
     animated = tmp_path / "animated.glb"

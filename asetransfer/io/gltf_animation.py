@@ -11,6 +11,8 @@ target's own nodes in :func:`~asetransfer.io.gltf_over.rig_over_document`).
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from ..errors import InputError
@@ -20,6 +22,8 @@ from ..model.transforms import matrix_to_quat, quat_to_matrix
 from .glb import FLOAT, BufferBuilder
 from .gltf_document import GltfDocument
 from .gltf_skin import rig_from_document, skin_joints
+
+log = logging.getLogger("asetransfer")
 
 _STILL = 1e-9  # rotation/translation changes below this are "not moving"
 
@@ -107,7 +111,35 @@ def read_clips(path) -> tuple:
             clips.append((name, _sampled_animation(rig.skeleton, _joint_tracks(d, index, anim, jindex))))
         except InputError as e:
             skipped.append((name, e.message))
+            continue
+        left = _channels_left_out(d, index, anim)
+        if left:
+            log.warning("%s: animation %r: its %s channel(s) are not carried (a clip carries the joints' "
+                        "rotations and translations)", path, name,
+                        ", ".join(f"{n} {what}" for what, n in sorted(left.items())))
     return rig, clips, skipped
+
+
+def _channels_left_out(d: GltfDocument, index: int, anim: dict) -> dict:
+    """Path -> count of the channels of animation ``index`` (``anim``) that a clip does not
+    carry: morph weights, and scales that change (exporters key a scale of 1 on every bone)."""
+    left = {}
+    samplers = anim.get("samplers", [])
+    for ch in anim.get("channels", []):
+        what = ch.get("target", {}).get("path") if isinstance(ch, dict) else None
+        if what in ("rotation", "translation"):
+            continue
+        if what == "scale":
+            k = ch.get("sampler")
+            smp = samplers[k] if isinstance(k, int) and 0 <= k < len(samplers) else {}
+            try:
+                keys = d.acc.read(smp.get("output"), f"animation {index} sampler {k} output")
+            except InputError:
+                keys = None
+            if keys is not None and np.allclose(keys, 1.0, atol=1e-6):
+                continue
+        left[str(what)] = left.get(str(what), 0) + 1
+    return left
 
 
 def _joint_tracks(d, index: int, anim: dict, jindex: dict) -> list:
