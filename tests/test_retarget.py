@@ -318,6 +318,18 @@ def test_channels_a_clip_cannot_carry_are_named(tmp_path, fixture_source):
     assert len(said) == 1 and "animation 'wave': its 1 scale channel(s) are not carried" in said[0]
 
 
+def test_source_clips_of_one_name_arrive_under_names_of_their_own(tmp_path, fixture_source):
+    from asetransfer.io.glb import read_document
+    from asetransfer.job import transfer_files
+
+    source = tmp_path / "animated.glb"
+    clips = [("Take 001", fixture_motion(fixture_source.skeleton)), ("Take 001", Animation.rest(fixture_source.skeleton, 2))]
+    write_rig(source, fixture_source, clips=clips)
+    done = transfer_files(source, FIXTURES / "target_heavy.ply", tmp_path / "rigged.glb", FIXTURES / "markers_heavy.json")
+    assert [a["name"] for a in read_document(tmp_path / "rigged.glb")[0]["animations"]] == ["Take 001", "Take 001.001"]
+    assert any("more than one animation named 'Take 001'" in w for w in done.report.warnings)
+
+
 def test_retarget_motion_plays_a_gltf_clip_by_name(tmp_path, fixture_source, capsys):
     motion = fixture_motion(fixture_source.skeleton)
     animated = tmp_path / "animated.glb"

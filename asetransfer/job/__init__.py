@@ -314,10 +314,17 @@ def _clips(options: JobOptions, source: SourceFile, rig: Rig, output) -> list:
         log.warning("the source's animation clips are not written to %s (glTF outputs hold them; or "
                     "retarget-motion)", os.path.basename(os.fspath(output)))
         return []
+    from ..io.assembly import unique_names
+
     animated, clips, skipped = load_clips(source.path)
     for name, reason in skipped:
         log.warning("the source's animation %r is left out: %s", name, reason)
-    return [(name, retarget(clip, animated, rig)[0]) for name, clip in clips]
+    # an engine asked for a clip by name plays the first of that name: each clip keeps one
+    names = unique_names([name for name, _ in clips])
+    for (name, _), new in zip(clips, names):
+        if new != name:
+            log.warning("the source has more than one animation named %r: one is written as %r", name, new)
+    return [(new, retarget(clip, animated, rig)[0]) for new, (_, clip) in zip(names, clips)]
 
 
 def _write_rig(path, rig: Rig, target_path, config: Config, inputs, clips=()) -> None:
