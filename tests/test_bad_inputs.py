@@ -733,6 +733,13 @@ def markers_far_from_surface(c):
     return c.transfer(markers=(p := c.markers_file(ms))), p
 
 
+@bad("source.point is 1e\\+200 from the source surface .*wrong frame or units")
+def markers_point_whose_square_overflows(c):
+    ms = good_markers()
+    ms[2]["source"] = {"point": [1e200, 0.0, 0.0]}  # exit 1 (no triangle found) before
+    return c.transfer(markers=(p := c.markers_file(ms))), p
+
+
 @bad("point must be 3 finite numbers")
 def markers_nan_point(c):
     ms = good_markers()

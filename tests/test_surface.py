@@ -5,7 +5,7 @@ import trimesh
 
 from asetransfer.geometry.rays import cast_rays
 from asetransfer.geometry.slicing import clip_triangles, clipped_middle, section, section_loops, sections, winding
-from asetransfer.geometry.surface import winding_numbers
+from asetransfer.geometry.surface import LARGE_MESH_FACES, SurfaceIndex, winding_numbers
 
 
 def test_winding_numbers_inside_outside_and_orientation():
@@ -128,3 +128,24 @@ def test_a_sections_loops_and_how_they_wind():
                     & (points[segments[:, 1], 1] > 0)]
     assert 0.3 < abs(winding(points, half, 0, 1)) < 0.7
     assert ((v[edges[:, 0], 2] < 0.1) != (v[edges[:, 1], 2] < 0.1)).all()  # each edge crosses
+
+
+@pytest.mark.parametrize("large", [False, True], ids=["AABB tree", "k-d tree"])
+def test_points_far_out_or_not_finite_find_the_surface_and_their_distance(large, monkeypatch):
+    """A marker typed as 1e200: its squared distance overflows, and libigl's and the k-d
+    tree's searches returned no triangle (an index past the mesh).  Searched from nearer on
+    the same line, it finds the same side of the mesh, at its true distance; an infinite or
+    NaN point finds some triangle at an infinite distance."""
+    import asetransfer.geometry.surface as surface
+
+    if large:
+        monkeypatch.setattr(surface, "LARGE_MESH_FACES", 0)
+    box = trimesh.creation.box(extents=(2.0, 2.0, 2.0))
+    index = SurfaceIndex(box.vertices, box.faces)
+    points = np.array([[1e200, 0.3, -0.2], [0.0, 0.0, -1e160], [3.0, 0.0, 0.0], [np.inf, 0, 0], [np.nan, 0, 0]])
+    face, bary, dist, point = index.closest(points)
+    assert ((0 <= face) & (face < len(box.faces))).all() and np.isfinite(bary).all()
+    np.testing.assert_allclose(point[0], [1.0, 0.3, -0.2], atol=1e-6)   # the +x side, straight across
+    np.testing.assert_allclose(point[1], [0.0, 0.0, -1.0], atol=1e-6)
+    np.testing.assert_allclose(dist[:3], [1e200 - 1.0, 1e160 - 1.0, 2.0], rtol=1e-12)
+    assert np.isinf(dist[3:]).all()
