@@ -1,5 +1,5 @@
 """USD output: UsdSkel files that usd-core validates, reads back as the rig
-written, deforms like our skinning, and writes deterministically (.usda)."""
+written, deforms like our skinning, and writes deterministically."""
 from __future__ import annotations
 
 import json
@@ -104,10 +104,18 @@ def test_usd_skinning_of_a_posed_joint_equals_ours(source, tmp_path):
     assert np.linalg.norm(usd_posed - rest, axis=1).max() > 0.05
 
 
-def test_usda_bytes_are_deterministic(source, tmp_path):
-    save_rig(tmp_path / "a.usda", source)
-    save_rig(tmp_path / "b.usda", source)
-    assert (tmp_path / "a.usda").read_bytes() == (tmp_path / "b.usda").read_bytes()
+@pytest.mark.parametrize("ext", [".usda", ".usdc", ".usdz"])
+def test_usd_bytes_are_deterministic(source, tmp_path, ext):
+    import zipfile
+
+    save_rig(tmp_path / f"a{ext}", source)
+    save_rig(tmp_path / f"b{ext}", source)
+    assert (tmp_path / f"a{ext}").read_bytes() == (tmp_path / f"b{ext}").read_bytes()
+    if ext == ".usdz":  # usd-core stamps the files' times: two seconds apart, the bytes differed
+        with zipfile.ZipFile(tmp_path / "a.usdz") as package:
+            assert [e.date_time for e in package.infolist()] == [(1980, 1, 1, 0, 0, 0)]
+            assert package.testzip() is None
+        assert validation_errors(tmp_path / "a.usdz") == []
 
 
 def test_a_joint_index_of_weight_0_may_name_any_joint(tmp_path):

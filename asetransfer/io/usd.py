@@ -264,7 +264,39 @@ def _binary_usd(path, stage, ext: str, files: dict | None = None) -> bytes:
             if not UsdUtils.CreateNewUsdzPackage(usdc, out):
                 raise InputError(path, "usd-core could not make the .usdz package")
         with open(out, "rb") as f:
-            return f.read()
+            data = f.read()
+    return _undated(data) if ext == ".usdz" else data
+
+
+#: a zip entry's DOS time and date fields, 1980-01-01 00:00 (the format's first day)
+_DOS_EPOCH = b"\x00\x00\x21\x00"
+
+
+def _undated(package: bytes) -> bytes:
+    """The zip ``package`` with every entry's modification time set to :data:`_DOS_EPOCH` in
+    place (local and central headers), so that the same rig makes the same bytes: usd-core
+    stamps the files' times, and a .usdz keeps its entries' offsets (64-byte aligned), so the
+    fields are overwritten, not the archive rewritten."""
+    import io
+    import struct
+    import zipfile
+
+    out = bytearray(package)
+    with zipfile.ZipFile(io.BytesIO(package)) as archive:
+        entries, directory = archive.infolist(), archive.start_dir
+    for entry in entries:
+        at = entry.header_offset
+        if out[at:at + 4] != b"PK\x03\x04":
+            return package  # not a layout we know: left as made
+        out[at + 10:at + 14] = _DOS_EPOCH
+    at = directory
+    for _ in entries:
+        if out[at:at + 4] != b"PK\x01\x02":
+            return package
+        out[at + 12:at + 16] = _DOS_EPOCH
+        name, extra, comment = struct.unpack("<HHH", out[at + 28:at + 34])
+        at += 46 + name + extra + comment
+    return bytes(out)
 
 
 # ---------------------------------------------------------------------- reading
