@@ -220,6 +220,30 @@ def test_an_interrupted_batch_keeps_finished_outputs_and_no_partial_file(tmp_pat
         assert (out / (path.stem + ".report.json")).is_file() or proc.returncode == 130
 
 
+def test_interrupted_while_the_pool_starts_its_workers_nothing_runs_on(tmp_path, monkeypatch):
+    """Ctrl-C while the submits spawn the pool's workers (before, it was left running them: the
+    rigs appeared after the summary said "not run"): the workers are stopped, nothing is written."""
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    submits = []
+    submit = cf.ProcessPoolExecutor.submit
+
+    def interrupted(self, *args, **kwargs):
+        submits.append(1)
+        if len(submits) == 2:  # the first worker is starting: a Ctrl-C lands here
+            raise KeyboardInterrupt
+        return submit(self, *args, **kwargs)
+
+    monkeypatch.setattr(cf.ProcessPoolExecutor, "submit", interrupted)
+    before = set(mp.active_children())
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        list(batch.transfer_many(SOURCE, make_cast(tmp_path / "cast", ["heavy", "tall"]), out, workers=2))
+    assert set(mp.active_children()) - before == set()  # stopped and joined: no worker writes on
+    assert sorted(p.name for p in out.iterdir()) == []
+
+
 def test_progress_bar_on_a_terminal_and_lines_elsewhere(monkeypatch):
     class Terminal(io.StringIO):
         def isatty(self):

@@ -48,13 +48,15 @@ def _pool_round(prepared: PreparedSource, jobs: list, options: JobOptions, *, wo
     context = mp.get_context("spawn")
     started = context.SimpleQueue()  # the workers say which job they start
     before = set(mp.active_children())
-    pool = cf.ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
-                                  initializer=_start_worker, initargs=(prepared, started))
     source = prepared.source
-    futures = {pool.submit(_pool_job, source.path, source.digest, job, options, resume): job for job in jobs}
-    ours = set(mp.active_children()) - before  # the pool's processes (all started by the submits)
-    done = set()
+    pool, futures, done = None, {}, set()
     try:
+        # made and fed inside the try: interrupted while the submits start the workers, the
+        # pool was left running them, and they wrote rigs after the summary said "not run"
+        pool = cf.ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
+                                      initializer=_start_worker, initargs=(prepared, started))
+        for job in jobs:
+            futures[pool.submit(_pool_job, source.path, source.digest, job, options, resume)] = job
         for future in cf.as_completed(futures):
             if isinstance(future.exception(), BrokenProcessPool):
                 break
@@ -63,11 +65,12 @@ def _pool_round(prepared: PreparedSource, jobs: list, options: JobOptions, *, wo
     except BaseException:  # interrupted, or the consumer stopped early: stop the workers cleanly
         for future in futures:
             future.cancel()
-        for process in ours:
+        for process in set(mp.active_children()) - before:  # the pool's processes (the submits start them)
             process.terminate()  # SIGTERM: the worker unwinds its job (atomic writes clean up) and exits
         raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     for future, job in futures.items():  # finished before the pool broke, not collected yet
         if job.stem not in done and future.done() and not future.cancelled() and future.exception() is None:
             done.add(job.stem)
