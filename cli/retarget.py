@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 
+log = logging.getLogger("asetransfer")
 
 OUTPUTS = (".glb", ".gltf", ".bvh")
+#: fewer joints sharing a name with the source's leave nothing to retarget (the roots of a
+#: dog and of a human share "root": the clip would carry the whole body along rigidly)
+MATCHED_LEAST = 2
 
 
 def add_parser(sub):
@@ -59,10 +64,16 @@ def run(args) -> int:
         if not args.source:
             raise InputError(args.motion, "a BVH motion needs --source, the rig it was made for")
         source = load_rig(args.source)
-    if not set(source.skeleton.names) & set(target.skeleton.names):
-        raise InputError(args.target, "shares no joint name with the source rig "
+    shared = [n for n in target.skeleton.names if n in set(source.skeleton.names)]
+    if len(shared) < MATCHED_LEAST:
+        what = f"only the joint name {shared[0]!r}" if shared else "no joint name"
+        raise InputError(args.target, f"shares {what} with the source rig "
                                       f"{os.path.basename(args.source or args.motion)}: nothing to retarget (joints "
                                       "are matched by name; give the rig transferred from that source)")
+    if len(shared) < 0.5 * target.skeleton.n_joints:
+        log.warning("%s: only %d of its %d joints share a name with the source rig %s: the others keep their rest "
+                    "pose", args.target, len(shared), target.skeleton.n_joints,
+                    os.path.basename(args.source or args.motion))
     if animated:
         anim, report = retarget(clip, source, target, rest=args.rest)
     else:
