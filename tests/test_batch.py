@@ -177,6 +177,8 @@ def test_what_stops_a_batch_before_it_starts(tmp_path):
     blocked.write_text("")
     code, err = run_batch(SOURCE, *a, "-o", blocked / "out")  # a directory cannot be made inside a file
     assert code == 2 and "cannot create the output directory" in err
+    code, err = run_batch(SOURCE, *a, "-o", out, "--markers-dir", tmp_path / "markrs")  # a typo: no such folder
+    assert code == 2 and "markrs: the markers folder does not exist" in err
     assert list(out.iterdir()) == []
 
 

@@ -80,7 +80,8 @@ def plan_jobs(targets, outdir, markers_dir=None, *, rig_format: str = ".glb", pr
     """One :class:`Job` per target, writing ``<stem><rig_format>`` (and ``<stem>.preview.png``
     with ``preview``; ``<stem>.qa.html`` and the preview, the gallery's picture, with ``qa``).
     Raises InputError, before any work, for a format no writer has, a missing optional
-    package the outputs need, and two targets with the same stem (their outputs would collide)."""
+    package the outputs need, a markers folder that is not there, and two targets with the
+    same stem (their outputs would collide)."""
     from ..io import RIG_OUTPUT_EXTENSIONS, USD_EXTENSIONS
 
     if rig_format.lower() not in RIG_OUTPUT_EXTENSIONS:
@@ -95,6 +96,10 @@ def plan_jobs(targets, outdir, markers_dir=None, *, rig_format: str = ".glb", pr
         from ..io.preview import require_preview
 
         require_preview(outdir)
+    if markers_dir is not None and not os.path.isdir(markers_dir):
+        # a typo would rig every target with automatic markers instead of the TD's
+        raise InputError(markers_dir, "the markers folder does not exist" if not os.path.exists(markers_dir)
+                         else "the markers folder is not a folder")
     seen = {}
     jobs = []
     for target in map(os.fspath, targets):
