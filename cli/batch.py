@@ -35,7 +35,7 @@ def add_parser(sub):
     p.add_argument("-o", "--outdir", required=True, help="output directory (created if missing)")
     p.add_argument("--format", dest="rig_format", default="glb", metavar="EXT",
                    help="format of each rig, as transfer's -o extension: OUTDIR/<target name>.EXT, one of glb, "
-                        "gltf, usda, usdc, usdz (default %(default)s; USD needs asetransfer[usd])")
+                        "gltf, fbx, usda, usdc, usdz (default %(default)s; USD needs asetransfer[usd])")
     p.add_argument("--preview", action="store_true",
                    help="also draw a picture to check each rig: OUTDIR/<target name>.preview.png (needs "
                         "matplotlib: pip install 'asetransfer[preview]')")
