@@ -43,8 +43,8 @@ def run(args) -> int:
     hand = read_hand_markers(args.markers, source, target, config)
     with named_errors(args.source, args.target, args.markers):
         markers, origin = find_markers(source, target, config, hand=hand)
-    extras = {n: {"automatic": n in origin.automatic, **({"confidence": origin.confidence[n]}
-                                                          if n in origin.confidence else {})}
+    extras = {n: {"automatic": n in origin.automatic, **({"fitted": True} if n in markers.fitted else {}),
+                  **({"confidence": origin.confidence[n]} if n in origin.confidence else {})}
               for n in markers.names}
     with transaction():
         write_markers(args.output, markers, source.mesh, target, extras, inputs=inputs)

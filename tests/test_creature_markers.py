@@ -70,6 +70,29 @@ def test_a_quadruped_rigs_another_of_other_proportions_facing_any_way(fox, dog, 
     assert quality.verdict == "check" and any("read off the source's skin fitted" in r for r in quality.reasons)
 
 
+def test_fitted_markers_fed_back_from_their_file_keep_the_fits_doubt(tmp_path, fox, dog):
+    """`asetransfer markers` writes markers read off the fitted skin with "fitted": true, and
+    a transfer from that file is doubted as the search's own (it said "ok" without the flag);
+    one marker made a hand marker (its flags removed) lifts the doubt, as a given hand marker does."""
+    for name, rig in (("fox.glb", fox), ("dog.glb", dog)):
+        at.save_rig(tmp_path / name, rig)
+    out = tmp_path / "m.json"
+    assert main(["-q", "markers", str(tmp_path / "fox.glb"), str(tmp_path / "dog.glb"), "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert all(m["automatic"] and m["fitted"] for m in doc["markers"])
+    back = at.load_markers(out, fox.mesh, dog.mesh)
+    assert back.fitted == back.automatic == set(back.names)
+    report = transfer(fox, dog.mesh, back).report
+    assert report.marker_origin.method == "fitted" and report.quality.verdict == "check"
+    assert any("read off the source's skin fitted" in r for r in report.quality.reasons)
+    for key in ("automatic", "fitted"):
+        doc["markers"][0].pop(key)
+    out.write_text(json.dumps(doc))
+    report = transfer(fox, dog.mesh, at.load_markers(out, fox.mesh, dog.mesh)).report
+    assert report.marker_origin.method == "fitted" and report.marker_origin.hand == [doc["markers"][0]["name"]]
+    assert not any("read off the source's skin fitted" in r for r in report.quality.reasons)
+
+
 def test_loose_crumbs_around_a_creature_do_not_turn_its_fit(fox, dog):
     """Forty loose triangles scattered in and around the dog's box (an exporter's leftovers,
     bits of gear): pieces under 1 % of the area are left out of the fit, which reads the dog

@@ -49,8 +49,8 @@ def parse_markers(path, data: bytes | None = None, minimum: int = 3) -> list:
 
     Returns
     -------
-    list of ``(name, source_loc, target_loc, automatic)`` with locations as validated dicts
-    and ``automatic`` the entry's optional ``"automatic"`` flag (False when absent).
+    list of ``(name, source_loc, target_loc, automatic, fitted)`` with locations as validated
+    dicts and the entry's optional ``"automatic"`` and ``"fitted"`` flags (False when absent).
     """
     doc = parse_json_file(path, "marker file", data)
     if not isinstance(doc, dict) or "markers" not in doc:
@@ -74,10 +74,11 @@ def parse_markers(path, data: bytes | None = None, minimum: int = 3) -> list:
             if side not in m:
                 raise InputError(path, f"{label}: missing '{side}'")
             locs.append(parse_location(path, f"{label}: {side}", m[side]))
-        automatic = m.get("automatic", False)
-        if not isinstance(automatic, bool):
-            raise InputError(path, f"{label}: 'automatic' must be true or false")
-        out.append((name, locs[0], locs[1], automatic))
+        flags = [m.get(key, False) for key in ("automatic", "fitted")]
+        for key, flag in zip(("automatic", "fitted"), flags):
+            if not isinstance(flag, bool):
+                raise InputError(path, f"{label}: '{key}' must be true or false")
+        out.append((name, locs[0], locs[1], *flags))
     if len(out) < minimum:
         raise InputError(path, f"has {len(out)} marker(s); at least {minimum} are needed to align source and "
                                "target" + (" (or let automatic markers complete them)" if minimum >= 3 else ""))
@@ -243,7 +244,7 @@ def side_distances(specs: list, source: Mesh, target: Mesh):
 
     Parameters
     ----------
-    specs : K ``(name, source_loc, target_loc, automatic)`` from :func:`parse_markers`.
+    specs : K ``(name, source_loc, target_loc, automatic, fitted)`` from :func:`parse_markers`.
     source, target : the meshes.
 
     Returns
@@ -369,10 +370,10 @@ def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3, data: bytes
     snap = config.correspondence.marker_snap_distance
     specs = parse_markers(path, data, minimum=minimum)
     _check_sides(path, specs, source, target, config.quality)
-    labels = [f"marker {i} ({n!r})" for i, (n, _, _, _) in enumerate(specs)]
-    src = resolve_locations(path, [s for _, s, _, _ in specs], source, side="source", labels=labels,
+    labels = [f"marker {i} ({spec[0]!r})" for i, spec in enumerate(specs)]
+    src = resolve_locations(path, [spec[1] for spec in specs], source, side="source", labels=labels,
                             snap_distance=snap)
-    tgt = resolve_locations(path, [t for _, _, t, _ in specs], target, side="target", labels=labels,
+    tgt = resolve_locations(path, [spec[2] for spec in specs], target, side="target", labels=labels,
                             snap_distance=snap)
     _warn_off_surface(path, specs, source, target, config.quality)
     if len(specs) >= 3:  # fewer are completed by automatic markers, which bring their own spread
@@ -382,7 +383,8 @@ def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3, data: bytes
             target.vertices, target.faces)
         _check_units(path, source_points, source, target_points, target, config.quality)
         _check_shape(path, source_points, target_points, config.quality)
-    return Markers(tuple(n for n, _, _, _ in specs), src, tgt, frozenset(n for n, _, _, a in specs if a))
+    return Markers(tuple(spec[0] for spec in specs), src, tgt, frozenset(spec[0] for spec in specs if spec[3]),
+                   frozenset(spec[0] for spec in specs if spec[3] and spec[4]))
 
 
 def markers_to_json(markers: Markers, source: Mesh, target: Mesh, extras: dict | None = None) -> str:

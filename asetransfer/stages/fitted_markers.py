@@ -72,7 +72,7 @@ def fitted_markers(source: Rig, target: Mesh, config: Config, hand: Markers | No
     picked = spread_vertices(src.vertices, cfg.fit_markers)
     names = _names(source.skeleton.names, skin, picked)
     auto = Markers(tuple(names), src.on_surface(src.vertices[picked]), best.tgt.on_surface(best.fitted[picked]),
-                   frozenset(names))
+                   frozenset(names), frozenset(names))
     if hand is not None and len(hand):
         auto = _give_way(auto, hand, target, cfg.hand_radius)
     markers = auto if hand is None or not len(hand) else hand.then(auto)

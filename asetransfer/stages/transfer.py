@@ -75,9 +75,12 @@ def resolve_markers(source: Rig, target: Mesh, markers: Markers | None, config: 
     if not given and cfg.automatic == "off":
         raise MarkerError("target", "no markers were given and automatic markers are off")
     if given and not (cfg.automatic == "on" or (cfg.automatic == "auto" and len(markers) < cfg.complete_below)):
-        # markers read back from a file `asetransfer markers` wrote stay automatic
-        return markers, MarkerOrigin(automatic=[n for n in markers.names if n in markers.automatic],
-                                     hand=[n for n in markers.names if n not in markers.automatic])
+        # markers read back from a file `asetransfer markers` wrote stay automatic, and those
+        # read off a fitted skin keep saying so (the verdict doubts a rig from them alone)
+        automatic = [n for n in markers.names if n in markers.automatic]
+        fitted = bool(automatic) and all(n in markers.fitted for n in automatic)
+        return markers, MarkerOrigin(automatic=automatic, hand=[n for n in markers.names if n not in markers.automatic],
+                                     method="fitted" if fitted else None)
     watch = Stopwatch()
     try:
         markers, origin = find_markers(source, target, config, hand=markers if given else None)
