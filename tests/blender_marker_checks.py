@@ -9,6 +9,8 @@
       the operator's report lines and what it selects
   hand_markers SOURCE.glb TARGET MARKERS    Add pair at the cursor and at selected
       vertices, Remove pair, a marker file placed pair by pair, a target Find cannot read
+  fitted_markers SOURCE.glb TARGET          a creature: Find markers reads them off the
+      fitted skin; saved, loaded and transferred they stay so flagged
 """
 from __future__ import annotations
 
@@ -256,5 +258,28 @@ def file_placed_by_hand(out: pathlib.Path, source_path: str, target_path: str, m
     return results
 
 
+def check_fitted_markers(out: pathlib.Path, source_path: str, target_path: str) -> dict:
+    """Find markers on a creature (read off the source's fitted skin), Transfer rig from the
+    scene's markers, Save and Load markers: the markers stay flagged fitted and the rig keeps
+    the fit's doubt, as the command line's does."""
+    fresh_scene()
+    armature = import_source(source_path)
+    target = add_target(at.load_mesh(target_path), "target")
+    beside(target)
+    settings = select(armature, target)
+    results = {"find": run(bpy.ops.asetransfer.find_markers)}
+    marked = empties.scene_markers(bpy.context)
+    results["markers"], results["automatic"], results["fitted"] = len(marked), len(marked.automatic), len(marked.fitted)
+    _, result, _ = actions.transfer_rig(bpy.context, settings)
+    results["method"], results["reasons"] = result.report.marker_origin.method, result.report.quality.reasons
+    chars, config = actions.characters(bpy.context, settings), actions.config_of(settings)
+    saved = json.loads(actions.markers_text(bpy.context, chars, marked, config))["markers"]
+    results["saved_fitted"] = sum(bool(m.get("fitted")) for m in saved)
+    (out / "m.json").write_text(json.dumps({"markers": saved}))
+    results["load"] = run(lambda: bpy.ops.asetransfer.load_markers(filepath=str(out / "m.json")))
+    results["loaded_fitted"] = len(empties.scene_markers(bpy.context).fitted)
+    return results
+
+
 CHECKS = {"found_markers": check_found_markers, "shown_surface": check_shown_surface, "reports": check_reports,
-          "hand_markers": check_hand_markers}
+          "hand_markers": check_hand_markers, "fitted_markers": check_fitted_markers}

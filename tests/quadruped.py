@@ -40,6 +40,10 @@ def _tube(a, b, radius, n_ring=10, n_seg=6):
     return verts, np.array(faces), t
 
 
+#: a dog to the default fox-like build: shorter, taller, bigger head and ears, short raised tail
+DOG = dict(length=1.3, height=1.2, tail=0.45, tail_lift=0.5, neck=0.45, head=0.3, ears=0.35, girth=0.27, rings=12)
+
+
 def quadruped(length=1.6, height=1.0, tail=0.8, tail_lift=0.3, neck=0.35, head=0.22, ears=0.2,
               girth=0.22, rings=10):
     """A rigged quadruped (:class:`asetransfer.Rig`) of the given proportions (body units).

@@ -168,6 +168,20 @@ def test_found_markers_left_unmoved_rig_as_transfer_alone(tmp_path, kind):
     assert len(trunk) >= 6 and joints_apart(moved, trunk) <= 1e-3
 
 
+def test_a_creatures_markers_read_off_its_fitted_skin_stay_so_flagged(tmp_path):
+    """Find markers on the built dog (the fox's skin fitted onto it), Transfer rig, Save and
+    Load markers: flagged fitted throughout, and the rig doubted as the command line's is."""
+    import asetransfer as at
+    from quadruped import DOG, quadruped
+
+    at.save_rig(tmp_path / "fox.glb", quadruped())
+    at.save_rig(tmp_path / "dog.glb", quadruped(**DOG))  # read as a mesh: its skin is not looked at
+    r = blender_check(tmp_path, "fitted_markers", tmp_path / "fox.glb", tmp_path / "dog.glb")
+    assert r["find"] == r["load"] == "FINISHED"
+    assert r["markers"] == r["automatic"] == r["fitted"] == r["saved_fitted"] == r["loaded_fitted"] > 0
+    assert r["method"] == "fitted" and any("read off the source's skin fitted" in x for x in r["reasons"])
+
+
 def test_markers_on_the_surfaces_shown_and_saved_bit_exact(tmp_path):
     """A posed source and a target with a Displace modifier: the markers stand on what the
     viewport shows, Save then Load puts every empty back exactly with its confidence and

@@ -16,10 +16,8 @@ from asetransfer.stages.fitted_markers import axis_turns, bone_stretch
 from asetransfer.stages.transfer import find_markers, transfer
 from asetransfer_cli.main import main
 from conftest import FIXTURES, needs_production, production_file, tube_rig
-from quadruped import quadruped
+from quadruped import DOG, quadruped
 
-#: a dog to the default fox-like build: shorter, taller, bigger head and ears, short raised tail
-DOG = dict(length=1.3, height=1.2, tail=0.45, tail_lift=0.5, neck=0.45, head=0.3, ears=0.35, girth=0.27, rings=12)
 TURNS = {"as modelled": np.eye(3),
          "facing +X": np.array([[0.0, 0, 1], [0, 1, 0], [-1, 0, 0]]),
          "Z up": np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]])}

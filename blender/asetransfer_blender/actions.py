@@ -90,6 +90,8 @@ def markers_text(context, chars: Characters, marked: SceneMarkers, config: Confi
     extras = {}
     for k, name in enumerate(marked.names):
         entry = {"automatic": True} if name in marked.automatic else {}
+        if name in marked.automatic and name in marked.fitted:
+            entry["fitted"] = True
         if name in marked.confidence:
             entry["confidence"] = marked.confidence[name]
         entry[SCENE_KEY] = {"source": marked.source[k].tolist(), "target": marked.target[k].tolist()}
@@ -151,14 +153,16 @@ def on_surfaces(context, chars: Characters, markers, names, automatic: set, conf
                 exact: bool = False) -> SceneMarkers:
     """The ``names`` of :class:`~asetransfer.model.markers.Markers` as empties to place, at their
     points of the surfaces shown; with ``exact`` they stand for their surface points while
-    unmoved (the landmarks found), else for the surface points nearest to them."""
+    unmoved (the landmarks found), else for the surface points nearest to them.  Those of the
+    ``automatic`` the markers say were read off a fitted skin stay so flagged."""
     rows = [markers.names.index(n) for n in names]
     located = [(int(markers.source.face[k]), markers.source.bary[k]) for k in rows], \
               [(int(markers.target.face[k]), markers.target.bary[k]) for k in rows]
     return SceneMarkers(list(names), in_scene(context, surfaces.shown_positions(markers.source, chars.source)[rows]),
                         in_scene(context, surfaces.shown_positions(markers.target, chars.target)[rows]),
                         automatic, {n: c for n, c in confidence.items() if n in names},
-                        {n: (s, t) for n, s, t in zip(names, *located)} if exact else {})
+                        {n: (s, t) for n, s, t in zip(names, *located)} if exact else {},
+                        set(automatic) & set(markers.fitted))
 
 
 def place(context, chars: Characters, marked: SceneMarkers, replacing) -> list:

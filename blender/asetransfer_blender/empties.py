@@ -7,7 +7,8 @@ add-on placed also holds where it placed it (``asetransfer_placed``), the surfac
 it stands for on the mesh the transfer reads (``asetransfer_face``, ``asetransfer_bary``:
 a triangle and barycentric coordinates) and its place in the marker order
 (``asetransfer_order``).  One of an automatic marker (found by *Find markers*, or read
-flagged automatic from a marker file) holds ``automatic`` and its ``confidence``.
+flagged automatic from a marker file) holds ``automatic`` and its ``confidence``, and
+``fitted`` when it was read off the source's skin fitted onto the target (a creature's).
 
 An empty still where it was placed stands for exactly that surface point; a marker both
 of whose empties are still there and that was automatic stays automatic: the transfer
@@ -30,7 +31,7 @@ COLLECTIONS = {"source": SOURCE_MARKERS, "target": TARGET_MARKERS}
 #: custom properties of a marker empty (see the module's text)
 MARKER_KEY, PLACED_KEY, FACE_KEY, BARY_KEY, ORDER_KEY = ("asetransfer_marker", "asetransfer_placed", "asetransfer_face",
                                                          "asetransfer_bary", "asetransfer_order")
-AUTOMATIC_KEY, CONFIDENCE_KEY = "automatic", "confidence"
+AUTOMATIC_KEY, CONFIDENCE_KEY, FITTED_KEY = "automatic", "confidence", "fitted"
 
 
 @dataclass(eq=False)
@@ -40,7 +41,8 @@ class SceneMarkers:
     ``source``, ``target``: (K, 3) the empties' world locations; ``automatic``: the names of
     the automatic markers (in the scene: neither of whose empties moved); ``confidence``:
     marker name -> confidence; ``placed_on``: marker name -> ``((face, bary), (face, bary))``,
-    the source and target surface points of the markers standing where they were placed."""
+    the source and target surface points of the markers standing where they were placed;
+    ``fitted``: the automatic markers read off the source's fitted skin."""
 
     names: list
     source: np.ndarray
@@ -48,6 +50,7 @@ class SceneMarkers:
     automatic: set = field(default_factory=set)
     confidence: dict = field(default_factory=dict)
     placed_on: dict = field(default_factory=dict)
+    fitted: set = field(default_factory=set)
 
     def __len__(self):
         return len(self.names)
@@ -61,7 +64,7 @@ class SceneMarkers:
         keep = [self.names.index(n) for n in names]
         return SceneMarkers([self.names[k] for k in keep], self.source[keep], self.target[keep],
                             self.automatic & set(names), {n: c for n, c in self.confidence.items() if n in names},
-                            {n: s for n, s in self.placed_on.items() if n in names})
+                            {n: s for n, s in self.placed_on.items() if n in names}, self.fitted & set(names))
 
 
 def location(obj) -> tuple:
@@ -97,12 +100,13 @@ def scene_markers(context) -> SceneMarkers:
     source, target = marker_empties("source"), marker_empties("target")
     names = sorted((n for n in target if n in source), key=lambda n: (target[n].get(ORDER_KEY, 1 << 30), n))
     automatic = {n for n in names if all(bool(e.get(AUTOMATIC_KEY)) and unmoved(e) for e in (source[n], target[n]))}
+    fitted = {n for n in automatic if all(bool(e.get(FITTED_KEY)) for e in (source[n], target[n]))}
     confidence = {n: float(target[n][CONFIDENCE_KEY]) for n in names if CONFIDENCE_KEY in target[n]}
     surfaces = {n: (placed_on(source[n]), placed_on(target[n])) for n in names}
     points = [np.array([location(side[n]) for n in names], dtype=np.float64).reshape(-1, 3) for side in (source,
                                                                                                          target)]
     return SceneMarkers(names, points[0], points[1], automatic, confidence,
-                        {n: s for n, s in surfaces.items() if None not in s})
+                        {n: s for n, s in surfaces.items() if None not in s}, fitted)
 
 
 def marker_collection(scene, side: str, created):
@@ -150,6 +154,8 @@ def place(context, created, markers: SceneMarkers, size: float) -> list:
                 empty[FACE_KEY], empty[BARY_KEY] = int(face), [float(b) for b in bary]
             if name in markers.automatic:
                 empty[AUTOMATIC_KEY] = True
+                if name in markers.fitted:
+                    empty[FITTED_KEY] = True
             if name in markers.confidence:
                 empty[CONFIDENCE_KEY] = float(markers.confidence[name])
             col.objects.link(empty)
