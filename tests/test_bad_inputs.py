@@ -736,7 +736,7 @@ def markers_far_from_surface(c):
 @bad("source.point is 1e\\+200 from the source surface .*wrong frame or units")
 def markers_point_whose_square_overflows(c):
     ms = good_markers()
-    ms[2]["source"] = {"point": [1e200, 0.0, 0.0]}  # exit 1 (no triangle found) before
+    ms[2]["source"] = {"point": [1e200, 0.0, 0.0]}  # its square overflows: the searches find no triangle
     return c.transfer(markers=(p := c.markers_file(ms))), p
 
 

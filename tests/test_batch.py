@@ -223,8 +223,8 @@ def test_an_interrupted_batch_keeps_finished_outputs_and_no_partial_file(tmp_pat
 
 
 def test_interrupted_while_the_pool_starts_its_workers_nothing_runs_on(tmp_path, monkeypatch):
-    """Ctrl-C while the submits spawn the pool's workers (before, it was left running them: the
-    rigs appeared after the summary said "not run"): the workers are stopped, nothing is written."""
+    """Ctrl-C while the submits spawn the pool's workers: the workers are stopped and nothing is
+    written (a pool left running would write the rigs after the summary says "not run")."""
     import concurrent.futures as cf
     import multiprocessing as mp
 

@@ -70,7 +70,7 @@ def test_a_quadruped_rigs_another_of_other_proportions_facing_any_way(fox, dog, 
 
 def test_fitted_markers_fed_back_from_their_file_keep_the_fits_doubt(tmp_path, fox, dog):
     """`asetransfer markers` writes markers read off the fitted skin with "fitted": true, and
-    a transfer from that file is doubted as the search's own (it said "ok" without the flag);
+    a transfer from that file is doubted as the search's own (without the flag it would say "ok");
     one marker made a hand marker (its flags removed) lifts the doubt, as a given hand marker does."""
     for name, rig in (("fox.glb", fox), ("dog.glb", dog)):
         at.save_rig(tmp_path / name, rig)

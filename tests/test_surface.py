@@ -133,7 +133,7 @@ def test_a_sections_loops_and_how_they_wind():
 @pytest.mark.parametrize("large", [False, True], ids=["AABB tree", "k-d tree"])
 def test_points_far_out_or_not_finite_find_the_surface_and_their_distance(large, monkeypatch):
     """A marker typed as 1e200: its squared distance overflows, and libigl's and the k-d
-    tree's searches returned no triangle (an index past the mesh).  Searched from nearer on
+    tree's searches return no triangle for it (an index past the mesh).  Searched from nearer on
     the same line, it finds the same side of the mesh, at its true distance; an infinite or
     NaN point finds some triangle at an infinite distance."""
     import asetransfer.geometry.surface as surface

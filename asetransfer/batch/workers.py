@@ -51,8 +51,8 @@ def _pool_round(prepared: PreparedSource, jobs: list, options: JobOptions, *, wo
     source = prepared.source
     pool, futures, done = None, {}, set()
     try:
-        # made and fed inside the try: interrupted while the submits start the workers, the
-        # pool was left running them, and they wrote rigs after the summary said "not run"
+        # made and fed inside the try: a Ctrl-C while a submit starts a worker must stop the
+        # workers too, or they write rigs after the summary says "not run"
         pool = cf.ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
                                       initializer=_start_worker, initargs=(prepared, started))
         for job in jobs:
