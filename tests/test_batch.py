@@ -246,6 +246,26 @@ def test_interrupted_while_the_pool_starts_its_workers_nothing_runs_on(tmp_path,
     assert sorted(p.name for p in out.iterdir()) == []
 
 
+def test_a_workers_warnings_read_as_the_batch_processs(tmp_path):
+    """With --jobs 2 a target's warning is logged in its worker, which logs as the batch
+    process does (``asetransfer: warning: ...``), not as a bare message."""
+    cast = tmp_path / "cast"
+    cast.mkdir()
+    shutil.copyfile(FIXTURES / "target_heavy.ply", cast / "odd.ply")
+    doc = json.loads((FIXTURES / "markers_heavy.json").read_text())
+    for m in doc["markers"]:  # every target point 2.5 % of the height (1.8 m) off the surface
+        m["target"]["point"][2] += 0.025 * 1.8
+    (cast / "odd.markers.json").write_text(json.dumps(doc))
+    shutil.copyfile(FIXTURES / "target_tall.obj", cast / "tall.obj")
+    shutil.copyfile(FIXTURES / "markers_tall.json", cast / "tall.markers.json")
+    run = subprocess.run([sys.executable, "-m", "asetransfer_cli.main", "batch", SOURCE, cast / "odd.ply",
+                          cast / "tall.obj", "-o", tmp_path / "out", "--jobs", "2"], capture_output=True, text=True,
+                         timeout=300)
+    lines = run.stderr.splitlines()
+    assert any("odd.markers.json" in line and "off its surface" in line for line in lines), run.stderr
+    assert all(line.startswith("asetransfer: ") for line in lines), run.stderr
+
+
 def test_progress_bar_on_a_terminal_and_lines_elsewhere(monkeypatch):
     class Terminal(io.StringIO):
         def isatty(self):

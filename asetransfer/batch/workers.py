@@ -54,7 +54,7 @@ def _pool_round(prepared: PreparedSource, jobs: list, options: JobOptions, *, wo
         # made and fed inside the try: a Ctrl-C while a submit starts a worker must stop the
         # workers too, or they write rigs after the summary says "not run"
         pool = cf.ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
-                                      initializer=_start_worker, initargs=(prepared, started))
+                                      initializer=_start_worker, initargs=(prepared, started, _log_setup()))
         for job in jobs:
             futures[pool.submit(_pool_job, source.path, source.digest, job, options, resume)] = job
         for future in cf.as_completed(futures):
@@ -118,10 +118,44 @@ def _stop_worker(signum, frame):
     os._exit(128 + signum)
 
 
-def _start_worker(prepared: PreparedSource, started) -> None:
+def _log_setup() -> tuple:
+    """``(level, formatters)`` of the batch process's ``asetransfer`` log: its level and the
+    formatters of its handlers that can travel to a worker (the command line's
+    ``asetransfer: warning: ...``), for :func:`_start_worker` to log alike."""
+    import logging
+    import pickle
+
+    log = logging.getLogger("asetransfer")
+    formatters = []
+    for handler in log.handlers:
+        try:
+            formatters.append(pickle.loads(pickle.dumps(handler.formatter)))
+        except Exception:  # noqa: BLE001  (a formatter that cannot travel: the worker's default)
+            continue
+    return log.level, formatters
+
+
+def _logging_like(setup: tuple) -> None:
+    """In a worker: the ``asetransfer`` log to stderr as the batch process logs (:func:`_log_setup`)."""
+    import logging
+    import sys
+
+    level, formatters = setup
+    log = logging.getLogger("asetransfer")
+    log.handlers[:] = []
+    for formatter in formatters:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(formatter)
+        log.addHandler(handler)
+    log.setLevel(level)
+    log.propagate = not formatters
+
+
+def _start_worker(prepared: PreparedSource, started, log_setup: tuple = (0, [])) -> None:
     """Pool initializer: the queue for :func:`_pool_job`, the batch's prepared source
-    (read and searched once, in the batch process), then the signal handlers of
-    :func:`_stop_worker`.
+    (read and searched once, in the batch process), its log as the batch process's
+    (:func:`_log_setup`: the command line's lines, not bare messages), then the signal
+    handlers of :func:`_stop_worker`.
 
     While it starts, a worker has nothing to clean up: Ctrl-C is left to the batch
     process (which stops the pool) and SIGTERM just ends it, without a traceback.
@@ -130,6 +164,7 @@ def _start_worker(prepared: PreparedSource, started) -> None:
 
     global _STARTED
     _STARTED = started
+    _logging_like(log_setup)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     prepared.install()
     signal.signal(signal.SIGINT, _stop_worker)
