@@ -32,13 +32,16 @@ def run(args) -> int:
     check_outputs([Output(args.output, "-o", (".json",))], (args.rig,))
     rig = load_rig(args.rig)
     mapping, _ = propose_skeleton_map(rig.skeleton)
+    given = {}
     for item in args.map:
         role, sep, joint = item.partition("=")
         if not sep or role not in ROLES:
             raise InputError(None, f"--map {item!r}: expected ROLE=JOINT with ROLE one of {', '.join(ROLES)}")
         if joint not in rig.skeleton.names:
             raise InputError(args.rig, f"--map {item!r}: the rig has no joint {joint!r}")
-        mapping[role] = joint
+        if given.get(role, joint) != joint:  # which one was meant cannot be told
+            raise InputError(None, f"--map {item!r}: role {role!r} is already mapped to {given[role]!r}")
+        mapping[role] = given[role] = joint
     try:
         cal = propose_calibration(rig, args.rig, mapping if args.map else None)
     except ValueError as e:

@@ -357,6 +357,10 @@ def test_cli_calibrate_source(tmp_path, capsys):
     # errors: unknown role, unknown joint, a rig that is no humanoid
     assert main(["calibrate-source", str(FIXTURES / "source.glb"), "-o", str(out), "--map", "tail=hips"]) == 2
     assert main(["calibrate-source", str(FIXTURES / "source.glb"), "-o", str(out), "--map", "neck=nope"]) == 2
+    capsys.readouterr()
+    assert main(["calibrate-source", str(FIXTURES / "source.glb"), "-o", str(out), "--map", "hips=hips",
+                 "--map", "hips=neck"]) == 2  # one role, two joints: which was meant cannot be told
+    assert "role 'hips' is already mapped to 'hips'" in capsys.readouterr().err
     at.save_rig(tmp_path / "tube.glb", tube_rig())
     assert main(["calibrate-source", str(tmp_path / "tube.glb"), "-o", str(out)]) == 2
     assert "cannot map the humanoid joint role" in capsys.readouterr().err
