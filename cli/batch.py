@@ -80,16 +80,16 @@ def run(args) -> int:
                            preview=args.preview, qa=args.qa)
     # a bad source: exit 2 before any work
     prepared = batch.prepare_source(args.source, options, automatic=any(job.markers is None for job in jobs))
-    batch.make_outdir(args.outdir)
-    batch.remove_stale_parts(jobs, options, args.outdir)
     results, t0 = {}, time.perf_counter()
     progress = Progress(len(jobs), quiet)
     restore = _sigterm_interrupts()
     running = batch.run_jobs(prepared, jobs, options, workers=args.jobs, dask=args.dask)
     try:
-        for result in running:
-            results[result.stem] = result
-            progress.update(result)
+        with batch.outdir_for_the_run(args.outdir):
+            batch.remove_stale_parts(jobs, options, args.outdir)
+            for result in running:
+                results[result.stem] = result
+                progress.update(result)
     except KeyboardInterrupt:
         running.close()  # stops the workers before the summary is written
         progress.close()

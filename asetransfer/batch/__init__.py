@@ -31,16 +31,16 @@ from __future__ import annotations
 
 from ..job import JobOptions, SourceFile, file_digest, load_source
 from .jobs import (Job, TargetResult, finished_report, inputs_record, make_outdir, markers_for, options_digest,
-                   peak_rss_mb, plan_jobs, quality_figures, remove_stale_parts, result_on_disk, run_job, target_stem,
-                   write_qa_index)
+                   outdir_for_the_run, peak_rss_mb, plan_jobs, quality_figures, remove_stale_parts, result_on_disk,
+                   run_job, target_stem, write_qa_index)
 from .prepared import PreparedSource, prepare_source
 from .workers import WORKER_DEATHS_ALLOWED, local_cluster_size, run_in_processes, run_on_dask
 
 __all__ = ["Job", "JobOptions", "PreparedSource", "SourceFile", "TargetResult", "WORKER_DEATHS_ALLOWED",
            "file_digest", "finished_report", "inputs_record", "load_source", "local_cluster_size", "make_outdir",
-           "markers_for", "options_digest", "peak_rss_mb", "plan_jobs", "prepare_source", "quality_figures",
-           "remove_stale_parts", "result_on_disk", "run_job", "run_jobs", "target_stem", "transfer_many",
-           "write_qa_index"]
+           "markers_for", "options_digest", "outdir_for_the_run", "peak_rss_mb", "plan_jobs", "prepare_source",
+           "quality_figures", "remove_stale_parts", "result_on_disk", "run_job", "run_jobs", "target_stem",
+           "transfer_many", "write_qa_index"]
 
 
 def run_jobs(source: PreparedSource | SourceFile, jobs: list, options: JobOptions | None = None, *,
@@ -92,6 +92,6 @@ def transfer_many(source, targets, outdir, *, markers_dir=None, options: JobOpti
     options = options or JobOptions()
     # a bad source: nothing made, not even the directory
     prepared = prepare_source(source, options, automatic=any(job.markers is None for job in jobs))
-    make_outdir(outdir)
-    remove_stale_parts(jobs, options, outdir)
-    yield from run_jobs(prepared, jobs, options, workers=workers, dask=dask, resume=resume)
+    with outdir_for_the_run(outdir):
+        remove_stale_parts(jobs, options, outdir)
+        yield from run_jobs(prepared, jobs, options, workers=workers, dask=dask, resume=resume)

@@ -3,6 +3,7 @@ never raising for a bad target), what it depends on (:func:`inputs_record`, for 
 its result (:class:`TargetResult`), and the batch's output folder and QA gallery."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -249,6 +250,20 @@ def remove_stale_parts(jobs: list, options: JobOptions, outdir) -> list:
                                                                   job.qa).checked()]
     return remove_parts(*paths, *(os.path.join(outdir, name) for name in ("summary.json", "summary.csv",
                                                                             "index.html")))
+
+
+@contextlib.contextmanager
+def outdir_for_the_run(outdir):
+    """:func:`make_outdir` for the block that runs the jobs: refused before writing anything
+    (no Dask scheduler at the address given), the folder it made is removed again."""
+    made = not os.path.isdir(outdir)
+    make_outdir(outdir)
+    try:
+        yield
+    except InputError:
+        if made and not os.listdir(outdir):
+            os.rmdir(outdir)
+        raise
 
 
 def make_outdir(outdir) -> None:
