@@ -191,6 +191,19 @@ def test_points_placed_on_another_mesh_are_warned(tmp_path, fixture_source, heav
     assert "the target points lie a median 0.8" in caplog.text and "source points" not in caplog.text
 
 
+def test_a_refused_file_gets_its_one_line_without_the_warnings_before_it(tmp_path, capsys):
+    """The tall target's points in metres for its centimetres: near its feet, within the snap
+    distance but off the surface, and spanning a hundredth of its size.  The off-surface
+    warning is said only for a file that passes, so the refusal is one line."""
+    tall = json.loads((FIXTURES / "markers_tall.json").read_text())["markers"]
+    markers = [dict(m, target={"point": [x / 100 for x in m["target"]["point"]]}) for m in tall]
+    path, out = write(tmp_path, markers), tmp_path / "rig.glb"
+    assert main(["transfer", str(FIXTURES / "source.glb"), str(FIXTURES / "target_tall.obj"),
+                 "--markers", str(path), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"asetransfer: error: {path}: ") and not out.exists(), err
+
+
 def test_automatic_markers_of_low_confidence_make_the_rig_check():
     """The warning says "check them": a rig fitted to automatic markers whose left and right
     do not mirror each other is at least 'check', naming them; the same rig without them

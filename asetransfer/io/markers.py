@@ -267,9 +267,9 @@ def side_distances(specs: list, source: Mesh, target: Mesh):
     return own, other, given
 
 
-def _check_sides(path, specs: list, source: Mesh, target: Mesh, quality: QualityConfig) -> None:
-    """Refuse a marker file whose source and target points are exchanged; warn about single
-    markers that are.
+def _check_sides(path, specs: list, source: Mesh, target: Mesh, quality: QualityConfig) -> list:
+    """Refuse a marker file whose source and target points are exchanged; returns the warning
+    about single markers that are (a list of one or none).
 
     A given point lies on the other mesh when ``other < own / marker_side_ratio`` and
     ``own > marker_side_floor`` (:func:`side_distances`), on its own when the reverse holds;
@@ -291,26 +291,29 @@ def _check_sides(path, specs: list, source: Mesh, target: Mesh, quality: Quality
                                f"points tell lie on the other mesh (their source points on the target's surface, "
                                f"their target points on the source's, {100 * float(np.median(off)):.3g} % "
                                f"of the size from their own); exchange 'source' and 'target' in every marker")
-    if n_swapped:
-        names = [specs[k][0] for k in np.flatnonzero(swapped)]
-        log.warning("%s: marker(s) %s lie on the other mesh (the source point on the target's surface, the target "
-                    "point on the source's): are their source and target exchanged?", path,
-                    ", ".join(map(repr, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else ""))
+    if not n_swapped:
+        return []
+    names = [specs[k][0] for k in np.flatnonzero(swapped)]
+    listed = ", ".join(map(repr, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return [f"{path}: marker(s) {listed} lie on the other mesh (the source point on the target's surface, the "
+            "target point on the source's): are their source and target exchanged?"]
 
 
-def _warn_off_surface(path, specs: list, source: Mesh, target: Mesh, quality: QualityConfig) -> None:
-    """Warn when one side's given points lie off its surface: tools write points on it, so a
-    median distance above ``marker_off_surface_warn`` (of the mesh's diagonal) says they were
-    placed on another mesh or another version of it (a file for another character)."""
+def _off_surface(path, specs: list, source: Mesh, target: Mesh, quality: QualityConfig) -> list:
+    """The warnings for the sides whose given points lie off their surface: tools write points
+    on it, so a median distance above ``marker_off_surface_warn`` (of the mesh's diagonal)
+    says they were placed on another mesh or another version of it (a file for another
+    character)."""
+    out = []
     for side, what, mesh in ((1, "source", source), (2, "target", target)):
         points = [spec[side]["point"] for spec in specs if "point" in spec[side]]
         if len(points) < 3:
             continue
         off = float(np.median(closest_points(np.array(points), mesh.vertices, mesh.faces)[2])) / _diagonal(mesh)
         if off > quality.marker_off_surface_warn:
-            log.warning("%s: the %s points lie a median %.3g %% of the %s's size off its surface (tools place them "
-                        "on it): were they placed on another mesh, or another version of it?", path, what, 100 * off,
-                        what)
+            out.append(f"{path}: the {what} points lie a median {100 * off:.3g} % of the {what}'s size off its surface "
+                       "(tools place them on it): were they placed on another mesh, or another version of it?")
+    return out
 
 
 def marker_shape_residual(source_points: np.ndarray, target_points: np.ndarray) -> float:
@@ -369,13 +372,14 @@ def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3, data: bytes
     config = config or Config()
     snap = config.correspondence.marker_snap_distance
     specs = parse_markers(path, data, minimum=minimum)
-    _check_sides(path, specs, source, target, config.quality)
+    # warnings are said once every check passed: a refused file gets its one line alone
+    warnings = _check_sides(path, specs, source, target, config.quality)
     labels = [f"marker {i} ({spec[0]!r})" for i, spec in enumerate(specs)]
     src = resolve_locations(path, [spec[1] for spec in specs], source, side="source", labels=labels,
                             snap_distance=snap)
     tgt = resolve_locations(path, [spec[2] for spec in specs], target, side="target", labels=labels,
                             snap_distance=snap)
-    _warn_off_surface(path, specs, source, target, config.quality)
+    warnings += _off_surface(path, specs, source, target, config.quality)
     if len(specs) >= 3:  # fewer are completed by automatic markers, which bring their own spread
         _check_spread(path, "source", src, source)
         _check_spread(path, "target", tgt, target)
@@ -383,6 +387,8 @@ def load_markers(path, source: Mesh, target: Mesh, minimum: int = 3, data: bytes
             target.vertices, target.faces)
         _check_units(path, source_points, source, target_points, target, config.quality)
         _check_shape(path, source_points, target_points, config.quality)
+    for warning in warnings:
+        log.warning("%s", warning)
     return Markers(tuple(spec[0] for spec in specs), src, tgt, frozenset(spec[0] for spec in specs if spec[3]),
                    frozenset(spec[0] for spec in specs if spec[3] and spec[4]))
 
