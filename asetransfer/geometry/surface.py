@@ -105,7 +105,6 @@ class SurfaceIndex:
         coords /= coords.sum(axis=1, keepdims=True)
         return face, coords, dist, cp
 
-
     def _within_reach(self, points: np.ndarray):
         """The query points, those farther than ``FAR`` times the mesh's size from its middle
         (a marker typed as 1e200) or not finite moved in to that reach, where their squared

@@ -167,7 +167,7 @@ def _ground_under(surface: BodySurface, feet: np.ndarray, rough_up: np.ndarray, 
     legs touch a plane over more area than their soles, but the body does not rest on it."""
     feet = np.unique(feet)
     # the readings tried share feet and heads: the test quadruped's 2160 readings ask for 510
-    # grounds (bench: its refusal 6 s, 15 computing each)
+    # grounds (its refusal takes 6 s; computing every one, 15)
     key = (feet.tobytes(), float(height), np.asarray(rough_up, dtype=np.float64).tobytes())
     if key not in surface.grounds:
         surface.grounds[key] = _facet_under(surface, feet, rough_up, height)
