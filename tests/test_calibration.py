@@ -77,14 +77,53 @@ CONVENTIONS = {
               **_side_names("Bip01 L {}", "Bip01 R {}", dict(zip(_SIDE_KEYS, (
                   "Clavicle", "UpperArm", "Forearm", "Hand", "Finger0", "Finger1", "Finger2", "Finger4",
                   "Thigh", "Calf", "Foot", "Toe0"))))},
+    "valve": {**{"hips": "ValveBiped.Bip01_Pelvis", "spine1": "ValveBiped.Bip01_Spine",
+                 "spine2": "ValveBiped.Bip01_Spine1", "chest": "ValveBiped.Bip01_Spine2",
+                 "neck": "ValveBiped.Bip01_Neck1", "head": "ValveBiped.Bip01_Head1"},
+              **_side_names("ValveBiped.Bip01_L_{}", "ValveBiped.Bip01_R_{}", dict(zip(_SIDE_KEYS, (
+                  "Clavicle", "UpperArm", "Forearm", "Hand", "Finger0", "Finger1", "Finger2", "Finger4",
+                  "Thigh", "Calf", "Foot", "Toe0"))))},
+    "vroid": {**{"hips": "J_Bip_C_Hips", "spine1": "J_Bip_C_Spine", "spine2": "J_Bip_C_Chest",
+                 "chest": "J_Bip_C_UpperChest", "neck": "J_Bip_C_Neck", "head": "J_Bip_C_Head"},
+              **_side_names("J_Bip_L_{}", "J_Bip_R_{}", dict(zip(_SIDE_KEYS, (
+                  "Shoulder", "UpperArm", "LowerArm", "Hand", "Thumb1", "Index1", "Middle1", "Little1",
+                  "UpperLeg", "LowerLeg", "Foot", "ToeBase"))))},
+    "unity": {**{"hips": "Hips", "spine1": "Spine", "spine2": "Chest", "chest": "UpperChest", "neck": "Neck",
+                 "head": "Head"},
+              **_side_names("Left{}", "Right{}", dict(zip(_SIDE_KEYS, (
+                  "Shoulder", "UpperArm", "LowerArm", "Hand", "ThumbProximal", "IndexProximal",
+                  "MiddleProximal", "LittleProximal", "UpperLeg", "LowerLeg", "Foot", "Toes"))))},
+    "auto_rig_pro": {**{"hips": "root.x", "spine1": "spine_01.x", "spine2": "spine_02.x", "chest": "spine_03.x",
+                        "neck": "neck.x", "head": "head.x"},
+                     **_side_names("{}.l", "{}.r", dict(zip(_SIDE_KEYS, (
+                         "shoulder", "arm_stretch", "forearm_stretch", "hand", "thumb1", "index1", "middle1",
+                         "pinky1", "thigh_stretch", "leg_stretch", "foot", "toes_01"))))},
+    # Character Creator and Daz hang the thighs from a pelvis beside the spine (LEG_PELVIS)
+    "character_creator": {**{"hips": "CC_Base_Hip", "spine1": "CC_Base_Waist", "spine2": "CC_Base_Spine01",
+                             "chest": "CC_Base_Spine02", "neck": "CC_Base_NeckTwist01", "head": "CC_Base_Head",
+                             "pelvis": "CC_Base_Pelvis"},
+                          **_side_names("CC_Base_L_{}", "CC_Base_R_{}", dict(zip(_SIDE_KEYS, (
+                              "Clavicle", "Upperarm", "Forearm", "Hand", "Thumb1", "Index1", "Mid1", "Pinky1",
+                              "Thigh", "Calf", "Foot", "ToeBase"))))},
+    "daz": {**{"hips": "hip", "spine1": "abdomenLower", "spine2": "abdomenUpper", "chest": "chestUpper",
+               "neck": "neckLower", "head": "head", "pelvis": "pelvis"},
+            **_side_names("l{}", "r{}", dict(zip(_SIDE_KEYS, (
+                "Collar", "ShldrBend", "ForearmBend", "Hand", "Thumb1", "Index1", "Mid1", "Pinky1",
+                "ThighBend", "Shin", "Foot", "Toe"))))},
 }
 
 
 def template_skeleton(names: dict, floor_root: str | None = None) -> Skeleton:
-    keys = [k for k, _, _ in _TEMPLATE]
-    parents = [keys.index(p) if p else -1 for _, p, _ in _TEMPLATE]
+    """The template humanoid named by ``names`` (key -> name); a ``"pelvis"`` key hangs the
+    thighs from a pelvis joint below the hips, beside the spine."""
+    template = _TEMPLATE
+    if "pelvis" in names:
+        template = [(k, "pelvis" if k.startswith("thigh") else p, at) for k, p, at in template]
+        template.insert(1, ("pelvis", "hips", (0, 0.98, 0)))
+    keys = [k for k, _, _ in template]
+    parents = [keys.index(p) if p else -1 for _, p, _ in template]
     world = np.tile(np.eye(4), (len(keys), 1, 1))
-    world[:, :3, 3] = [p for _, _, p in _TEMPLATE]
+    world[:, :3, 3] = [p for _, _, p in template]
     out_names = [names[k] for k in keys]
     if floor_root:  # an extra root joint on the floor above the hips (Unreal)
         parents = [-1] + [p + 1 if p >= 0 else 0 for p in parents]
@@ -144,6 +183,43 @@ def test_calibrate_source_of_a_biped_rig_maps_finger0_as_the_thumb(tmp_path, fix
         assert mapping[f"index_{side}"] == f"Bip01 {s} Finger1"
         assert mapping[f"mid_hand_{side}"] == f"Bip01 {s} Finger2"
         assert mapping[f"pinky_{side}"] == f"Bip01 {s} Finger4"
+
+
+def _daz_names(names) -> dict:
+    """Daz Genesis names for the fixture source's joints (``forearm.L`` -> ``lForearmBend``,
+    ``middle.02.R`` -> ``rMid2``)."""
+    out = {"hips": "hip", "spine.001": "abdomenLower", "spine.002": "abdomenUpper", "spine.003": "chestUpper",
+           "neck": "neckLower", "head": "head", "head_end": "head_end"}
+    parts = {"clavicle": "Collar", "upperarm": "ShldrBend", "forearm": "ForearmBend", "hand": "Hand",
+             "thigh": "ThighBend", "shin": "Shin", "foot": "Foot", "toe": "Toe", "toe_end": "Toe_end"}
+    fingers = {"thumb": "Thumb", "index": "Index", "middle": "Mid", "ring": "Ring", "pinky": "Pinky"}
+    for s in "LR":
+        side = s.lower()
+        out.update({f"{part}.{s}": f"{side}{name}" for part, name in parts.items()})
+        for finger, name in fingers.items():
+            out.update({f"{finger}.0{i}.{s}": f"{side}{name}{i}" for i in (1, 2, 3)})
+            out[f"{finger}_end.{s}"] = f"{side}{name}_end"
+    assert set(out) == set(names)
+    return out
+
+
+def test_a_source_named_as_daz_rigs_as_the_same_source_named_as_blender(tmp_path, fixture_source):
+    """Daz's names (a side letter fused to a camel-case part, ``lShldrBend``, ``rMid1``) were
+    not read: no skeleton map, so no mirroring, and the source's landmarks from its shape
+    alone.  Named either way the source rigs the target the same."""
+    from asetransfer.job import transfer_files
+    rename = _daz_names(fixture_source.skeleton.names)
+    mapping, missing = propose_skeleton_map(_renamed(fixture_source, rename).skeleton)
+    assert missing == [] and mapping["shoulder_l"] == "lShldrBend" and mapping["mid_hand_r"] == "rMid1"
+    at.save_rig(tmp_path / "daz_source.glb", _renamed(fixture_source, rename))
+    rigs = {}
+    for name, source in (("blender", FIXTURES / "source.glb"), ("daz", tmp_path / "daz_source.glb")):
+        done = transfer_files(source, FIXTURES / "target_tall.obj", tmp_path / f"{name}.glb")
+        assert done.report.quality.verdict == "ok"
+        rigs[name] = at.load_rig(tmp_path / f"{name}.glb").skeleton
+    assert rigs["daz"].names == tuple(rename[n] for n in rigs["blender"].names)
+    # the same to the rounding of sums taken in another order (the target is 189 units tall)
+    np.testing.assert_allclose(rigs["daz"].bind_world, rigs["blender"].bind_world, atol=1e-4)
 
 
 def test_numbered_fingers_beside_a_named_thumb_count_from_the_index(fixture_source):

@@ -16,6 +16,13 @@ CONVENTIONS = {  # convention: (left, right, side-free base)
     "suffix word": ("thigh_left", "thigh_right", "thigh"),
     "dash": ("arm-L", "arm-R", "arm"),
     "Biped": ("Bip01 L Thigh", "Bip01 R Thigh", "thigh"),
+    "Valve": ("ValveBiped.Bip01_L_Thigh", "ValveBiped.Bip01_R_Thigh", "thigh"),
+    "VRoid": ("J_Bip_L_UpperArm", "J_Bip_R_UpperArm", "upperarm"),
+    "VRoid secondary": ("J_Sec_L_Bust1", "J_Sec_R_Bust1", "bust1"),
+    "Character Creator": ("CC_Base_L_Forearm", "CC_Base_R_Forearm", "forearm"),
+    "Daz": ("lShldrBend", "rShldrBend", "shldrbend"),
+    "VRM 1.0": ("leftUpperLeg", "rightUpperLeg", "upperleg"),
+    "side word inside": ("front_left_leg", "front_right_leg", "frontleg"),
 }
 
 
@@ -41,8 +48,10 @@ def test_pairs_are_in_the_order_of_the_left_joints():
 
 
 def test_no_side_in_centre_names():
-    for n in ("hips", "spine01", "neck", "lowerarm", "root", "levator02", "lowerleg01"):
+    for n in ("hips", "spine01", "neck", "lowerarm", "root", "levator02", "lowerleg01", "J_Bip_C_Hips",
+              "CC_Base_Waist", "abdomenLower", "rootMotion", "ValveBiped.Bip01_Spine"):
         assert split_side(n)[0] is None, n
+    assert split_side("J_Bip_C_UpperChest") == (None, "upperchest")  # VRoid's centre token
 
 
 def test_head_predicate():

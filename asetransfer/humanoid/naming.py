@@ -6,7 +6,9 @@ else -- the left/right pairs (:func:`lr_pairs`), the skeleton map's side roles, 
 spine chain -- is built on it.  Recognised conventions: Mixamo / HumanIK
 (``mixamorig:LeftArm``, ``Character1_RightHand``), MakeHuman (``upperarm01.L``),
 Unreal (``upperarm_l``), Blender Rigify (``DEF-upper_arm.L``, ``hand.L.001``), prefixes
-(``L_arm``, ``l_arm``), 3ds Max Biped (``Bip01 L Thigh``) and ``_left`` / ``_right`` suffixes.
+(``L_arm``, ``l_arm``), 3ds Max Biped (``Bip01 L Thigh``, Valve's ``ValveBiped.Bip01_L_Thigh``),
+VRoid / VRM (``J_Bip_L_UpperArm``, centre ``J_Bip_C_Hips``), Character Creator
+(``CC_Base_L_Upperarm``), Daz Genesis (``lShldrBend``) and ``_left`` / ``_right`` suffixes.
 """
 from __future__ import annotations
 
@@ -16,14 +18,18 @@ import numpy as np
 
 from ..model.hierarchy import Hierarchy
 
-#: rig prefixes that carry no meaning for the body part (Rigify layers, Biped, Mixamo/HumanIK)
-_PREFIX = re.compile(r"^(?:def|org|mch|drv)[-_.]|^bip\d*[\s_]|^character\d*_|^mixamorig\d*_", re.IGNORECASE)
+#: rig prefixes that carry no meaning for the body part (Rigify layers, Biped and Valve's,
+#: Mixamo/HumanIK, VRoid's layers with their centre token, Character Creator)
+_PREFIX = re.compile(r"^(?:def|org|mch|drv)[-_.]|^(?:valvebiped\.)?bip\d*[\s_]|^character\d*_|^mixamorig\d*_"
+                     r"|^j_(?:bip|adj|sec|opt)_(?:c_)?|^cc_base_", re.IGNORECASE)
 #: the side token, tried in this order after the namespace and prefix: (regex, group holding it)
 _SIDE_RULES = [
     (re.compile(r"^(left|right)(?=[\s_.\-]|[A-Z0-9]|$)", re.IGNORECASE), 1),  # LeftArm, left_arm
     (re.compile(r"[\s_.\-](left|right)$", re.IGNORECASE), 1),                 # thigh_left
+    (re.compile(r"(?<=[\s_.\-])(left|right)(?=[\s_.\-])", re.IGNORECASE), 1),  # front_left_leg
     (re.compile(r"(?:^|(?<=[\s_.\-]))([LRlr])(?=$|[\s_.\-\d])"), 1),         # arm.L, arm_l, L_arm, hand.L.001
     (re.compile(r"(Left|Right)"), 1),                                         # HandLeft
+    (re.compile(r"^([lr])(?=[A-Z])"), 1),                                     # lShldrBend (Daz)
 ]
 _SEPARATORS = re.compile(r"[\s_.\-]+")
 _HEAD = re.compile(r"(^|[^a-z])head($|[^a-z])")
@@ -106,7 +112,7 @@ def spine_chain(names, parents, head: str | None = None) -> np.ndarray:
     return np.concatenate([tree.ancestors(h)[::-1], [h]]).astype(np.int64)
 
 
-_FINGER_WORDS = (("thumb", r"thumb|pollex"), ("index", r"index|pointer"), ("middle", r"middle"),
+_FINGER_WORDS = (("thumb", r"thumb|pollex"), ("index", r"index|pointer"), ("middle", r"middle|mid"),
                  ("ring", r"ring"), ("pinky", r"pinky|little|small"))
 #: a numbered finger joint (MakeHuman's ``finger2-1``, 3ds Max Biped's ``Finger01``): its number
 FINGER_NUMBER = re.compile(r"finger(\d)")

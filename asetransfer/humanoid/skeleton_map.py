@@ -6,8 +6,11 @@ upper leg, knee, ankle, toe) plus the thumb, index and little finger bases, whic
 give the palm's orientation and the finger-tip key vertices.  :func:`propose_skeleton_map` fills them from the joint
 names of common conventions -- Mixamo / HumanIK (``mixamorig:LeftForeArm``),
 MakeHuman (``lowerarm01.L``), Unreal (``lowerarm_l``), Blender Rigify
-(``DEF-forearm.L``, head ``spine.006``), 3ds Max Biped (``Bip01 L Forearm``) -- and from
-the hierarchy: the hips are where the two legs meet, the upper spine where the two arms meet.
+(``DEF-forearm.L``, head ``spine.006``), 3ds Max Biped (``Bip01 L Forearm``), VRoid / VRM
+and Unity (``J_Bip_L_LowerArm``, ``LeftThumbProximal``), Character Creator
+(``CC_Base_L_Forearm``), Daz Genesis (``lForearmBend``), Auto-Rig Pro (``forearm_stretch.l``)
+-- and from the hierarchy: the hips
+are where the legs meet the spine, the upper spine where the two arms meet.
 
 Fingers are named by word (``HandThumb1``, ``thumb_01_l``, ``f_index.01.L``) or by number
 from the thumb: MakeHuman counts from 1 (``finger1-1`` is the thumb), Biped from 0
@@ -32,15 +35,15 @@ from .naming import FINGER_NUMBER, finger_of, spine_chain, split_side
 # earlier patterns win, then the joint nearest the root
 _PATTERNS = {
     "clavicle": [r"(clavicle|collar|collarbone)\d*", r"shoulder"],
-    "shoulder": [r"(upperarm|uparm|arm|humerus)(0*1)?"],
-    "elbow": [r"(forearm|lowerarm|loarm|elbow)(0*1)?"],
+    "shoulder": [r"(upperarm|uparm|arm|humerus|shldr)(0*1|bend|stretch)?"],
+    "elbow": [r"(forearm|lowerarm|loarm|elbow)(0*1|bend|stretch)?"],
     "wrist": [r"(hand|wrist)"],
-    "mid_hand": [r"(handmiddle|middle|fmiddle|middlefinger|finger{middle})(0*1)?"],
-    "thumb": [r"(handthumb|thumb|fthumb|finger{thumb})(0*1)?"],
-    "index": [r"(handindex|index|findex|indexfinger|finger{index})(0*1)?"],
-    "pinky": [r"(handpinky|pinky|fpinky|little|littlefinger|finger{pinky})(0*1)?"],
-    "upper_leg": [r"(upperleg|upleg|thigh|femur)(0*1)?", r"hip(joint)?"],
-    "knee": [r"(lowerleg|loleg|calf|shin|knee|leg|tibia)(0*1)?"],
+    "mid_hand": [r"(handmiddle|middle|mid|fmiddle|middlefinger|finger{middle})(0*1|proximal)?"],
+    "thumb": [r"(handthumb|thumb|fthumb|finger{thumb})(0*1|proximal|metacarpal)?"],
+    "index": [r"(handindex|index|findex|indexfinger|finger{index})(0*1|proximal)?"],
+    "pinky": [r"(handpinky|pinky|fpinky|little|littlefinger|finger{pinky})(0*1|proximal)?"],
+    "upper_leg": [r"(upperleg|upleg|thigh|femur)(0*1|bend|stretch)?", r"hip(joint)?"],
+    "knee": [r"(lowerleg|loleg|calf|shin|knee|leg|tibia)(0*1|stretch)?"],
     "ankle": [r"(foot|ankle)"],
     "toe": [r"(toebase|toes?|ball)\d*"],
 }
@@ -86,10 +89,14 @@ def propose_skeleton_map(skeleton: Skeleton):
             j = _match(role, on_side, bases, depth)
             if j is not None:
                 found[f"{role}_{s}"] = j
-    if "ankle_l" in found and "ankle_r" in found:
-        found["hips"] = tree.common_ancestor(found["ankle_l"], found["ankle_r"])
     if "wrist_l" in found and "wrist_r" in found:
         found["upper_spine"] = tree.common_ancestor(found["wrist_l"], found["wrist_r"])
+    if "ankle_l" in found and "ankle_r" in found:
+        found["hips"] = tree.common_ancestor(found["ankle_l"], found["ankle_r"])
+        if "upper_spine" in found:  # legs hung from a pelvis beside the spine (Daz, Character
+            # Creator: hip -> pelvis -> thighs, hip -> abdomen): the hips carry both
+            found["hips"] = tree.common_ancestor(found["hips"], found["upper_spine"])
+    found = {role: j for role, j in found.items() if j >= 0}  # arms or legs in another tree
     _spine_roles(skeleton, sides, bases, found)
     positions = skeleton.rest_world()[:, :3, 3]
     for s in SIDES:
