@@ -497,9 +497,19 @@ def gltf_version_1(c):
     return c.transfer(src=p), p
 
 
-@bad("extension.*KHR_draco_mesh_compression")
-def gltf_needs_draco(c):
-    p = c.gltf(lambda doc, blob: doc.__setitem__("extensionsRequired", ["KHR_draco_mesh_compression"]))
+@bad("extension.*EXT_meshopt_compression")
+def gltf_needs_meshopt(c):
+    p = c.gltf(lambda doc, blob: doc.__setitem__("extensionsRequired", ["EXT_meshopt_compression"]))
+    return c.transfer(src=p), p
+
+
+@bad("Draco.*(malformed|does not exist)")
+def gltf_draco_primitive_without_its_data(c):
+    """A primitive declaring Draco compression with no bufferView for it."""
+    def compress(doc, blob):
+        doc["extensionsRequired"] = doc["extensionsUsed"] = ["KHR_draco_mesh_compression"]
+        doc["meshes"][0]["primitives"][0]["extensions"] = {"KHR_draco_mesh_compression": {"attributes": {}}}
+    p = c.gltf(compress)
     return c.transfer(src=p), p
 
 

@@ -30,7 +30,7 @@ TYPE_SIZE = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9,
 SUPPORTED_EXTENSIONS = {"KHR_materials_unlit", "KHR_texture_transform", "KHR_materials_emissive_strength",
                         "KHR_materials_specular", "KHR_materials_ior", "KHR_materials_transmission",
                         "KHR_materials_clearcoat", "KHR_materials_sheen", "KHR_materials_volume",
-                        "KHR_lights_punctual", "KHR_mesh_quantization"}
+                        "KHR_lights_punctual", "KHR_mesh_quantization", "KHR_draco_mesh_compression"}
 
 
 #: elements an accessor without a bufferView (all zeros) may have: more is not a mesh
@@ -142,6 +142,8 @@ def read_document(path):
         if len(blob) < length:
             raise InputError(path, f"buffer {i} is truncated: {len(blob)} bytes of {length}")
         buffers.append(blob)
+    from .gltf_draco import decode_draco_primitives  # here: it reads accessors through this module
+    decode_draco_primitives(path, doc, buffers)
     return doc, buffers
 
 
@@ -191,7 +193,8 @@ class Accessors:
     def _fail(self, msg):
         raise InputError(self.path, msg)
 
-    def _view_bytes(self, vi, what):
+    def view_bytes(self, vi, what):
+        """The bytes of bufferView ``vi`` and its byteStride (None if unset), bounds checked."""
         if not is_index(vi) or not 0 <= vi < len(self.views):
             self._fail(f"{what} refers to bufferView {vi!r}, which does not exist")
         view = self.views[vi]
@@ -245,7 +248,7 @@ class Accessors:
             self._zero_budget -= count * ncomp
             out = np.zeros((count, ncomp), dtype)
         else:
-            raw, stride = self._view_bytes(acc["bufferView"], what)
+            raw, stride = self.view_bytes(acc["bufferView"], what)
             out = self._strided(raw, stride, acc.get("byteOffset", 0), count, dtype, ncomp, what)
         sparse = acc.get("sparse")
         if sparse is not None:
@@ -256,10 +259,10 @@ class Accessors:
                 self._fail(f"{what} has a malformed 'sparse' (needs count, indices and values)")
             if ii.get("componentType") not in (UBYTE, USHORT, UINT) or isinstance(ii.get("componentType"), bool):
                 self._fail(f"{what} has sparse indices of an invalid type")
-            raw, _ = self._view_bytes(ii.get("bufferView"), what)
+            raw, _ = self.view_bytes(ii.get("bufferView"), what)
             idx = self._strided(raw, None, ii.get("byteOffset", 0), n,
                                 np.dtype(COMPONENT_DTYPE[ii["componentType"]]).newbyteorder("<"), 1, what).ravel()
-            raw, _ = self._view_bytes(vv.get("bufferView"), what)
+            raw, _ = self.view_bytes(vv.get("bufferView"), what)
             val = self._strided(raw, None, vv.get("byteOffset", 0), n, dtype, ncomp, what)
             if len(idx) and idx.max() >= count:
                 self._fail(f"{what} has a sparse index out of range")
