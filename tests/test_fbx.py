@@ -249,7 +249,10 @@ def _count_beyond_the_files_budget(tmp_path):
 BAD = {
     "truncated": (_truncated, "source", r"corrupt or truncated FBX file"),
     "not_fbx": (lambda _: b"PK\x03\x04 a zip file, not FBX" * 10, "source", r"not a binary FBX file"),
-    "ascii": (lambda _: b"; FBX 7.4.0 project file\nFBXHeaderExtension:  {\n}\n", "source", r"ASCII FBX"),
+    "ascii_without_a_mesh": (lambda _: b"; FBX 7.4.0 project file\nFBXHeaderExtension:  {\n}\n", "source",
+                             r"contains no triangle mesh"),
+    "ascii_fbx_6": (lambda _: b"; FBX 6.1.0 project file\nFBXHeaderExtension:  {\n\tFBXVersion: 6100\n}\n",
+                    "target", r"ASCII FBX version 6100 is not supported"),
     "empty": (lambda _: b"", "source", r"file is empty"),
     "broken_zlib": (_broken_zlib, "source", r"corrupt or truncated FBX file"),
     "no_skin": (lambda _: (FIXTURES / "target_heavy_cm_zup.fbx").read_bytes(), "source", r"has no skin"),

@@ -31,8 +31,8 @@ What is read (``docs/formats.md``):
 
 Animation takes are read by :mod:`.fbx_animation` (clips on this rig).  Ignored:
 dual-quaternion blending,
-inherit types other than the default ``RSrs`` (read as ``RSrs``), ASCII FBX (a one-line
-error asks for binary).
+inherit types other than the default ``RSrs`` (read as ``RSrs``).  ASCII FBX is parsed into
+the same node tree as binary (:mod:`.fbx_ascii`).
 
 The document (objects, connections, transforms): :mod:`.fbx_scene`; skeleton, bind pose and
 clusters: :mod:`.fbx_skin`.

@@ -79,7 +79,8 @@ def parse_fbx(path, data: bytes) -> tuple:
     """
     if not data.startswith(MAGIC):
         if is_ascii_fbx(data):
-            raise InputError(path, "is an ASCII FBX file; only binary FBX is read (re-export it as binary FBX)")
+            from .fbx_ascii import parse_ascii_fbx  # here: it builds this module's nodes
+            return parse_ascii_fbx(path, data)
         raise InputError(path, "not a binary FBX file (it does not start with 'Kaydara FBX Binary')")
     if len(data) < HEADER_SIZE:
         raise InputError(path, "truncated FBX file (shorter than its header)")

@@ -208,9 +208,10 @@ def _texture_bytes(scene: FbxScene, texture):
     """A texture's image: its Video's embedded ``Content``, else the file it names beside the FBX."""
     for video in scene.linked(texture, "Video"):
         content = scene.objects[video].child("Content")
-        if content is not None and content.props and isinstance(content.props[0], (bytes, bytearray)) \
-                and len(content.props[0]):
-            return bytes(content.props[0])
+        # the SDK splits a large file into several raw values: their bytes one after the other
+        data = b"".join(bytes(p) for p in content.props if isinstance(p, (bytes, bytearray))) if content else b""
+        if data:
+            return data
     node = scene.objects[texture]
     for key in ("RelativeFilename", "FileName"):
         name = node.child(key).props[0] if node.child(key) is not None and node.child(key).props else ""
