@@ -19,12 +19,13 @@ log = logging.getLogger("asetransfer")
 USD_EXTENSIONS = (".usda", ".usdc", ".usdz")
 #: extension -> reader of a target mesh (a rigged file's mesh as modelled, skins ignored)
 MESH_READERS = {".obj": read_obj, ".ply": read_ply_mesh, ".off": read_off, ".stl": read_stl,
-                ".glb": read_gltf_mesh, ".gltf": read_gltf_mesh, ".fbx": "fbx:read_fbx_mesh"}
+                ".glb": read_gltf_mesh, ".gltf": read_gltf_mesh, ".fbx": "fbx:read_fbx_mesh",
+                ".dae": "collada:read_collada_mesh"}
 #: extension -> reader of a rigged character
 RIG_READERS = {".glb": read_gltf_rig, ".gltf": read_gltf_rig, ".fbx": "fbx:read_fbx_rig",
-               **{ext: "usd:read_usd_rig" for ext in USD_EXTENSIONS}}
+               ".dae": "collada:read_collada_rig", **{ext: "usd:read_usd_rig" for ext in USD_EXTENSIONS}}
 #: extension -> reader of "whatever the file holds" (a Rig if skinned, else a Mesh)
-CHARACTER_READERS = {".glb": read_gltf, ".gltf": read_gltf, ".fbx": "fbx:read_fbx",
+CHARACTER_READERS = {".glb": read_gltf, ".gltf": read_gltf, ".fbx": "fbx:read_fbx", ".dae": "collada:read_collada",
                      **{ext: "usd:read_usd" for ext in USD_EXTENSIONS}}
 #: extension -> writer of a rig, called as ``writer(path, rig, max_influences=, inputs=, **options)``
 RIG_WRITERS = {".glb": write_rig, ".gltf": write_rig, ".fbx": "fbx_write:write_fbx",
@@ -41,7 +42,8 @@ CLIP_READERS = {".glb": "gltf_animation:read_clips", ".gltf": "gltf_animation:re
 CLIP_FINDERS = {".glb": "gltf_animation:has_clips", ".gltf": "gltf_animation:has_clips",
                 ".fbx": "fbx_animation:has_clips"}
 #: extension -> reader of the units and up axis a file declares
-FRAME_READERS = {".fbx": "fbx_scene:fbx_frame", **{ext: "usd:usd_frame" for ext in USD_EXTENSIONS}}
+FRAME_READERS = {".fbx": "fbx_scene:fbx_frame", ".dae": "collada:collada_frame",
+                 **{ext: "usd:usd_frame" for ext in USD_EXTENSIONS}}
 
 #: every target mesh input format
 MESH_EXTENSIONS = tuple(MESH_READERS)

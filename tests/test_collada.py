@@ -1,0 +1,113 @@
+"""COLLADA (.dae) rigs and meshes: Blender's export of the fixture source read as source.glb,
+and the parts of the format other writers use (hand-made files)."""
+import numpy as np
+import pytest
+
+import asetransfer as at
+from asetransfer import InputError
+from asetransfer.io import file_frame
+from asetransfer.job import transfer_files
+from asetransfer_cli.main import main
+from conftest import FIXTURES
+
+#: glTF (Y up) -> the file's frame (Blender's Z up): (x, y, z) -> (x, -z, y)
+GLTF_TO_BLENDER = np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]])
+
+
+def test_blenders_collada_export_reads_as_the_gltf_source():
+    dae, glb = at.load_rig(FIXTURES / "source.dae"), at.load_rig(FIXTURES / "source.glb")
+    assert dae.skeleton.names == glb.skeleton.names and (dae.skeleton.parents == glb.skeleton.parents).all()
+    assert dae.mesh.parts == ("body", "eye.L", "eye.R")
+    np.testing.assert_array_equal(dae.mesh.faces, glb.mesh.faces)
+    np.testing.assert_allclose(dae.mesh.vertices, glb.mesh.vertices @ GLTF_TO_BLENDER.T, atol=1e-5)
+    turn = np.eye(4)
+    turn[:3, :3] = GLTF_TO_BLENDER
+    # Blender stores bones as float32 head, tail and roll: rotations to 1e-4 (as its FBX export)
+    np.testing.assert_allclose(dae.skeleton.bind_world, turn @ glb.skeleton.bind_world, atol=1e-4)
+    np.testing.assert_allclose(dae.skeleton.rest_world(), turn @ glb.skeleton.rest_world(), atol=1e-4)
+    np.testing.assert_allclose(dae.skin.to_dense(), glb.skin.to_dense(), atol=1e-6)
+    assert file_frame(FIXTURES / "source.dae") == {"metres_per_unit": 1.0, "up_axis": "+Z"}
+
+
+def test_a_collada_source_rigs_as_its_gltf_twin(tmp_path):
+    for name in ("source.dae", "source.glb"):
+        transfer_files(FIXTURES / name, FIXTURES / "target_tall.obj", tmp_path / f"{name}.glb")
+    dae, glb = (at.load_rig(tmp_path / f"{name}.glb").skeleton for name in ("source.dae", "source.glb"))
+    height = 188.8  # the tall target, in its centimetres
+    assert np.abs(dae.bind_world[:, :3, 3] - glb.bind_world[:, :3, 3]).max() < 1e-5 * height  # measured 0.00036
+
+
+# a 2-joint skin as other writers make it: IDREF_array joints, translate/rotate nodes, a
+# polygons element, a strip, a bind-shape matrix, a vertex partly bound to the bind shape (-1)
+_SKINNED = """<?xml version="1.0" encoding="utf-8"?>
+<COLLADA xmlns="http://www.collada.org/2008/03/COLLADASchema" version="1.5.0">
+  <asset><unit meter="0,01"/><up_axis>Y_UP</up_axis></asset>
+  <library_geometries>
+    <geometry id="g" name="box"><mesh>
+      <source id="p"><float_array id="pa" count="18">0 0 0  1 0 0  1 1 0  0 1 0  0 2 0  1 2 0</float_array>
+        <technique_common><accessor source="#pa" count="6" stride="3"/></technique_common></source>
+      <vertices id="v"><input semantic="POSITION" source="#p"/></vertices>
+      <polygons count="1"><input semantic="VERTEX" source="#v" offset="0"/><p>0 1 2 3</p></polygons>
+      <tristrips count="1"><input semantic="VERTEX" source="#v" offset="0"/><p>3 2 4 5</p></tristrips>
+    </mesh></geometry>
+  </library_geometries>
+  <library_controllers>
+    <controller id="c"><skin source="#g">
+      <bind_shape_matrix>2 0 0 0 0 2 0 0 0 0 2 0 0 0 0 1</bind_shape_matrix>
+      <source id="j"><IDREF_array id="ja" count="2">root_id tip_id</IDREF_array></source>
+      <source id="ibm"><float_array id="ibma" count="32">1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1
+                                                        1 0 0 0 0 1 0 -2 0 0 1 0 0 0 0 1</float_array></source>
+      <source id="w"><float_array id="wa" count="3">1 0.5 0.5</float_array>
+        <technique_common><accessor source="#wa" count="3" stride="1"/></technique_common></source>
+      <joints><input semantic="JOINT" source="#j"/><input semantic="INV_BIND_MATRIX" source="#ibm"/></joints>
+      <vertex_weights count="6">
+        <input semantic="JOINT" source="#j" offset="0"/><input semantic="WEIGHT" source="#w" offset="1"/>
+        <vcount>1 1 1 1 2 2</vcount><v>0 0 0 0 0 0 0 0 0 1 1 2 1 1 -1 2</v>
+      </vertex_weights>
+    </skin></controller>
+  </library_controllers>
+  <library_visual_scenes><visual_scene id="s">
+    <node id="root_id" name="Root" type="JOINT"><translate>0 0 0</translate>
+      <node id="tip_id" name="Tip" type="JOINT"><translate>0 2 0</translate><rotate>0 0 1 90</rotate></node>
+    </node>
+    <node id="m" name="skinned"><instance_controller url="#c"><skeleton>#root_id</skeleton></instance_controller></node>
+  </visual_scene></library_visual_scenes>
+  <scene><instance_visual_scene url="#s"/></scene>
+</COLLADA>
+"""
+
+
+def test_the_parts_of_collada_other_writers_use(tmp_path):
+    path = tmp_path / "skinned.dae"
+    path.write_text(_SKINNED)
+    rig = at.load_rig(path)
+    assert rig.skeleton.names == ("Root", "Tip") and rig.skeleton.parents.tolist() == [-1, 0]
+    np.testing.assert_allclose(rig.skeleton.bind_world[1, :3, 3], [0, 2, 0])         # IBM^-1
+    np.testing.assert_allclose(rig.skeleton.rest_world()[1, :2, :2], [[0, -1], [1, 0]], atol=1e-12)  # rotate 90
+    np.testing.assert_allclose(rig.mesh.vertices[5], [2, 4, 0])                       # BSM v
+    assert rig.mesh.n_faces == 4                                                      # a quad and a 2-triangle strip
+    dense = rig.skin.to_dense()
+    np.testing.assert_allclose(dense[4], [0.5, 0.5])
+    np.testing.assert_allclose(dense[5], [0.0, 1.0])  # its bind-shape share dropped, the rest normalised
+    assert file_frame(path) == {"metres_per_unit": 0.01, "up_axis": "+Y"}             # the decimal comma read
+    mesh = at.load_mesh(path)
+    np.testing.assert_allclose(mesh.vertices, rig.mesh.vertices)
+
+
+@pytest.mark.parametrize("change, message", [
+    (("</COLLADA>", ""), "not a COLLADA file"),
+    (("root_id tip_id", "root_id nowhere"), "names joint 'nowhere', which no node of the scene is"),
+    (("<vcount>1 1 1 1 2 2</vcount>", "<vcount>1 1 1 1 2</vcount>"), "weighs 5 vertices, the mesh has 6"),
+    (("<translate>0 2 0</translate>", "<lookat>0 0 0 0 0 1 0 1 0</lookat>"), "<lookat> is not read"),
+    (("<p>0 1 2 3</p>", "<p>0 1 2 9</p>"), "names a vertex it does not have"),
+    (('<controller id="c"><skin source="#g">', '<controller id="c"><skin source="#nothing">'), "'#nothing'"),
+])
+def test_a_broken_collada_file_is_one_line_and_exit_2(tmp_path, capsys, change, message):
+    path = tmp_path / "broken.dae"
+    path.write_text(_SKINNED.replace(*change))
+    with pytest.raises(InputError, match=message):
+        at.load_rig(path)
+    out = tmp_path / "out.glb"
+    assert main(["transfer", str(path), str(FIXTURES / "target_tall.obj"), "-o", str(out), "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "broken.dae" in err[0] and not out.exists()
