@@ -1,5 +1,5 @@
 """Draco-compressed glTF (KHR_draco_mesh_compression), as Blender's exporter writes it
-(fixtures/make_draco.py): read as the uncompressed files they were made from, rigged and
+(fixtures/make_twins.py): read as the uncompressed files they were made from, rigged and
 rigged over, and written uncompressed."""
 import json
 import struct
