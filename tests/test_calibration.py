@@ -113,6 +113,10 @@ CONVENTIONS = {
 }
 
 
+# Sketchfab's glTF export appends a running index to every node name (mixamorig:Hips_01)
+CONVENTIONS["sketchfab"] = {key: f"{name}_{k:02d}" for k, (key, name) in enumerate(CONVENTIONS["mixamo"].items(), 1)}
+
+
 def template_skeleton(names: dict, floor_root: str | None = None) -> Skeleton:
     """The template humanoid named by ``names`` (key -> name); a ``"pelvis"`` key hangs the
     thighs from a pelvis joint below the hips, beside the spine."""

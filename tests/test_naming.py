@@ -1,7 +1,7 @@
 """One side rule set: split_side, the left/right pairs built on it, and the head predicate."""
 import pytest
 
-from asetransfer.humanoid.naming import is_head_name, lr_pairs, split_side
+from asetransfer.humanoid.naming import is_head_name, lr_pairs, split_side, without_running_index
 
 CONVENTIONS = {  # convention: (left, right, side-free base)
     "MakeHuman": ("upperarm01.L", "upperarm01.R", "upperarm01"),
@@ -59,3 +59,14 @@ def test_head_predicate():
         assert is_head_name(n), n
     for n in ("head_end", "HeadTop_End", "head_nub", "forehead", "headphones", "neck"):
         assert not is_head_name(n), n
+
+
+def test_a_converters_running_index_is_left_out():
+    """Sketchfab numbers every node it writes: ``LeftArm_09`` and ``RightArm_33`` are a pair."""
+    names = ["Hips_01", "Spine_02", "Head_03", "LeftArm_09", "LeftHand_10", "RightArm_33", "RightHand_34"]
+    assert without_running_index(names) == ["Hips", "Spine", "Head", "LeftArm", "LeftHand", "RightArm", "RightHand"]
+    assert lr_pairs(names) == [(3, 5), (4, 6)]
+    unreal = ["pelvis", "spine_01", "spine_02", "neck_01", "thigh_l", "thigh_r"]  # numbers repeat: the rig's own
+    assert without_running_index(unreal) == unreal
+    tail = ["root", "hips", "Tail_1", "Tail_2", "Tail_3", "leg.L", "leg.R"]  # a few numbered joints only
+    assert without_running_index(tail) == tail

@@ -69,16 +69,42 @@ def _as_left(token: str) -> str:
     return word.capitalize() if token[0].isupper() else word
 
 
+#: a running index a converter appends to every node name (Sketchfab's glTF: ``Hips_01``,
+#: ``mixamorig:LeftArm_09``, ``thigh_l_57``)
+_RUNNING_INDEX = re.compile(r"^(.+)_(\d+)$")
+#: names read as carrying a running index when at least this share of them does
+RUNNING_SHARE = 0.9
+
+
+def without_running_index(names) -> list:
+    """``names`` without the running index a converter appended to each one, when they carry
+    one: at least :data:`RUNNING_SHARE` of them end in ``_<number>``, every number
+    different (Sketchfab numbers every node it writes).  Names of one rig's own
+    (``spine_01``, ``neck_01``, ``Tail_1``..``Tail_9``) are kept: their numbers repeat or
+    do not cover the rig.
+
+    >>> without_running_index(["Hips_01", "Spine_02", "LeftArm_03", "RightArm_04"])
+    ['Hips', 'Spine', 'LeftArm', 'RightArm']
+    """
+    names = list(names)
+    found = [_RUNNING_INDEX.match(n) for n in names]
+    numbers = [int(m.group(2)) for m in found if m]
+    if len(names) < 4 or len(numbers) < RUNNING_SHARE * len(names) or len(set(numbers)) < len(numbers):
+        return names
+    return [m.group(1) if m else n for n, m in zip(names, found)]
+
+
 def lr_pairs(names) -> list:
     """``[(left, right), ...]`` joint index pairs, in the order of the left joints.
 
     Two joints pair when :func:`split_side` gives them sides ``l`` and ``r`` and their
     names agree once the side token is spelled the same (``upperarm01.L`` /
     ``upperarm01.R``, ``hand_l`` / ``hand_r``, ``mixamorig:LeftArm`` / ``mixamorig:RightArm``,
-    ``L_knee`` / ``R_knee``, ``hand.L.001`` / ``hand.R.001``).
+    ``L_knee`` / ``R_knee``, ``hand.L.001`` / ``hand.R.001``), a converter's running index
+    left out (:func:`without_running_index`).
     """
     first = {}  # (side-free key, side) -> the first joint with it
-    for i, n in enumerate(names):
+    for i, n in enumerate(without_running_index(names)):
         side, _, start, end = _side_token(n)
         if side is not None:
             first.setdefault((n[:start] + _as_left(n[start:end]) + n[end:], side), i)
@@ -102,7 +128,7 @@ def spine_chain(names, parents, head: str | None = None) -> np.ndarray:
     tree = Hierarchy(parents)
     if head is None:
         sided = {i for p in lr_pairs(names) for i in p}
-        cands = [i for i, n in enumerate(names) if is_head_name(n) and i not in sided]
+        cands = [i for i, n in enumerate(without_running_index(names)) if is_head_name(n) and i not in sided]
         if not cands:
             return np.zeros(0, dtype=np.int64)
         depth = tree.depth()[cands]

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..model.roles import REQUIRED, ROLES, SIDES
 from ..model.skeleton import Skeleton
-from .naming import FINGER_NUMBER, finger_of, spine_chain, split_side
+from .naming import FINGER_NUMBER, finger_of, spine_chain, split_side, without_running_index
 
 # name patterns per side role, on the side-free, lower-case, separator-free base name;
 # earlier patterns win, then the joint nearest the root
@@ -79,7 +79,7 @@ def propose_skeleton_map(skeleton: Skeleton):
     missing : list of required roles that could not be found.
     """
     names, tree = skeleton.names, skeleton.hierarchy
-    split = [split_side(n) for n in names]
+    split = [split_side(n) for n in without_running_index(names)]
     sides, bases = [s for s, _ in split], [b for _, b in split]
     depth = tree.depth()
     found = {}
