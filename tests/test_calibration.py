@@ -98,6 +98,11 @@ CONVENTIONS = {
                      **_side_names("{}.l", "{}.r", dict(zip(_SIDE_KEYS, (
                          "shoulder", "arm_stretch", "forearm_stretch", "hand", "thumb1", "index1", "middle1",
                          "pinky1", "thigh_stretch", "leg_stretch", "foot", "toes_01"))))},
+    "second_life": {**{"hips": "mPelvis", "spine1": "mSpine1", "spine2": "mTorso", "chest": "mChest",
+                       "neck": "mNeck", "head": "mHead"},
+                    **_side_names("m{}Left", "m{}Right", dict(zip(_SIDE_KEYS, (
+                        "Collar", "Shoulder", "Elbow", "Wrist", "HandThumb1", "HandIndex1", "HandMiddle1",
+                        "HandPinky1", "Hip", "Knee", "Ankle", "Toe"))))},
     # Character Creator and Daz hang the thighs from a pelvis beside the spine (LEG_PELVIS)
     "character_creator": {**{"hips": "CC_Base_Hip", "spine1": "CC_Base_Waist", "spine2": "CC_Base_Spine01",
                              "chest": "CC_Base_Spine02", "neck": "CC_Base_NeckTwist01", "head": "CC_Base_Head",

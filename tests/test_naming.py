@@ -23,6 +23,7 @@ CONVENTIONS = {  # convention: (left, right, side-free base)
     "Daz": ("lShldrBend", "rShldrBend", "shldrbend"),
     "VRM 1.0": ("leftUpperLeg", "rightUpperLeg", "upperleg"),
     "side word inside": ("front_left_leg", "front_right_leg", "frontleg"),
+    "Second Life": ("mShoulderLeft", "mShoulderRight", "shoulder"),
 }
 
 
@@ -55,7 +56,7 @@ def test_no_side_in_centre_names():
 
 
 def test_head_predicate():
-    for n in ("head", "Head", "mixamorig:Head", "head_jnt", "DEF-head"):
+    for n in ("head", "Head", "mixamorig:Head", "head_jnt", "DEF-head", "mHead", "CC_Base_Head"):
         assert is_head_name(n), n
     for n in ("head_end", "HeadTop_End", "head_nub", "forehead", "headphones", "neck"):
         assert not is_head_name(n), n

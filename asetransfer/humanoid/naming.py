@@ -8,7 +8,8 @@ spine chain -- is built on it.  Recognised conventions: Mixamo / HumanIK
 Unreal (``upperarm_l``), Blender Rigify (``DEF-upper_arm.L``, ``hand.L.001``), prefixes
 (``L_arm``, ``l_arm``), 3ds Max Biped (``Bip01 L Thigh``, Valve's ``ValveBiped.Bip01_L_Thigh``),
 VRoid / VRM (``J_Bip_L_UpperArm``, centre ``J_Bip_C_Hips``), Character Creator
-(``CC_Base_L_Upperarm``), Daz Genesis (``lShldrBend``) and ``_left`` / ``_right`` suffixes.
+(``CC_Base_L_Upperarm``), Daz Genesis (``lShldrBend``), Second Life (``mShoulderLeft``) and
+``_left`` / ``_right`` suffixes.
 """
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ _SIDE_RULES = [
     (re.compile(r"^([lr])(?=[A-Z])"), 1),                                     # lShldrBend (Daz)
 ]
 _SEPARATORS = re.compile(r"[\s_.\-]+")
+#: Second Life's joints: ``m`` before a capitalised name (``mShoulderLeft``, ``mHead``)
+_SECOND_LIFE = re.compile(r"^m(?=[A-Z][a-z])")
 _HEAD = re.compile(r"(^|[^a-z])head($|[^a-z])")
 _NOT_HEAD = re.compile(r"end|top|tip|nub")
 
@@ -39,7 +42,7 @@ _NOT_HEAD = re.compile(r"end|top|tip|nub")
 def _side_token(name: str):
     """``(side, skip, start, end)``: side ``"l"``, ``"r"`` or ``None``; ``name[:skip]`` is the
     namespace and prefix; ``name[start:end]`` the side token (``start = end = skip`` without one)."""
-    n = _PREFIX.sub("", re.split(r"[:|]", name)[-1])
+    n = _SECOND_LIFE.sub("", _PREFIX.sub("", re.split(r"[:|]", name)[-1]))
     skip = len(name) - len(n)
     for rx, g in _SIDE_RULES:
         m = rx.search(n)
@@ -114,8 +117,8 @@ def lr_pairs(names) -> list:
 
 def is_head_name(name: str) -> bool:
     """Whether a joint is named like a head (``head``, ``Head``, ``mixamorig:Head``,
-    ``head_jnt``) and not like its end (``head_end``, ``HeadTop_End``, ``head_nub``)."""
-    n = name.lower()
+    ``head_jnt``, ``mHead``) and not like its end (``head_end``, ``HeadTop_End``, ``head_nub``)."""
+    n = name[_side_token(name)[1]:].lower()  # without namespace and prefix
     return bool(_HEAD.search(n)) and not _NOT_HEAD.search(n)
 
 

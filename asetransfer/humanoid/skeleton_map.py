@@ -35,7 +35,7 @@ from .naming import FINGER_NUMBER, finger_of, spine_chain, split_side, without_r
 # earlier patterns win, then the joint nearest the root
 _PATTERNS = {
     "clavicle": [r"(clavicle|collar|collarbone)\d*", r"shoulder"],
-    "shoulder": [r"(upperarm|uparm|arm|humerus|shldr)(0*1|bend|stretch)?"],
+    "shoulder": [r"(upperarm|uparm|arm|humerus|shldr)(0*1|bend|stretch)?", r"shoulder"],  # below a collar: Second Life
     "elbow": [r"(forearm|lowerarm|loarm|elbow)(0*1|bend|stretch)?"],
     "wrist": [r"(hand|wrist)"],
     "mid_hand": [r"(handmiddle|middle|mid|fmiddle|middlefinger|finger{middle})(0*1|proximal)?"],
