@@ -111,3 +111,52 @@ def test_a_broken_collada_file_is_one_line_and_exit_2(tmp_path, capsys, change, 
     assert main(["transfer", str(path), str(FIXTURES / "target_tall.obj"), "-o", str(out), "-q"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "broken.dae" in err[0] and not out.exists()
+
+
+_ANIMATIONS = """  <library_animations>
+    <animation id="spin">
+      <source id="t1"><float_array id="t1a" count="3">0 0.5 1</float_array>
+        <technique_common><accessor source="#t1a" count="3" stride="1"/></technique_common></source>
+      <source id="v1"><float_array id="v1a" count="3">90 45 0</float_array>
+        <technique_common><accessor source="#v1a" count="3" stride="1"/></technique_common></source>
+      <sampler id="s1"><input semantic="INPUT" source="#t1"/><input semantic="OUTPUT" source="#v1"/></sampler>
+      <channel source="#s1" target="tip_id/spin.ANGLE"/>
+    </animation>
+    <animation id="rise">
+      <source id="t2"><float_array id="t2a" count="2">0 1</float_array>
+        <technique_common><accessor source="#t2a" count="2" stride="1"/></technique_common></source>
+      <source id="v2"><float_array id="v2a" count="32">1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1
+                                                        1 0 0 0 0 1 0 1 0 0 1 0 0 0 0 1</float_array>
+        <technique_common><accessor source="#v2a" count="2" stride="16"/></technique_common></source>
+      <sampler id="s2"><input semantic="INPUT" source="#t2"/><input semantic="OUTPUT" source="#v2"/></sampler>
+      <channel source="#s2" target="root_id/xf"/>
+    </animation>
+  </library_animations>
+"""
+
+
+def test_collada_animations_are_the_sources_clip(tmp_path, capsys):
+    """A matrix channel (as Blender and Mixamo bake them) and a component channel (rotate.ANGLE,
+    as 3ds Max writes them), sampled at the union of their keys, linearly between them.
+    (Blender's Collada export of the animated FBX fixture gives its joints' positions as
+    Blender evaluates them to 1.3e-5 m; not kept: a 1.5 MB file.)"""
+    from asetransfer.io import has_clips, load_clips
+    text = (_SKINNED.replace('<translate>0 0 0</translate>', '<matrix sid="xf">1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1</matrix>')
+            .replace("<rotate>0 0 1 90</rotate>", '<rotate sid="spin">0 0 1 90</rotate>')
+            .replace("  <library_visual_scenes>", _ANIMATIONS + "  <library_visual_scenes>"))
+    path = tmp_path / "animated.dae"
+    path.write_text(text)
+    assert has_clips(path) and not has_clips(FIXTURES / "source.dae")
+    rig, clips, skipped = load_clips(path)
+    assert skipped == [] and [name for name, _ in clips] == ["s"]
+    world = clips[0][1].world(rig.skeleton)
+    assert world.shape[:2] == (3, 2) and clips[0][1].frame_time == pytest.approx(0.5)
+    np.testing.assert_allclose(world[1, 0, :3, 3], [0, 0.5, 0], atol=1e-12)   # the matrices halfway
+    np.testing.assert_allclose(world[1, 1, :3, 3], [0, 2.5, 0], atol=1e-12)
+    turn = np.radians(45)
+    np.testing.assert_allclose(world[1, 1, :2, :2], [[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]],
+                               atol=1e-12)
+    np.testing.assert_allclose(world[2, 1, :3, :3], np.eye(3), atol=1e-12)       # 0 degrees at the end
+    np.testing.assert_allclose(world[0], rig.skeleton.rest_world(), atol=1e-12)  # the first key: the rest pose
+    assert main(["info", str(path)]) == 0
+    assert "s (3 frames)" in capsys.readouterr().out  # its clips listed

@@ -37,10 +37,10 @@ LOOK_WRITERS = {".glb": "gltf_over:write_rig_over", ".gltf": "gltf_over:write_ri
 #: extension -> reader of a rig's animation clips, ``reader(path) -> (rig, [(name, Animation)],
 #: [(name, reason)])`` (glTF animations, FBX takes)
 CLIP_READERS = {".glb": "gltf_animation:read_clips", ".gltf": "gltf_animation:read_clips",
-                ".fbx": "fbx_animation:read_fbx_clips"}
+                ".fbx": "fbx_animation:read_fbx_clips", ".dae": "collada_animation:read_collada_clips"}
 #: extension -> whether a file holds animation clips (without reading them)
 CLIP_FINDERS = {".glb": "gltf_animation:has_clips", ".gltf": "gltf_animation:has_clips",
-                ".fbx": "fbx_animation:has_clips"}
+                ".fbx": "fbx_animation:has_clips", ".dae": "collada_animation:has_clips"}
 #: extension -> reader of the units and up axis a file declares
 FRAME_READERS = {".fbx": "fbx_scene:fbx_frame", ".dae": "collada:collada_frame",
                  **{ext: "usd:usd_frame" for ext in USD_EXTENSIONS}}

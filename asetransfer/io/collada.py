@@ -15,8 +15,9 @@ joint ancestor; their rest pose is the scene's node transforms.  A joint no skin
 keeps its rest offset from its parent in the bind pose.  Static meshes below a joint are
 bound to it rigidly; other static meshes are left out of a rig with a warning.
 
-Not read (a warning says so when the file holds them): animations, morph controllers,
-materials and texture coordinates (a COLLADA target's output has no look).
+Animations are read as clips by :mod:`.collada_animation`.  Not read (a warning says so
+when the file holds them): morph controllers, materials and texture coordinates (a COLLADA
+target's output has no look).
 """
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ from .files import read_bytes
 
 log = logging.getLogger("asetransfer")
 
+#: the transform elements of a node and their number of values
+TRANSFORM_SIZE = {"matrix": 16, "translate": 3, "rotate": 4, "scale": 3}
 #: deepest node nesting followed (``instance_node`` can loop)
 MAX_DEPTH = 128
 _UP = {"X_UP": "+X", "Y_UP": "+Y", "Z_UP": "+Z"}
@@ -130,38 +133,47 @@ class ColladaScene:
 
     def _local(self, node) -> np.ndarray:
         """The node's transform elements composed in their order."""
-        m = np.eye(4)
+        return compose_transform([(kind, values[None]) for _, kind, values in self.transform_elements(node)])[0]
+
+    def transform_elements(self, node) -> list:
+        """``[(element, kind, (n,) values)]`` of the node's transform elements in their order
+        (``matrix`` 16 values, row by row; ``translate``, ``scale`` 3; ``rotate`` axis and
+        degrees); ``lookat`` and ``skew`` refused."""
+        out = []
         for t in node:
             what = f"node {node.get('name') or node.get('id')!r} <{t.tag}>"
-            if t.tag == "matrix":
-                m = m @ self.numbers(t, what, 16).reshape(4, 4)
-            elif t.tag == "translate":
-                step = np.eye(4)
-                step[:3, 3] = self.numbers(t, what, 3)
-                m = m @ step
-            elif t.tag == "rotate":
-                axis_angle = self.numbers(t, what, 4)
-                m = m @ _rotation(axis_angle[:3], np.radians(axis_angle[3]))
-            elif t.tag == "scale":
-                m = m @ np.diag([*self.numbers(t, what, 3), 1.0])
+            if t.tag in TRANSFORM_SIZE:
+                out.append((t, t.tag, self.numbers(t, what, TRANSFORM_SIZE[t.tag])))
             elif t.tag in ("lookat", "skew"):
                 self.fail(f"{what} is not read (bake the node's transform into a matrix)")
-        return m
+        return out
 
     def frame(self) -> dict:
         return {"metres_per_unit": self.metres_per_unit, "up_axis": self.up_axis}
 
 
-def _rotation(axis, angle: float) -> np.ndarray:
-    """(4, 4) rotation by ``angle`` radians about ``axis`` (Rodrigues)."""
-    out = np.eye(4)
-    n = np.linalg.norm(axis)
-    if n == 0:
-        return out
-    x, y, z = np.asarray(axis) / n
-    k = np.array([[0, -z, y], [z, 0, -x], [-y, x, 0]])
-    out[:3, :3] = np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * k @ k
-    return out
+def compose_transform(elements: list) -> np.ndarray:
+    """(T, 4, 4) products of transform elements ``[(kind, (T, n) values)]`` in their order,
+    for T sets of values at once (the frames of an animation, or one)."""
+    count = len(elements[0][1]) if elements else 1
+    m = np.tile(np.eye(4), (count, 1, 1))
+    for kind, values in elements:
+        step = np.tile(np.eye(4), (count, 1, 1))
+        if kind == "matrix":
+            step = values.reshape(count, 4, 4)
+        elif kind == "translate":
+            step[:, :3, 3] = values
+        elif kind == "scale":
+            step[:, [0, 1, 2], [0, 1, 2]] = values
+        else:  # rotate: Rodrigues about the axis, the angle in degrees
+            norm = np.linalg.norm(values[:, :3], axis=1, keepdims=True)
+            x, y, z = (values[:, :3] / np.where(norm > 0, norm, 1.0)).T
+            zero = np.zeros(count)
+            k = np.stack([np.stack([zero, -z, y], 1), np.stack([z, zero, -x], 1), np.stack([-y, x, zero], 1)], 1)
+            angle = np.radians(values[:, 3])[:, None, None] * (norm[:, :, None] > 0)
+            step[:, :3, :3] = np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * k @ k
+        m = m @ step
+    return m
 
 
 def geometry_arrays(scene: ColladaScene, geometry) -> tuple:
@@ -281,7 +293,6 @@ def _bind_shape(scene: ColladaScene, skin) -> np.ndarray:
 def _warn_not_read(scene: ColladaScene) -> None:
     """Say what the file holds that is not read."""
     held = [what for what, found in (
-        ("animations", scene.root.find("library_animations/animation") is not None),
         ("morph targets", scene.root.find("library_controllers/controller/morph") is not None),
         ("materials and texture coordinates", scene.root.find("library_materials/material") is not None
          or scene.root.find(".//input[@semantic='TEXCOORD']") is not None)) if found]
@@ -299,12 +310,19 @@ def read_collada_rig(path) -> Rig:
     ------
     InputError with a one-line message for anything we cannot read, or a file with no skin.
     """
-    return _rig_of_scene(ColladaScene(path))
+    return rig_of_scene(ColladaScene(path))
 
 
-def _rig_of_scene(scene: ColladaScene) -> Rig:
-    """:func:`read_collada_rig` of a parsed file."""
-    path = scene.path
+def skinned_joints(scene: ColladaScene) -> tuple:
+    """The skins of a parsed file and its joints.
+
+    Returns
+    -------
+    skins : [(node index, instance_controller, skin)] of every skinned mesh instance.
+    named : per skin, (the node indices of its joints, (n, 4, 4) inverse bind matrices).
+    bound : node index -> bind world matrix of every node a skin names.
+    joints : the rig's joint node indices, depth first (every node a skin names or typed JOINT).
+    """
     skins = [(i, instance, scene.ref(instance.get("url"), "an instance_controller").find("skin"))
              for i, (node, _, _) in enumerate(scene.nodes) for instance in node.findall("instance_controller")]
     skins = [(i, instance, skin) for i, instance, skin in skins if skin is not None]
@@ -313,6 +331,13 @@ def _rig_of_scene(scene: ColladaScene) -> Rig:
     named = [_skin_joints(scene, instance, skin) for _, instance, skin in skins]
     bound = _bind_matrices(scene, named)
     joints = [i for i, (node, _, _) in enumerate(scene.nodes) if i in bound or node.get("type") == "JOINT"]
+    return skins, named, bound, joints
+
+
+def rig_of_scene(scene: ColladaScene) -> Rig:
+    """:func:`read_collada_rig` of a parsed file (also read by :mod:`.collada_animation`)."""
+    path = scene.path
+    skins, named, bound, joints = skinned_joints(scene)
     jindex = {n: j for j, n in enumerate(joints)}
     parents = np.array([_nearest(scene, scene.nodes[n][1], jindex) for n in joints], dtype=np.int64)
     rest = np.array([scene.nodes[n][2] for n in joints])
@@ -359,7 +384,7 @@ def read_collada(path):
     scene = ColladaScene(path)
     if any(n.find("instance_controller") is not None for n, _, _ in scene.nodes) \
             and scene.root.find("library_controllers/controller/skin") is not None:
-        return _rig_of_scene(scene)
+        return rig_of_scene(scene)
     return _mesh_of_scene(scene)
 
 

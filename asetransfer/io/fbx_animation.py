@@ -22,7 +22,6 @@ import numpy as np
 
 from ..errors import InputError
 from ..model.animation import Animation
-from ..model.transforms import decompose_trs, local_from_global
 from .fbx import joint_models, rig_from_scene
 from .fbx_scene import FbxScene, node_local_matrix
 from .files import read_bytes
@@ -53,7 +52,7 @@ def read_fbx_clips(path) -> tuple:
     transform, is no clip)."""
     scene = FbxScene(path)
     rig = rig_from_scene(scene)
-    joints, parents = joint_models(scene)
+    joints, _ = joint_models(scene)
     clips, skipped = [], []
     for stack in scene.of_class("AnimationStack"):
         name = scene.names[stack] or f"take {len(clips) + len(skipped)}"
@@ -68,7 +67,7 @@ def read_fbx_clips(path) -> tuple:
             continue  # an empty take (exporters write one into files with no animation): nothing to carry
         times = np.unique(np.concatenate(keyed))
         world = _world_over_time(scene, joints, curves, times)
-        clips.append((name, _joint_motion(rig.skeleton, parents, world, times / TICKS_PER_SECOND)))
+        clips.append((name, Animation.from_world(rig.skeleton, world, times / TICKS_PER_SECOND)))
         if len(layers) > 1:
             log.warning("%s: take %r is read from the first of its %d animation layers", path, name, len(layers))
     return rig, clips, skipped
@@ -134,13 +133,3 @@ def _rest(scene: FbxScene, model, prop: str) -> np.ndarray:
         return np.asarray(value, dtype=np.float64)
     return np.full(3, CHANNELS[prop])
 
-
-def _joint_motion(skeleton, parents: np.ndarray, world: np.ndarray, seconds: np.ndarray) -> Animation:
-    """The joints' local rotations after their rest rotations and local translations, frame by frame."""
-    local = np.stack([local_from_global(w, parents) for w in world])
-    t, r, _, _ = decompose_trs(local.reshape(-1, 4, 4))
-    n_frames, n_joints = world.shape[:2]
-    rest_inv = np.swapaxes(skeleton.rest_rotation_local(), 1, 2)
-    rotations = rest_inv[None] @ r.reshape(n_frames, n_joints, 3, 3)
-    frame_time = float(np.median(np.diff(seconds))) if n_frames > 1 else 1.0 / 30.0
-    return Animation(rotations, t.reshape(n_frames, n_joints, 3), frame_time)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .skeleton import Skeleton
-from .transforms import compose_trs, global_from_local
+from .transforms import compose_trs, decompose_trs, global_from_local, local_from_global
 
 
 @dataclass(eq=False)
@@ -57,6 +57,19 @@ class Animation:
         j = skeleton.n_joints
         return cls(np.tile(np.eye(3), (n_frames, j, 1, 1)), np.tile(skeleton.translation, (n_frames, 1, 1)),
                    frame_time)
+
+    @classmethod
+    def from_world(cls, skeleton: Skeleton, world: np.ndarray, seconds: np.ndarray) -> "Animation":
+        """The animation whose frames put the joints at ``world`` (F, J, 4, 4) at the times
+        ``seconds`` (F,): each joint's local rotation after its rest rotation and its local
+        translation, frame by frame (the frame time: the median step between the times)."""
+        local = np.stack([local_from_global(w, skeleton.parents) for w in world])
+        t, r, _, _ = decompose_trs(local.reshape(-1, 4, 4))
+        n_frames, n_joints = world.shape[:2]
+        rest_inv = np.swapaxes(skeleton.rest_rotation_local(), 1, 2)
+        rotations = rest_inv[None] @ r.reshape(n_frames, n_joints, 3, 3)
+        frame_time = float(np.median(np.diff(seconds))) if n_frames > 1 else 1.0 / 30.0
+        return cls(rotations, t.reshape(n_frames, n_joints, 3), frame_time)
 
     @property
     def n_frames(self) -> int:
