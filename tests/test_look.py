@@ -425,3 +425,26 @@ def test_a_rigged_fbx_target_keeps_its_look_and_says_its_skin_is_replaced(tmp_pa
     assert [m["name"] for m in made["meshes"]] == ["body", "eye.L", "eye.R"]
     assert all("NORMAL" in p["attributes"] for m in made["meshes"] for p in m["primitives"])
     assert len(made["skins"]) == 1  # the transferred skin alone
+
+
+def test_a_target_requiring_a_texture_extension_is_rigged_and_keeps_it(look, tmp_path, caplog):
+    """KTX2 textures (KHR_texture_basisu, as gltfpack -tc writes them) were refused as an
+    extension we cannot decode; only the look uses them: a glTF output carries them as the
+    file holds them, an FBX output names the image it cannot take."""
+    target = write_gltf(tmp_path / "ktx.gltf", look)
+    doc = json.loads(target.read_text())
+    ktx2 = b"\xabKTX 20\xbb\r\n\x1a\n" + bytes(range(256)) * 4  # a KTX2 signature and a body
+    (tmp_path / "basis.ktx2").write_bytes(ktx2)
+    doc["images"].append({"uri": "basis.ktx2", "mimeType": "image/ktx2"})
+    doc["textures"][0] = {"extensions": {"KHR_texture_basisu": {"source": len(doc["images"]) - 1}}}
+    doc["extensionsUsed"] = doc.get("extensionsUsed", []) + ["KHR_texture_basisu"]
+    doc["extensionsRequired"] = ["KHR_texture_basisu"]
+    target.write_text(json.dumps(doc))
+    transfer_files(SOURCE, target, tmp_path / "rigged.glb", MARKERS)
+    out, _, _ = document(tmp_path / "rigged.glb")
+    assert out["extensionsRequired"] == ["KHR_texture_basisu"]
+    assert out["textures"][0]["extensions"]["KHR_texture_basisu"]["source"] == len(out["images"]) - 1
+    assert image_bytes(tmp_path / "rigged.glb")[-1] == ktx2
+    caplog.clear()
+    transfer_files(SOURCE, target, tmp_path / "rigged.fbx", MARKERS)
+    assert any("texture 0 (no image)" in r.getMessage() for r in caplog.records)

@@ -27,10 +27,18 @@ ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
 COMPONENT_DTYPE = {BYTE: np.int8, UBYTE: np.uint8, SHORT: np.int16, USHORT: np.uint16,
                    UINT: np.uint32, FLOAT: np.float32}
 TYPE_SIZE = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
-SUPPORTED_EXTENSIONS = {"KHR_materials_unlit", "KHR_texture_transform", "KHR_materials_emissive_strength",
+#: extensions a file may require: geometry ones this reader decodes (quantised and Draco
+#: meshes), and those of materials, textures and lights, which only the look uses: it is
+#: carried into glTF outputs as the file holds it (the extension still required there), and
+#: an image FBX and USD readers cannot take (KTX2, WebP, AVIF, DDS) is named as not carried
+SUPPORTED_EXTENSIONS = {"KHR_mesh_quantization", "KHR_draco_mesh_compression", "KHR_lights_punctual",
+                        "KHR_texture_transform", "KHR_texture_basisu", "EXT_texture_webp", "EXT_texture_avif",
+                        "MSFT_texture_dds", "KHR_materials_unlit", "KHR_materials_emissive_strength",
                         "KHR_materials_specular", "KHR_materials_ior", "KHR_materials_transmission",
                         "KHR_materials_clearcoat", "KHR_materials_sheen", "KHR_materials_volume",
-                        "KHR_lights_punctual", "KHR_mesh_quantization", "KHR_draco_mesh_compression"}
+                        "KHR_materials_iridescence", "KHR_materials_anisotropy", "KHR_materials_dispersion",
+                        "KHR_materials_diffuse_transmission", "KHR_materials_variants",
+                        "KHR_materials_pbrSpecularGlossiness"}
 
 
 #: elements an accessor without a bufferView (all zeros) may have: more is not a mesh
