@@ -197,7 +197,7 @@ def test_static_glb_and_normalised_ubyte_weights_and_strips(tmp_path):
     (lambda doc: doc["nodes"][0].update(translation=[float("nan"), 0, 0]), "NaN"),
     (lambda doc: doc.pop("skins") and doc["nodes"][-1].pop("skin"), "no skin"),
     (lambda doc: doc["meshes"][0]["primitives"][0].update(indices=999), "accessor 999"),
-    (lambda doc: doc.update(extensionsRequired=["EXT_meshopt_compression"]), "meshopt"),
+    (lambda doc: doc.update(extensionsRequired=["EXT_mesh_gpu_instancing"]), "EXT_mesh_gpu_instancing"),
 ])
 def test_broken_documents_give_input_errors(tmp_path, mutate, message):
     rig = tube_rig()

@@ -27,11 +27,12 @@ ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
 COMPONENT_DTYPE = {BYTE: np.int8, UBYTE: np.uint8, SHORT: np.int16, USHORT: np.uint16,
                    UINT: np.uint32, FLOAT: np.float32}
 TYPE_SIZE = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
-#: extensions a file may require: geometry ones this reader decodes (quantised and Draco
-#: meshes), and those of materials, textures and lights, which only the look uses: it is
+#: extensions a file may require: geometry ones this reader decodes (quantised, Draco and
+#: meshopt meshes), and those of materials, textures and lights, which only the look uses: it is
 #: carried into glTF outputs as the file holds it (the extension still required there), and
 #: an image FBX and USD readers cannot take (KTX2, WebP, AVIF, DDS) is named as not carried
-SUPPORTED_EXTENSIONS = {"KHR_mesh_quantization", "KHR_draco_mesh_compression", "KHR_lights_punctual",
+SUPPORTED_EXTENSIONS = {"KHR_mesh_quantization", "KHR_draco_mesh_compression", "EXT_meshopt_compression",
+                        "KHR_lights_punctual",
                         "KHR_texture_transform", "KHR_texture_basisu", "EXT_texture_webp", "EXT_texture_avif",
                         "MSFT_texture_dds", "KHR_materials_unlit", "KHR_materials_emissive_strength",
                         "KHR_materials_specular", "KHR_materials_ior", "KHR_materials_transmission",
@@ -105,6 +106,14 @@ def _parse_json(path, raw: bytes, glb: bool = False) -> dict:
     return doc
 
 
+def is_fallback(buffer: dict) -> bool:
+    """Whether a buffer is a meshopt-compressed file's fallback: bytes its decoder provides
+    (``EXT_meshopt_compression``, :mod:`.gltf_meshopt`)."""
+    ext = buffer.get("extensions")
+    return isinstance(ext, dict) and isinstance(ext.get("EXT_meshopt_compression"), dict) \
+        and ext["EXT_meshopt_compression"].get("fallback") is True
+
+
 def read_document(path):
     """Load a .glb or .gltf file.
 
@@ -129,8 +138,9 @@ def read_document(path):
         if not isinstance(buf, dict):
             raise InputError(path, f"buffer {i} is not an object")
         uri = buf.get("uri")
-        if uri is None and buf.get("byteLength") == 0:
-            blob = b""
+        if uri is None and (buf.get("byteLength") == 0 or is_fallback(buf)):
+            buffers.append(b"")  # a compressed file's fallback: the decoder fills it
+            continue
         elif uri is None:
             if i != 0 or bin_chunk is None:
                 raise InputError(path, f"buffer {i} has no uri and there is no GLB binary chunk")
@@ -150,7 +160,9 @@ def read_document(path):
         if len(blob) < length:
             raise InputError(path, f"buffer {i} is truncated: {len(blob)} bytes of {length}")
         buffers.append(blob)
-    from .gltf_draco import decode_draco_primitives  # here: it reads accessors through this module
+    from .gltf_draco import decode_draco_primitives  # here: they read accessors through this module
+    from .gltf_meshopt import decode_meshopt_views
+    decode_meshopt_views(path, doc, buffers)
     decode_draco_primitives(path, doc, buffers)
     return doc, buffers
 

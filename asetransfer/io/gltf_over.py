@@ -220,6 +220,9 @@ def _skin_meshes(doc: dict, bb: BufferBuilder, acc: Accessors, pieces: list, rig
                  for k, prim in enumerate(mesh["primitives"]) if k not in kept]
         mesh["primitives"] = [prim for k, prim in enumerate(mesh["primitives"]) if k in kept]
         add_morph_targets(bb, mesh, groups, rig.shapes, with_normals=True, bases=bases)  # after the target's own
+        if not nodes[node].get("children"):  # a skinned mesh ignores its node's transform (validators warn
+            for key in ("translation", "rotation", "scale", "matrix"):  # on one): gltfpack's dequantisation
+                nodes[node].pop(key, None)
         for user in (n for n in nodes if n.get("mesh") == nodes[node]["mesh"] and isinstance(n.get("weights"), list)):
             user["weights"] = list(user["weights"]) + [0.0] * (len(mesh.get("weights", [])) - len(user["weights"]))
     return lost

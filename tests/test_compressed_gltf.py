@@ -1,6 +1,6 @@
-"""Draco-compressed glTF (KHR_draco_mesh_compression), as Blender's exporter writes it
-(fixtures/make_twins.py): read as the uncompressed files they were made from, rigged and
-rigged over, and written uncompressed."""
+"""Compressed glTF read as the uncompressed files it was made from, rigged and rigged over,
+and written uncompressed: Draco (KHR_draco_mesh_compression, as Blender's exporter writes
+it: fixtures/make_twins.py) and meshopt (EXT_meshopt_compression, as gltfpack writes it)."""
 import json
 import struct
 import sys
@@ -99,3 +99,34 @@ def test_without_the_decoder_a_compressed_file_names_what_to_install(monkeypatch
     with pytest.raises(InputError, match="install DracoPy"):
         at.load_mesh(FIXTURES / "target_heavy_draco.glb")
     assert at.load_mesh(FIXTURES / "target_heavy.ply").n_vertices == 8001  # the rest reads as before
+
+
+# ---------------------------------------------------------------- meshopt (gltfpack -cc)
+def test_gltfpack_compressed_files_read_and_rig_as_their_twins(tmp_path):
+    """gltfpack's EXT_meshopt_compression (with KHR_mesh_quantization): the source reads as
+    source.glb to its quantisation (positions 14 bits, weights 8), the target as
+    target_tall.obj; the rig over the compressed target is plain glTF, its skinned node
+    without the dequantising transform a skinned mesh ignores."""
+    pytest.importorskip("meshopt")
+    packed, plain = at.load_rig(FIXTURES / "source_meshopt.glb"), at.load_rig(FIXTURES / "source.glb")
+    assert packed.skeleton.names == plain.skeleton.names and packed.mesh.n_faces == plain.mesh.n_faces
+    np.testing.assert_allclose(packed.skeleton.bind_world, plain.skeleton.bind_world, atol=1e-6)
+    index, distance = _matched(packed.mesh.vertices, plain.mesh.vertices)
+    assert distance.max() < POSITION_STEP
+    assert np.abs(packed.skin.to_dense() - plain.skin.to_dense()[index]).max() < 1 / 127
+    target, obj = at.load_mesh(FIXTURES / "target_tall_meshopt.glb"), at.load_mesh(FIXTURES / "target_tall.obj")
+    assert (target.n_vertices, target.n_faces) == (obj.n_vertices, obj.n_faces)
+    assert _matched(target.vertices, obj.vertices)[1].max() < 0.02  # cm: 14 bits over 192
+    transfer_files(FIXTURES / "source_meshopt.glb", FIXTURES / "target_tall_meshopt.glb", tmp_path / "rig.glb")
+    doc, _ = read_document(tmp_path / "rig.glb")
+    assert "EXT_meshopt_compression" not in json.dumps(doc)
+    skinned = [n for n in doc["nodes"] if "skin" in n]
+    assert skinned and not any(k in n for n in skinned for k in ("translation", "rotation", "scale", "matrix"))
+    rig = at.load_rig(tmp_path / "rig.glb")
+    assert _matched(rig.mesh.vertices, obj.vertices)[1].max() < 0.02
+
+
+def test_without_the_meshopt_decoder_a_compressed_file_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "meshopt", None)
+    with pytest.raises(InputError, match=r'asetransfer\[meshopt\]'):
+        at.load_mesh(FIXTURES / "target_tall_meshopt.glb")
