@@ -18,15 +18,17 @@ def add_parser(sub):
 def run(args) -> int:
     from asetransfer.describe import describe
     from asetransfer.io import file_frame, has_clips, load_character, load_clips
+    from asetransfer.job import warnings_said_once
 
-    d = describe(load_character(args.file), args.file)
-    d["declared_frame"] = file_frame(args.file)  # FBX/USD: the units and up axis the file states
-    d["clips"], d["clips_left_out"] = [], []
-    if d["kind"] == "rig" and has_clips(args.file):
-        _, clips, skipped = load_clips(args.file)
-        d["clips"] = [{"name": name, "frames": clip.n_frames, "seconds": round(clip.n_frames * clip.frame_time, 4)}
-                      for name, clip in clips]
-        d["clips_left_out"] = [{"name": name, "reason": reason} for name, reason in skipped]
+    with warnings_said_once():  # the file is read again for its clips
+        d = describe(load_character(args.file), args.file)
+        d["declared_frame"] = file_frame(args.file)  # FBX/USD: the units and up axis the file states
+        d["clips"], d["clips_left_out"] = [], []
+        if d["kind"] == "rig" and has_clips(args.file):
+            _, clips, skipped = load_clips(args.file)
+            d["clips"] = [{"name": name, "frames": clip.n_frames, "seconds": round(clip.n_frames * clip.frame_time, 4)}
+                          for name, clip in clips]
+            d["clips_left_out"] = [{"name": name, "reason": reason} for name, reason in skipped]
     if args.json:
         print(json.dumps(d, indent=1))
         return 0

@@ -138,3 +138,21 @@ def test_an_embedded_texture_split_into_several_values_is_read_whole(tmp_path):
     for target, out in ((FIXTURES / name, "whole.glb"), (split, "split.glb")):
         transfer_files(FIXTURES / "source.glb", target, tmp_path / out, FIXTURES / "markers_heavy.json")
     assert (tmp_path / "split.glb").read_bytes() == (tmp_path / "whole.glb").read_bytes()
+
+
+def test_a_sources_warnings_are_said_once_though_it_is_read_again_for_its_clips(tmp_path, caplog):
+    """The source is read a second time for its takes: its reader's warnings (here weights
+    that do not sum to 1) were said twice, on stderr and in the report's warnings."""
+    name = "source_animated_cm_zup.fbx"
+    version, nodes = parse_fbx(FIXTURES / name, (FIXTURES / name).read_bytes())
+    cluster = next(d for d in next(n for n in nodes if n.name == "Objects").all("Deformer") if d.child("Weights"))
+    cluster.child("Weights").props[0] = cluster.child("Weights").props[0] * 0.5
+    source = tmp_path / "halved.fbx"
+    source.write_bytes(fbx_text(version, nodes))
+    done = transfer_files(source, FIXTURES / "target_heavy_cm_zup.fbx", tmp_path / "rig.glb",
+                          FIXTURES / "markers_heavy.json")
+    said = [r.getMessage() for r in caplog.records if "do not sum to 1" in r.getMessage()]
+    assert len(said) == 1
+    assert not any("do not sum to 1" in w for w in done.report.warnings)  # a source's, said as it was read
+    from asetransfer.io import load_clips
+    assert len(load_clips(tmp_path / "rig.glb")[1]) == 2

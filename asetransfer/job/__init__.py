@@ -180,6 +180,31 @@ def collected_warnings():
         log.removeHandler(handler)
 
 
+@contextlib.contextmanager
+def warnings_said_once():
+    """Within the block, a warning the ``asetransfer`` log has said is not said again: a file
+    read twice (a source, then for its animation clips) warns once, on stderr and in the
+    report."""
+    said = set()
+
+    class Once(logging.Filter):
+        def filter(self, record):
+            if record.levelno != logging.WARNING:
+                return True
+            message = record.getMessage()
+            if message in said:
+                return False
+            said.add(message)
+            return True
+
+    once = Once()
+    log.addFilter(once)
+    try:
+        yield
+    finally:
+        log.removeFilter(once)
+
+
 def check_symmetry_plane(config: Config, target: Mesh, target_path) -> None:
     """Refuse a given symmetry plane that does not cut the target's body (before any work):
     mirroring about it would put joints off the body."""
@@ -241,6 +266,13 @@ def transfer_files(source, target, output, markers=None, *, options: JobOptions 
     Every output is checked before any work (extension, directory, never an input) and all
     are written as one transaction.  Raises InputError for anything wrong with an input.
     """
+    with warnings_said_once():
+        return _transfer_files(source, target, output, markers, options=options, report=report, preview=preview,
+                               qa=qa, record=record, progress=progress)
+
+
+def _transfer_files(source, target, output, markers, *, options, report, preview, qa, record, progress) -> FilesResult:
+    """:func:`transfer_files`, its warnings said once."""
     from ..io.atomic import transaction
     from ..stages.transfer import transfer
 
