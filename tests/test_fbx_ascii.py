@@ -1,4 +1,5 @@
-"""ASCII FBX (FBX 7.x saved as text by Maya, 3ds Max, MotionBuilder): read as its binary twin."""
+"""ASCII FBX (saved as text by Maya, 3ds Max, MotionBuilder) read as its binary twin, and FBX 6
+as FBX 7."""
 import numpy as np
 import pytest
 
@@ -29,6 +30,15 @@ def test_autodesk_ascii_files_read_as_their_binary_twins(scene):
     ascii_rig, binary_rig = at.load_rig(UFBX / f"{scene}_ascii.fbx"), at.load_rig(UFBX / f"{scene}_binary.fbx")
     assert ascii_rig.skeleton.n_joints >= 4
     _assert_same_rig(ascii_rig, binary_rig)
+
+
+@pytest.mark.parametrize("form", ["ascii", "binary"])
+def test_fbx_6_reads_as_the_same_scene_saved_as_fbx_7(form):
+    """Maya's FBX 6.1 save (objects named, not numbered; the mesh's arrays in its model;
+    Properties60; in ASCII, lists wrapped with the comma leading the line) of the scene its
+    FBX 7.5 save holds."""
+    old, new = at.load_rig(UFBX / f"maya_game_sausage_6100_{form}.fbx"), at.load_rig(UFBX / "maya_game_sausage_7500_binary.fbx")
+    _assert_same_rig(old, new)
 
 
 def _as_ascii(tmp_path, name):
@@ -98,7 +108,7 @@ def test_the_text_syntax_as_autodesk_writes_it():
 @pytest.mark.parametrize("text, message", [
     (_SCENE.replace("*5 {", "*6 {"), r"declares 6 values and holds 5 \(line 11\)"),
     (_SCENE.rsplit("}", 1)[0], "never closed"),
-    (_SCENE.replace("FBXVersion: 7500", "FBXVersion: 6100").replace("7.5.0", "6.1.0"), "version 6100"),
+    (_SCENE.replace("FBXVersion: 7500", "FBXVersion: 5800").replace("7.5.0", "5.8.0"), "version 5800"),
     (_SCENE.replace("Version: 232", "Version: 232 @"), "unexpected '@"),
     (_SCENE.replace("a: 0,1,-3", "a: 0,x1,-3"), "not a number"),
 ])

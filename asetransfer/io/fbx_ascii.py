@@ -1,4 +1,4 @@
-"""The node tree of an ASCII FBX file (FBX 7.x), as :mod:`.fbx_binary` gives a binary one.
+"""The node tree of an ASCII FBX file (FBX 6.x and 7.x), as :mod:`.fbx_binary` gives a binary one.
 
 Maya, 3ds Max and MotionBuilder write FBX as text on request (``; FBX 7.5.0 project
 file``).  A node is ``Name: value, value, ... { children }``, the braces only when it has
@@ -59,8 +59,8 @@ def parse_ascii_fbx(path, data: bytes) -> tuple:
     else:
         m = _VERSION_COMMENT.match(data)
         version = int(m.group(1)) * 1000 + int(m.group(2)) * 100 + int(m.group(3)) if m else 0
-    if not 7000 <= version < 8000:
-        raise InputError(path, f"ASCII FBX version {version} is not supported (FBX 7.x is)")
+    if not 6000 <= version < 8000:
+        raise InputError(path, f"ASCII FBX version {version} is not supported (FBX 6.x and 7.x are)")
     return version, nodes
 
 
@@ -111,6 +111,8 @@ class _Parser:
         while True:
             self.skip(newlines=after_comma)
             c = self.text[self.pos] if self.pos < len(self.text) else "\n"
+            if c == "\n" and self._continued(first=not props):
+                continue
             if c == "\n" or c == "}":
                 break
             if c == "{":
@@ -126,6 +128,20 @@ class _Parser:
         if name == "Content" and props:  # an embedded file: base64 text in the ASCII form, bytes in the binary
             props = [self.decoded(props)]
         return FbxNode(name, props, children)
+
+    def _continued(self, first: bool) -> bool:
+        """Whether the next line goes on with the node's values: FBX 6 wraps long lists with
+        the comma leading the next line, and Blender's FBX 6 starts a key list on the line
+        after its name (``first``: the node has no value yet, and the next line is no node).
+        If so, the position moves to the next line's first character."""
+        after = _SPACE.match(self.text, self.pos + 1).end()
+        if after >= len(self.text):
+            return False
+        c = self.text[after]
+        if c == "," or (first and c not in "{}\n" and _NAME.match(self.text, after) is None):
+            self.pos = after
+            return True
+        return False
 
     def value(self, node: str):
         """One value at the position: an array, a string, a number or a bare word."""

@@ -1,4 +1,5 @@
-"""The node tree of a binary FBX file (FBX 7.x, the format every DCC writes by default).
+"""The node tree of a binary FBX file (FBX 7.x, the format every DCC writes by default; FBX 6
+turned into FBX 7's form by :mod:`.fbx_legacy`).
 
 A binary FBX is a 27-byte header (``Kaydara FBX Binary  \\0``, 0x1A 0x00, the version as
 a little-endian uint32) and a list of node records.  A record is its end offset, the
@@ -80,16 +81,25 @@ def parse_fbx(path, data: bytes) -> tuple:
     if not data.startswith(MAGIC):
         if is_ascii_fbx(data):
             from .fbx_ascii import parse_ascii_fbx  # here: it builds this module's nodes
-            return parse_ascii_fbx(path, data)
+            version, nodes = parse_ascii_fbx(path, data)
+            return version, _as_fbx7(path, version, nodes)
         raise InputError(path, "not a binary FBX file (it does not start with 'Kaydara FBX Binary')")
     if len(data) < HEADER_SIZE:
         raise InputError(path, "truncated FBX file (shorter than its header)")
     version = struct.unpack_from("<I", data, 23)[0]
-    if not 7000 <= version < 8000:
-        raise InputError(path, f"FBX version {version} is not supported (FBX 7.x is)")
+    if not 6000 <= version < 8000:
+        raise InputError(path, f"FBX version {version} is not supported (FBX 6.x and 7.x are)")
     reader = _Reader(path, data, wide=version >= 7500)
     nodes, _ = reader.node_list(HEADER_SIZE, len(data), depth=0, top=True)
-    return version, nodes
+    return version, _as_fbx7(path, version, nodes)
+
+
+def _as_fbx7(path, version: int, nodes: list) -> list:
+    """FBX 6's node tree as FBX 7 holds it (:mod:`.fbx_legacy`); FBX 7's as it is."""
+    if version >= 7000:
+        return nodes
+    from .fbx_legacy import as_fbx7  # here: it builds this module's nodes
+    return as_fbx7(path, nodes)
 
 
 class _Reader:
