@@ -139,7 +139,9 @@ def read_document(path):
             raise InputError(path, f"buffer {i} is not an object")
         uri = buf.get("uri")
         if uri is None and (buf.get("byteLength") == 0 or is_fallback(buf)):
-            buffers.append(b"")  # a compressed file's fallback: the decoder fills it
+            if not is_index(buf.get("byteLength")):
+                raise InputError(path, f"buffer {i} has no valid byteLength")
+            buffers.append(b"")  # empty, or a compressed file's fallback: its decoder fills it
             continue
         elif uri is None:
             if i != 0 or bin_chunk is None:

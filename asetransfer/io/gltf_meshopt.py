@@ -47,14 +47,15 @@ def decode_meshopt_views(path, doc: dict, buffers: list) -> None:
                                    "them (pip install \"asetransfer[meshopt]\")") from None
         budget = DECODED_FLOOR + DECODED_RATIO * sum(len(b) for b in buffers)
         filled = {}
+        too_much = (f"its compressed views would decode to more than {DECODED_FLOOR >> 20} MiB + {DECODED_RATIO} "
+                    "times the compressed bytes; refusing it")
         for k, view in enumerate(views):
-            data, at, buffer = _decoded(path, doc, buffers, view, f"compressed bufferView {k}", meshopt)
+            data, at, buffer = _decoded(path, doc, buffers, view, f"compressed bufferView {k}", meshopt, budget)
             if buffer not in filled:
-                length = doc["buffers"][buffer].get("byteLength", 0)
+                length = doc["buffers"][buffer]["byteLength"]  # checked as the buffers were read
                 budget -= length
                 if budget < 0:
-                    raise InputError(path, f"its compressed views would decode to more than {DECODED_FLOOR >> 20} MiB"
-                                           f" + {DECODED_RATIO} times the compressed bytes; refusing it")
+                    raise InputError(path, too_much)
                 filled[buffer] = bytearray(buffers[buffer]).ljust(length, b"\0")
             if at + len(data) > len(filled[buffer]):
                 raise InputError(path, f"compressed bufferView {k} decodes past the end of buffer {buffer}")
@@ -76,8 +77,9 @@ def decode_meshopt_views(path, doc: dict, buffers: list) -> None:
                 del doc[key]  # an empty list is invalid glTF
 
 
-def _decoded(path, doc: dict, buffers: list, view: dict, what: str, meshopt) -> tuple:
-    """``(bytes, byte offset, buffer index)``: one compressed view decoded, where it goes."""
+def _decoded(path, doc: dict, buffers: list, view: dict, what: str, meshopt, limit: int) -> tuple:
+    """``(bytes, byte offset, buffer index)``: one compressed view decoded (refused before
+    decoding if it would exceed ``limit`` bytes), where it goes."""
     ext = view["extensions"][EXTENSION]
     fields = {key: ext.get(key, 0 if key == "byteOffset" else None)
               for key in ("buffer", "byteOffset", "byteLength", "byteStride", "count")} if isinstance(ext, dict) else {}
@@ -91,6 +93,9 @@ def _decoded(path, doc: dict, buffers: list, view: dict, what: str, meshopt) -> 
     if start + length > len(source):
         raise InputError(path, f"{what}'s compressed bytes lie outside buffer {fields['buffer']}")
     count, stride, mode = fields["count"], fields["byteStride"], ext["mode"]
+    if count * stride > limit:
+        raise InputError(path, f"{what} declares {count} x {stride} bytes, more than the file's compressed bytes "
+                               "can decode to")
     try:
         decoded = meshopt.decode_gltf_buffer(bytes(source[start:start + length]), count, stride, mode,
                                              ext.get("filter", "NONE"))
