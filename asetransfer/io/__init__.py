@@ -23,9 +23,9 @@ MESH_READERS = {".obj": read_obj, ".ply": read_ply_mesh, ".off": read_off, ".stl
                 ".dae": "collada:read_collada_mesh"}
 #: extension -> reader of a rigged character
 RIG_READERS = {".glb": read_gltf_rig, ".gltf": read_gltf_rig, ".fbx": "fbx:read_fbx_rig",
-               ".dae": "collada:read_collada_rig", **{ext: "usd:read_usd_rig" for ext in USD_EXTENSIONS}}
+               ".dae": "collada_rig:read_collada_rig", **{ext: "usd:read_usd_rig" for ext in USD_EXTENSIONS}}
 #: extension -> reader of "whatever the file holds" (a Rig if skinned, else a Mesh)
-CHARACTER_READERS = {".glb": read_gltf, ".gltf": read_gltf, ".fbx": "fbx:read_fbx", ".dae": "collada:read_collada",
+CHARACTER_READERS = {".glb": read_gltf, ".gltf": read_gltf, ".fbx": "fbx:read_fbx", ".dae": "collada_rig:read_collada",
                      **{ext: "usd:read_usd" for ext in USD_EXTENSIONS}}
 #: extension -> writer of a rig, called as ``writer(path, rig, max_influences=, inputs=, **options)``
 RIG_WRITERS = {".glb": write_rig, ".gltf": write_rig, ".fbx": "fbx_write:write_fbx",

@@ -1,23 +1,16 @@
-"""COLLADA (.dae) rigs and meshes, as Mixamo's Collada download, Blender, SketchUp and
-virtual-world avatar tools write them (COLLADA 1.4 and 1.5).
+"""COLLADA (.dae) scenes and meshes, as Mixamo's Collada download, Blender, SketchUp, 3ds Max
+and virtual-world avatar tools write them (COLLADA 1.4 and 1.5).
 
-What is read: the default visual scene's node tree (``matrix``, ``translate``, ``rotate``
-and ``scale`` in their order; ``instance_node`` followed), each mesh's control points
-(``<vertices>``' positions, the order kept) and its polygons (``triangles``, ``polylist``,
-``polygons``, fan-triangulated), and each skin controller: its bind-shape matrix, its
-joints (``Name_array`` of node sids, or ``IDREF_array`` of node ids), their inverse
-bind matrices and the vertex weights.
+What is read here: the default visual scene's node tree (``matrix``, ``translate``,
+``rotate`` and ``scale`` in their order; ``instance_node`` followed), each mesh's control
+points (``<vertices>``' positions, the order kept) and its polygons (``triangles``,
+``polylist``, ``polygons``, ``trifans``, ``tristrips``), triangulated; a skinned mesh
+instance in its bind pose (its bind-shape matrix applied), the units and the up axis.
 
-The skinning of COLLADA is ``v' = sum_i w_i J_i IBM_i BSM v``: at the bind pose ``J_i =
-IBM_i^-1``, so the mesh is ``BSM v`` and joint ``i`` binds at ``IBM_i^-1``.  The joints are
-every node a skin names and every node typed ``JOINT``, each one's parent its nearest
-joint ancestor; their rest pose is the scene's node transforms.  A joint no skin names
-keeps its rest offset from its parent in the bind pose.  Static meshes below a joint are
-bound to it rigidly; other static meshes are left out of a rig with a warning.
-
-Animations are read as clips by :mod:`.collada_animation`.  Not read (a warning says so
-when the file holds them): morph controllers, materials and texture coordinates (a COLLADA
-target's output has no look).
+The rig (skins and joints) is read by :mod:`.collada_rig`, animations as clips by
+:mod:`.collada_animation`, a static target's look (UVs, normals, materials) by
+:mod:`.collada_look`.  Not read (a warning says so when the file holds them): morph
+controllers, and the materials and texture coordinates of a skinned target.
 """
 from __future__ import annotations
 
@@ -28,10 +21,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..model.mesh import Mesh
-from ..model.rig import Rig
-from ..model.skeleton import Skeleton
 from ..model.transforms import apply
-from .assembly import MeshPiece, merge_pieces, normalise_weights, stack_influences, unique_joint_names
+from .assembly import MeshPiece, merge_pieces
 from .files import read_bytes
 
 log = logging.getLogger("asetransfer")
@@ -58,7 +49,7 @@ class ColladaScene:
         data = read_bytes(path)
         try:
             root = ET.fromstring(data)
-        except ET.ParseError as e:
+        except (ET.ParseError, LookupError, ValueError) as e:  # LookupError: an unknown encoding declared
             raise InputError(path, f"not a COLLADA file (XML: {e})") from None
         for el in root.iter():
             if isinstance(el.tag, str):
@@ -89,6 +80,15 @@ class ColladaScene:
         if not np.isfinite(value) or value <= 0:
             self.fail(f"{what} must be a positive number, not {text!r}")
         return value
+
+    def integer(self, element, attribute: str, default: int = 0) -> int:
+        """A non-negative integer attribute of ``element`` (``default`` when it has none)."""
+        text = element.get(attribute)
+        if text is None:
+            return default
+        if not text.strip().isdigit():
+            self.fail(f"<{element.tag}> has {attribute}={text!r}, not a count")
+        return int(text)
 
     def ref(self, url, what: str):
         """The element a ``#id`` URL names."""
@@ -186,38 +186,52 @@ def geometry_arrays(scene: ColladaScene, geometry) -> tuple:
     position = vertices.find("input[@semantic='POSITION']") if vertices is not None else None
     if position is None:
         scene.fail(f"geometry {name!r} has no <vertices> with a POSITION input")
-    points = _source(scene, scene.ref(position.get("source"), f"geometry {name!r}"), 3)
-    triangles = [_primitive_triangles(scene, prim, name) for prim in mesh
-                 if prim.tag in ("triangles", "polylist", "polygons", "trifans", "tristrips")]
+    points = source_rows(scene, scene.ref(position.get("source"), f"geometry {name!r}"), 3)
+    triangles = []
+    for prim in (p for p in mesh if p.tag in PRIMITIVES):
+        rows, corners, offsets = primitive_corners(scene, prim, name)
+        triangles.append(rows[corners, offsets["VERTEX"]] if len(corners) else np.zeros((0, 3), np.int64))
     tris = np.concatenate(triangles) if triangles else np.zeros((0, 3), np.int64)
     if len(tris) and (tris.min() < 0 or tris.max() >= len(points)):
         scene.fail(f"geometry {name!r} names a vertex it does not have")
     return points, tris
 
 
-def _source(scene: ColladaScene, source, width: int) -> np.ndarray:
+def source_rows(scene: ColladaScene, source, width: int) -> np.ndarray:
     """A ``<source>``'s float array as (n, width) rows (its accessor's stride)."""
     arr = source.find("float_array")
     accessor = source.find("technique_common/accessor")
     if arr is None or accessor is None:
         scene.fail(f"source {source.get('id')!r} has no float_array with an accessor")
-    stride = int(accessor.get("stride", "1"))
-    count = int(accessor.get("count", "0"))
+    stride = scene.integer(accessor, "stride", 1)
+    count = scene.integer(accessor, "count")
     values = scene.numbers(arr, f"source {source.get('id')!r}")
     if stride < width or count * stride > len(values):
         scene.fail(f"source {source.get('id')!r} is shorter than its accessor says")
     return values[:count * stride].reshape(count, stride)[:, :width]
 
 
-def _primitive_triangles(scene: ColladaScene, prim, name: str) -> np.ndarray:
-    """The triangles of one ``triangles``/``polylist``/``polygons`` element, over the
-    control points (its VERTEX input), polygons fan-triangulated."""
+#: the polygon elements of a COLLADA mesh
+PRIMITIVES = ("triangles", "polylist", "polygons", "trifans", "tristrips")
+
+
+def primitive_corners(scene: ColladaScene, prim, name: str) -> tuple:
+    """The corners of one polygon element (:data:`PRIMITIVES`) and its triangles over them.
+
+    Returns
+    -------
+    rows : (k, stride) each corner's indices, one column per input offset.
+    tris : (t, 3) triangles, indices into ``rows`` (polygons and fans fan-triangulated,
+        strips with every other triangle turned).
+    offsets : input semantic -> its column (the first TEXCOORD set as ``TEXCOORD``).
+    """
     inputs = prim.findall("input")
-    vertex = next((i for i in inputs if i.get("semantic") == "VERTEX"), None)
-    if vertex is None:
+    offsets = {}
+    for i in sorted(inputs, key=lambda i: scene.integer(i, "set")):
+        offsets.setdefault(i.get("semantic"), scene.integer(i, "offset"))
+    if "VERTEX" not in offsets:
         scene.fail(f"geometry {name!r} has a <{prim.tag}> without a VERTEX input")
-    stride = max(int(i.get("offset", "0")) for i in inputs) + 1
-    column = int(vertex.get("offset", "0"))
+    stride = max(scene.integer(i, "offset") for i in inputs) + 1
     what = f"geometry {name!r} <{prim.tag}>"
     if prim.tag in ("polygons", "trifans", "tristrips"):  # one <p> per polygon, fan or strip
         runs = []
@@ -225,25 +239,27 @@ def _primitive_triangles(scene: ColladaScene, prim, name: str) -> np.ndarray:
             run = scene.numbers(p, what).astype(np.int64)
             if len(run) % stride:
                 scene.fail(f"{what} has an index list that is not a whole number of vertices")
-            runs.append(run.reshape(-1, stride)[:, column])
+            runs.append(run.reshape(-1, stride))
+        rows = np.concatenate(runs) if runs else np.zeros((0, stride), np.int64)
+        starts = np.cumsum([0] + [len(r) for r in runs])[:-1]
         if prim.tag == "tristrips":
-            return np.concatenate([_strip(r) for r in runs]) if runs else np.zeros((0, 3), np.int64)
+            strips = [_strip(s + np.arange(len(r))) for s, r in zip(starts, runs)]
+            return rows, (np.concatenate(strips) if strips else np.zeros((0, 3), np.int64)), offsets
         sizes = np.array([len(r) for r in runs], np.int64)
-        flat = np.concatenate(runs) if runs else np.zeros(0, np.int64)
     else:
         p = prim.find("p")
         flat = scene.numbers(p, what).astype(np.int64) if p is not None else np.zeros(0, np.int64)
         if len(flat) % stride:
             scene.fail(f"{what} has an index list that is not a whole number of vertices")
-        flat = flat.reshape(-1, stride)[:, column]
+        rows = flat.reshape(-1, stride)
         vcount = prim.find("vcount")
-        sizes = scene.numbers(vcount, what).astype(np.int64) if vcount is not None else np.full(len(flat) // 3, 3)
-    if sizes.sum() != len(flat) or (sizes < 0).any():
+        sizes = scene.numbers(vcount, what).astype(np.int64) if vcount is not None else np.full(len(rows) // 3, 3)
+    if sizes.sum() != len(rows) or (sizes < 0).any():
         scene.fail(f"{what}'s polygon sizes do not add up to its indices")
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     fans = [np.stack([np.full(k - 2, s), s + np.arange(1, k - 1), s + np.arange(2, k)], axis=1)
             for s, k in zip(starts, sizes) if k >= 3]
-    return flat[np.concatenate(fans)] if fans else np.zeros((0, 3), np.int64)
+    return rows, (np.concatenate(fans) if fans else np.zeros((0, 3), np.int64)), offsets
 
 
 def _strip(run: np.ndarray) -> np.ndarray:
@@ -258,20 +274,25 @@ def read_collada_mesh(path) -> Mesh:
     """Every mesh instance of a .dae file as one static mesh in the file's world
     coordinates (skinned ones in their bind pose, ``BSM v``); vertex order: each instance's
     control points in turn."""
-    return _mesh_of_scene(ColladaScene(path))
+    return mesh_of_scene(ColladaScene(path))
 
 
-def _mesh_of_scene(scene: ColladaScene) -> Mesh:
-    """:func:`read_collada_mesh` of a parsed file."""
-    pieces = []
+def mesh_of_scene(scene: ColladaScene) -> Mesh:
+    """:func:`read_collada_mesh` of a parsed file, with its look (:mod:`.collada_look`)."""
+    from .collada_look import collada_look  # here: it reads the scene through this module
+
+    pieces, instances = [], []
     for node, _, world in scene.nodes:
         for geometry, placed in _instances(scene, node, world):
             points, tris = geometry_arrays(scene, geometry)
             pieces.append(MeshPiece(node.get("name") or node.get("id") or "mesh", apply(placed, points), tris))
+            instances.append((node, geometry, placed))
     if not pieces:
         scene.fail("contains no triangle mesh")
-    _warn_not_read(scene)
-    return merge_pieces(scene.path, pieces)
+    warn_not_read(scene, look=True)
+    mesh = merge_pieces(scene.path, pieces)
+    mesh.look = collada_look(scene, instances, mesh)
+    return mesh
 
 
 def _instances(scene: ColladaScene, node, world) -> list:
@@ -280,203 +301,29 @@ def _instances(scene: ColladaScene, node, world) -> list:
     for instance in node.findall("instance_controller"):
         skin = scene.ref(instance.get("url"), "an instance_controller").find("skin")
         if skin is not None:
-            out.append((scene.ref(skin.get("source"), "a skin"), _bind_shape(scene, skin)))
+            out.append((scene.ref(skin.get("source"), "a skin"), bind_shape(scene, skin)))
     return out
 
 
-def _bind_shape(scene: ColladaScene, skin) -> np.ndarray:
+def bind_shape(scene: ColladaScene, skin) -> np.ndarray:
     """A skin's (4, 4) bind-shape matrix (identity if it has none)."""
     bsm = skin.find("bind_shape_matrix")
     return scene.numbers(bsm, "bind_shape_matrix", 16).reshape(4, 4) if bsm is not None else np.eye(4)
 
 
-def _warn_not_read(scene: ColladaScene) -> None:
-    """Say what the file holds that is not read."""
+def warn_not_read(scene: ColladaScene, look: bool = False) -> None:
+    """Say what the file holds that is not read (``look``: its materials and texture
+    coordinates are)."""
     held = [what for what, found in (
         ("morph targets", scene.root.find("library_controllers/controller/morph") is not None),
-        ("materials and texture coordinates", scene.root.find("library_materials/material") is not None
-         or scene.root.find(".//input[@semantic='TEXCOORD']") is not None)) if found]
+        ("materials and texture coordinates", not look and (
+            scene.root.find("library_materials/material") is not None
+            or scene.root.find(".//input[@semantic='TEXCOORD']") is not None))) if found]
     if held:
         listed = ", ".join(held[:-1]) + " and " + held[-1] if len(held) > 1 else held[0]
         log.warning("%s: its %s are not read from a COLLADA file", scene.path, listed)
 
 
-def read_collada_rig(path) -> Rig:
-    """A skinned character from a .dae file, in the file's own units and axes (module
-    docstring): the skinned meshes (and static meshes below a joint) merged as parts in
-    the bind pose, the skeleton of every joint, weights normalised.
-
-    Raises
-    ------
-    InputError with a one-line message for anything we cannot read, or a file with no skin.
-    """
-    return rig_of_scene(ColladaScene(path))
-
-
-def skinned_joints(scene: ColladaScene) -> tuple:
-    """The skins of a parsed file and its joints.
-
-    Returns
-    -------
-    skins : [(node index, instance_controller, skin)] of every skinned mesh instance.
-    named : per skin, (the node indices of its joints, (n, 4, 4) inverse bind matrices).
-    bound : node index -> bind world matrix of every node a skin names.
-    joints : the rig's joint node indices, depth first (every node a skin names or typed JOINT).
-    """
-    skins = [(i, instance, scene.ref(instance.get("url"), "an instance_controller").find("skin"))
-             for i, (node, _, _) in enumerate(scene.nodes) for instance in node.findall("instance_controller")]
-    skins = [(i, instance, skin) for i, instance, skin in skins if skin is not None]
-    if not skins:
-        scene.fail("has no skin (no skeleton bound to a mesh)")
-    named = [_skin_joints(scene, instance, skin) for _, instance, skin in skins]
-    bound = _bind_matrices(scene, named)
-    joints = [i for i, (node, _, _) in enumerate(scene.nodes) if i in bound or node.get("type") == "JOINT"]
-    return skins, named, bound, joints
-
-
-def rig_of_scene(scene: ColladaScene) -> Rig:
-    """:func:`read_collada_rig` of a parsed file (also read by :mod:`.collada_animation`)."""
-    path = scene.path
-    skins, named, bound, joints = skinned_joints(scene)
-    jindex = {n: j for j, n in enumerate(joints)}
-    parents = np.array([_nearest(scene, scene.nodes[n][1], jindex) for n in joints], dtype=np.int64)
-    rest = np.array([scene.nodes[n][2] for n in joints])
-    bind = rest.copy()
-    for j, n in enumerate(joints):  # parents come first (depth-first order)
-        if n in bound:
-            bind[j] = bound[n]
-        elif parents[j] >= 0:  # no skin names it: its rest offset from its parent
-            bind[j] = bind[parents[j]] @ np.linalg.inv(rest[parents[j]]) @ rest[j]
-    pieces, rows = [], []
-    for (i, _, skin), (nodes, _) in zip(skins, named):
-        points, tris = geometry_arrays(scene, scene.ref(skin.get("source"), "a skin"))
-        pieces.append(MeshPiece(_name(scene.nodes[i][0]), apply(_bind_shape(scene, skin), points), tris))
-        rows.append(_weights(scene, skin, [jindex[n] for n in nodes], len(points)))
-    _rigid_pieces(scene, jindex, rest, bind, pieces, rows)
-    _warn_not_read(scene)
-    mesh = merge_pieces(path, pieces)
-    idx, w = stack_influences(rows)
-    skin = normalise_weights(path, mesh, idx, w, len(joints))
-    names = unique_joint_names(path, [_name(scene.nodes[n][0]) for n in joints])
-    try:
-        return Rig(mesh, Skeleton.from_world(names, parents, rest, bind), skin)
-    except ValueError as e:
-        scene.fail(str(e))
-
-
-def _rigid_pieces(scene: ColladaScene, jindex: dict, rest, bind, pieces: list, rows: list) -> None:
-    """Static meshes below a joint, bound to it with weight 1 and moved with it from rest to
-    bind (appended to ``pieces`` and ``rows``); static meshes below no joint left out."""
-    for i, (node, _, world) in enumerate(scene.nodes):
-        for geometry in (scene.ref(g.get("url"), "an instance_geometry") for g in node.findall("instance_geometry")):
-            joint = _nearest(scene, i, jindex)
-            if joint < 0:
-                log.warning("%s: mesh %r is neither skinned nor below a joint; left out", scene.path, _name(node))
-                continue
-            points, tris = geometry_arrays(scene, geometry)
-            placed = bind[joint] @ np.linalg.inv(rest[joint]) @ world
-            pieces.append(MeshPiece(_name(node), apply(placed, points), tris))
-            rows.append((np.full((len(points), 1), joint), np.ones((len(points), 1))))
-
-
-def read_collada(path):
-    """A .dae file as a :class:`Rig` if a skin binds a mesh, else as a static :class:`Mesh`."""
-    scene = ColladaScene(path)
-    if any(n.find("instance_controller") is not None for n, _, _ in scene.nodes) \
-            and scene.root.find("library_controllers/controller/skin") is not None:
-        return rig_of_scene(scene)
-    return _mesh_of_scene(scene)
-
-
 def collada_frame(path) -> dict:
     """The units and up axis the file declares (``asset/unit``, ``asset/up_axis``)."""
     return ColladaScene(path).frame()
-
-
-def _name(node) -> str:
-    return node.get("name") or node.get("sid") or node.get("id") or "node"
-
-
-def _nearest(scene: ColladaScene, node: int, jindex: dict) -> int:
-    """The joint index of ``node`` or of its nearest joint ancestor (-1 if none)."""
-    while node >= 0 and node not in jindex:
-        node = scene.nodes[node][1]
-    return jindex.get(node, -1)
-
-
-def _skin_joints(scene: ColladaScene, instance, skin) -> tuple:
-    """The scene nodes a skin's joints name (by sid under the instance's ``<skeleton>``
-    roots, then by sid, name or id anywhere), and their (n, 4, 4) inverse bind matrices."""
-    sources = {s.get("id"): s for s in skin.findall("source")}
-    joint_input = skin.find("joints/input[@semantic='JOINT']")
-    ibm_input = skin.find("joints/input[@semantic='INV_BIND_MATRIX']")
-    if joint_input is None or ibm_input is None:
-        scene.fail(f"skin of {skin.get('source')!r} has no JOINT or INV_BIND_MATRIX input")
-    source = sources.get(joint_input.get("source", "")[1:])
-    array = None if source is None else (source.find("Name_array") if source.find("Name_array") is not None
-                                         else source.find("IDREF_array"))
-    if array is None:
-        scene.fail(f"skin of {skin.get('source')!r} names its joints in no Name_array or IDREF_array")
-    keys = (array.text or "").split()
-    roots = [scene.ref(s.text.strip(), "a <skeleton>") for s in instance.findall("skeleton") if s.text]
-    under = {id(el) for r in roots for el in r.iter("node")}
-    nodes = []
-    for key in keys:
-        found = [i for i, (node, _, _) in enumerate(scene.nodes) if id(node) in under and node.get("sid") == key] \
-            or [i for attr in ("sid", "name", "id") for i, (node, _, _) in enumerate(scene.nodes) if node.get(attr) == key]
-        if not found:
-            scene.fail(f"skin of {skin.get('source')!r} names joint {key!r}, which no node of the scene is")
-        nodes.append(found[0])
-    ibm_source = sources.get(ibm_input.get("source", "")[1:])
-    if ibm_source is None:
-        scene.fail(f"skin of {skin.get('source')!r}: its INV_BIND_MATRIX source is missing")
-    ibm = scene.numbers(ibm_source.find("float_array"), "INV_BIND_MATRIX", 16 * len(keys)).reshape(-1, 4, 4)
-    return nodes, ibm
-
-
-def _bind_matrices(scene: ColladaScene, skins: list) -> dict:
-    """node index -> bind world matrix (the inverse of its inverse bind matrix); skins that
-    bind one joint must agree."""
-    bound = {}
-    for nodes, ibm in skins:
-        for n, m in zip(nodes, ibm):
-            try:
-                world = np.linalg.inv(m)
-            except np.linalg.LinAlgError:
-                scene.fail(f"joint {_name(scene.nodes[n][0])!r} has a singular inverse bind matrix")
-            if n in bound and not np.allclose(bound[n], world, atol=1e-4 * (1 + np.abs(world[:3, 3]).max())):
-                scene.fail(f"two skins bind joint {_name(scene.nodes[n][0])!r} at different places")
-            bound.setdefault(n, world)
-    return bound
-
-
-def _weights(scene: ColladaScene, skin, joint_of: list, n_points: int) -> tuple:
-    """A skin's (n_points, k) joint indices (into the rig's joints) and weights."""
-    vw = skin.find("vertex_weights")
-    what = f"skin of {skin.get('source')!r} vertex_weights"
-    if vw is None:
-        scene.fail(f"skin of {skin.get('source')!r} has no vertex_weights")
-    inputs = vw.findall("input")
-    joint_in = next((i for i in inputs if i.get("semantic") == "JOINT"), None)
-    weight_in = next((i for i in inputs if i.get("semantic") == "WEIGHT"), None)
-    if joint_in is None or weight_in is None:
-        scene.fail(f"{what} has no JOINT or WEIGHT input")
-    stride = max(int(i.get("offset", "0")) for i in inputs) + 1
-    weights = _source(scene, scene.ref(weight_in.get("source"), what), 1)[:, 0]
-    vcount = scene.numbers(vw.find("vcount"), what).astype(np.int64) if vw.find("vcount") is not None else None
-    if vcount is None or len(vcount) != n_points or (vcount < 0).any():
-        scene.fail(f"{what} weighs {0 if vcount is None else len(vcount)} vertices, the mesh has {n_points}")
-    pairs = scene.numbers(vw.find("v"), what, int(vcount.sum()) * stride).astype(np.int64).reshape(-1, stride)
-    ji, wi = pairs[:, int(joint_in.get("offset", "0"))], pairs[:, int(weight_in.get("offset", "0"))]
-    if (ji >= len(joint_of)).any() or (ji < -1).any() or (wi < 0).any() or (wi >= len(weights)).any():
-        scene.fail(f"{what} names a joint or weight it does not have")
-    width = max(1, int(vcount.max(initial=1)))
-    rows = np.repeat(np.arange(n_points), vcount)
-    slot = np.arange(len(pairs)) - np.repeat(np.cumsum(vcount) - vcount, vcount)
-    idx, w = np.zeros((n_points, width), np.int64), np.zeros((n_points, width))
-    keep = ji >= 0  # -1 is the bind shape itself: no joint moves that share
-    idx[rows[keep], slot[keep]] = np.asarray(joint_of, np.int64)[ji[keep]]
-    w[rows[keep], slot[keep]] = weights[wi[keep]]
-    if (w < 0).any():
-        scene.fail(f"{what} holds negative weights")
-    return idx, w

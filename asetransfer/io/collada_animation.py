@@ -18,7 +18,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..model.animation import Animation
-from .collada import TRANSFORM_SIZE, ColladaScene, compose_transform, rig_of_scene, skinned_joints
+from .collada import TRANSFORM_SIZE, ColladaScene, compose_transform
+from .collada_rig import rig_of_scene, skinned_joints
 from .files import read_bytes
 
 #: ``node-id/sid`` and an optional component: ``.X``, ``(i)`` or ``(row)(column)``
@@ -134,7 +135,7 @@ def _sampler(scene: ColladaScene, channel, animation) -> tuple:
             scene.fail(f"the sampler of animation channel {channel.get('target')!r} has no {semantic}")
         source = scene.ref(put.get("source"), "an animation sampler")
         accessor = source.find("technique_common/accessor")
-        stride = int(accessor.get("stride", "1")) if accessor is not None else 1
+        stride = scene.integer(accessor, "stride", 1) if accessor is not None else 1
         values = scene.numbers(source.find("float_array"), f"animation source {source.get('id')!r}")
         if stride < 1 or len(values) % stride:
             scene.fail(f"animation source {source.get('id')!r} is not a whole number of keys")
