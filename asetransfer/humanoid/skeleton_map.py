@@ -8,9 +8,9 @@ names of common conventions -- Mixamo / HumanIK (``mixamorig:LeftForeArm``),
 MakeHuman (``lowerarm01.L``), Unreal (``lowerarm_l``), Blender Rigify
 (``DEF-forearm.L``, head ``spine.006``), 3ds Max Biped (``Bip01 L Forearm``), VRoid / VRM
 and Unity (``J_Bip_L_LowerArm``, ``LeftThumbProximal``), Character Creator
-(``CC_Base_L_Forearm``), Daz Genesis (``lForearmBend``), Auto-Rig Pro (``forearm_stretch.l``)
--- and from the hierarchy: the hips
-are where the legs meet the spine, the upper spine where the two arms meet.
+(``CC_Base_L_Forearm``), Daz Genesis (``lForearmBend``), Auto-Rig Pro (``forearm_stretch.l``),
+Second Life (``mElbowLeft``) -- and from the hierarchy: the hips are where the legs meet the
+spine, the upper spine where the two arms meet.
 
 Fingers are named by word (``HandThumb1``, ``thumb_01_l``, ``f_index.01.L``) or by number
 from the thumb: MakeHuman counts from 1 (``finger1-1`` is the thumb), Biped from 0
