@@ -9,7 +9,7 @@ def add_parser(sub):
     p = sub.add_parser(
         "calibrate-source", help="propose a retargeting calibration for a humanoid rig",
         description="Skeleton map from the joint names (Mixamo, HumanIK, MakeHuman, Unreal, Rigify, Biped, VRoid, "
-                    "Unity, Character Creator, Daz, Auto-Rig Pro, Second Life), "
+                    "Unity, Character Creator, Daz, Auto-Rig Pro, Second Life, MikuMikuDance), "
                     "Tonoli's body-surface points and 41 key vertices by geometric rules, limb capsules, "
                     "segment lengths, root height and the T-pose check, as JSON (docs/calibration.md). "
                     "Edit it as needed, then pass it to 'asetransfer transfer --calibration'.")

@@ -103,6 +103,11 @@ CONVENTIONS = {
                     **_side_names("m{}Left", "m{}Right", dict(zip(_SIDE_KEYS, (
                         "Collar", "Shoulder", "Elbow", "Wrist", "HandThumb1", "HandIndex1", "HandMiddle1",
                         "HandPinky1", "Hip", "Knee", "Ankle", "Toe"))))},
+    # MikuMikuDance: Japanese names, the legs under the lower body beside the upper body
+    "mmd": {**{"hips": "センター", "pelvis": "下半身", "spine1": "上半身", "spine2": "上半身2", "chest": "上半身3",
+               "neck": "首", "head": "頭"},
+            **_side_names("左{}", "右{}", dict(zip(_SIDE_KEYS, (
+                "肩", "腕", "ひじ", "手首", "親指１", "人指１", "中指１", "小指１", "足", "ひざ", "足首", "つま先"))))},
     # Character Creator and Daz hang the thighs from a pelvis beside the spine (LEG_PELVIS)
     "character_creator": {**{"hips": "CC_Base_Hip", "spine1": "CC_Base_Waist", "spine2": "CC_Base_Spine01",
                              "chest": "CC_Base_Spine02", "neck": "CC_Base_NeckTwist01", "head": "CC_Base_Head",

@@ -24,6 +24,8 @@ CONVENTIONS = {  # convention: (left, right, side-free base)
     "VRM 1.0": ("leftUpperLeg", "rightUpperLeg", "upperleg"),
     "side word inside": ("front_left_leg", "front_right_leg", "frontleg"),
     "Second Life": ("mShoulderLeft", "mShoulderRight", "shoulder"),
+    "MikuMikuDance": ("左ひざ", "右ひざ", "knee"),
+    "MikuMikuDance in Blender": ("手首.L", "手首.R", "wrist"),
 }
 
 
@@ -56,7 +58,7 @@ def test_no_side_in_centre_names():
 
 
 def test_head_predicate():
-    for n in ("head", "Head", "mixamorig:Head", "head_jnt", "DEF-head", "mHead", "CC_Base_Head"):
+    for n in ("head", "Head", "mixamorig:Head", "head_jnt", "DEF-head", "mHead", "CC_Base_Head", "頭"):
         assert is_head_name(n), n
     for n in ("head_end", "HeadTop_End", "head_nub", "forehead", "headphones", "neck"):
         assert not is_head_name(n), n

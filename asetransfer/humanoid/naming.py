@@ -8,12 +8,13 @@ spine chain -- is built on it.  Recognised conventions: Mixamo / HumanIK
 Unreal (``upperarm_l``), Blender Rigify (``DEF-upper_arm.L``, ``hand.L.001``), prefixes
 (``L_arm``, ``l_arm``), 3ds Max Biped (``Bip01 L Thigh``, Valve's ``ValveBiped.Bip01_L_Thigh``),
 VRoid / VRM (``J_Bip_L_UpperArm``, centre ``J_Bip_C_Hips``), Character Creator
-(``CC_Base_L_Upperarm``), Daz Genesis (``lShldrBend``), Second Life (``mShoulderLeft``) and
-``_left`` / ``_right`` suffixes.
+(``CC_Base_L_Upperarm``), Daz Genesis (``lShldrBend``), Second Life (``mShoulderLeft``),
+MikuMikuDance's Japanese names (``左腕``, ``ひざ.L``) and ``_left`` / ``_right`` suffixes.
 """
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import numpy as np
 
@@ -39,9 +40,29 @@ _HEAD = re.compile(r"(^|[^a-z])head($|[^a-z])")
 _NOT_HEAD = re.compile(r"end|top|tip|nub")
 
 
+#: MikuMikuDance's Japanese joint names, word by word (longer words first: 足首 before 足)
+_MMD_WORDS = (("左", "Left"), ("右", "Right"), ("上半身", "UpperBody"), ("下半身", "LowerBody"),
+              ("手首", "Wrist"), ("足首", "Ankle"), ("つま先", "Toe"), ("人差指", "Index"), ("人指", "Index"),
+              ("親指", "Thumb"), ("中指", "Middle"), ("薬指", "Ring"), ("小指", "Little"), ("ひじ", "Elbow"),
+              ("ひざ", "Knee"), ("肩", "Shoulder"), ("腕", "Arm"), ("足", "UpperLeg"), ("首", "Neck"),
+              ("頭", "Head"), ("目", "Eye"))
+
+
+def _in_latin(name: str) -> str:
+    """``name`` with full-width characters made plain (NFKC) and MikuMikuDance's Japanese
+    words in English (``左腕`` -> ``LeftArm``, ``ひざ.L`` -> ``Knee.L``); other names as they are."""
+    if name.isascii():
+        return name
+    name = unicodedata.normalize("NFKC", name)
+    for word, latin in _MMD_WORDS:
+        name = name.replace(word, latin)
+    return name
+
+
 def _side_token(name: str):
     """``(side, skip, start, end)``: side ``"l"``, ``"r"`` or ``None``; ``name[:skip]`` is the
-    namespace and prefix; ``name[start:end]`` the side token (``start = end = skip`` without one)."""
+    namespace and prefix; ``name[start:end]`` the side token (``start = end = skip`` without
+    one).  ``name`` is one :func:`_in_latin` gave."""
     n = _SECOND_LIFE.sub("", _PREFIX.sub("", re.split(r"[:|]", name)[-1]))
     skip = len(name) - len(n)
     for rx, g in _SIDE_RULES:
@@ -60,6 +81,7 @@ def split_side(name: str):
     >>> split_side("DEF-upper_arm.R.001")
     ('r', 'upperarm001')
     """
+    name = _in_latin(name)
     side, skip, start, end = _side_token(name)
     return side, _SEPARATORS.sub("", name[skip:start] + name[end:]).lower()
 
@@ -107,7 +129,7 @@ def lr_pairs(names) -> list:
     left out (:func:`without_running_index`).
     """
     first = {}  # (side-free key, side) -> the first joint with it
-    for i, n in enumerate(without_running_index(names)):
+    for i, n in enumerate(without_running_index([_in_latin(n) for n in names])):
         side, _, start, end = _side_token(n)
         if side is not None:
             first.setdefault((n[:start] + _as_left(n[start:end]) + n[end:], side), i)
@@ -118,6 +140,7 @@ def lr_pairs(names) -> list:
 def is_head_name(name: str) -> bool:
     """Whether a joint is named like a head (``head``, ``Head``, ``mixamorig:Head``,
     ``head_jnt``, ``mHead``) and not like its end (``head_end``, ``HeadTop_End``, ``head_nub``)."""
+    name = _in_latin(name)
     n = name[_side_token(name)[1]:].lower()  # without namespace and prefix
     return bool(_HEAD.search(n)) and not _NOT_HEAD.search(n)
 
