@@ -241,3 +241,32 @@ def test_a_collada_targets_uvs_normals_and_materials_become_its_look(tmp_path, c
     np.testing.assert_allclose(normal, np.tile([0.0, -1.0, 0.0], (len(normal), 1)), atol=1e-12)  # turned too
     assert len(piece.vertices) == 7  # the 4 quad corners and the triangle's 3, with another UV
     assert any("specular" in str(x) for x in look.lost)
+
+
+def test_a_skinned_collada_targets_look_is_carried_and_its_skin_named_replaced(tmp_path):
+    """A rigged .dae read as a target (load_character) keeps its UVs and materials; its own
+    skin is named among what the output does not take over."""
+    from asetransfer.io import load_character
+    uv = ('<source id="uv"><float_array id="uva" count="4">0 0 1 1</float_array><technique_common>'
+          '<accessor source="#uva" count="2" stride="2"/></technique_common></source>')
+    text = (_SKINNED.replace('<vertices id="v">', uv + '<vertices id="v">')
+            .replace('<polygons count="1"><input semantic="VERTEX" source="#v" offset="0"/><p>0 1 2 3</p>',
+                     '<polygons count="1" material="m"><input semantic="VERTEX" source="#v" offset="0"/>'
+                     '<input semantic="TEXCOORD" source="#uv" offset="1" set="0"/><p>0 0 1 1 2 1 3 0</p>')
+            .replace('<tristrips count="1"><input semantic="VERTEX" source="#v" offset="0"/><p>3 2 4 5</p>',
+                     '<tristrips count="1"><input semantic="VERTEX" source="#v" offset="0"/>'
+                     '<input semantic="TEXCOORD" source="#uv" offset="1" set="0"/><p>3 0 2 0 4 1 5 1</p>')
+            .replace('<skeleton>#root_id</skeleton>', '<skeleton>#root_id</skeleton><bind_material><technique_common>'
+                     '<instance_material symbol="m" target="#red"/></technique_common></bind_material>')
+            .replace("<library_geometries>", '<library_effects><effect id="red-fx"><profile_COMMON><technique sid="t">'
+                     '<lambert><diffuse><color>1 0 0 1</color></diffuse></lambert></technique></profile_COMMON>'
+                     '</effect></library_effects><library_materials><material id="red" name="red">'
+                     '<instance_effect url="#red-fx"/></material></library_materials><library_geometries>'))
+    path = tmp_path / "rigged.dae"
+    path.write_text(text)
+    rig = load_character(path)
+    look = rig.mesh.look
+    assert look.document["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"] == [1.0, 0.0, 0.0, 1.0]
+    assert all("TEXCOORD_0" in p["attributes"] for p in look.document["meshes"][0]["primitives"])
+    assert any("own skin" in x for x in look.lost)
+    assert at.load_rig(path).mesh.look is None  # read as a source: no look

@@ -8,9 +8,9 @@ points (``<vertices>``' positions, the order kept) and its polygons (``triangles
 instance in its bind pose (its bind-shape matrix applied), the units and the up axis.
 
 The rig (skins and joints) is read by :mod:`.collada_rig`, animations as clips by
-:mod:`.collada_animation`, a static target's look (UVs, normals, materials) by
+:mod:`.collada_animation`, a target's look (UVs, normals, materials) by
 :mod:`.collada_look`.  Not read (a warning says so when the file holds them): morph
-controllers, and the materials and texture coordinates of a skinned target.
+controllers.
 """
 from __future__ import annotations
 
@@ -289,7 +289,7 @@ def mesh_of_scene(scene: ColladaScene) -> Mesh:
             instances.append((node, geometry, placed))
     if not pieces:
         scene.fail("contains no triangle mesh")
-    warn_not_read(scene, look=True)
+    warn_not_read(scene)
     mesh = merge_pieces(scene.path, pieces)
     mesh.look = collada_look(scene, instances, mesh)
     return mesh
@@ -311,17 +311,11 @@ def bind_shape(scene: ColladaScene, skin) -> np.ndarray:
     return scene.numbers(bsm, "bind_shape_matrix", 16).reshape(4, 4) if bsm is not None else np.eye(4)
 
 
-def warn_not_read(scene: ColladaScene, look: bool = False) -> None:
-    """Say what the file holds that is not read (``look``: its materials and texture
-    coordinates are)."""
-    held = [what for what, found in (
-        ("morph targets", scene.root.find("library_controllers/controller/morph") is not None),
-        ("materials and texture coordinates", not look and (
-            scene.root.find("library_materials/material") is not None
-            or scene.root.find(".//input[@semantic='TEXCOORD']") is not None))) if found]
-    if held:
-        listed = ", ".join(held[:-1]) + " and " + held[-1] if len(held) > 1 else held[0]
-        log.warning("%s: its %s are not read from a COLLADA file", scene.path, listed)
+def warn_not_read(scene: ColladaScene) -> None:
+    """Say what the file holds that is not read: its morph targets (a source's blend shapes
+    are carried from glTF and FBX sources)."""
+    if scene.root.find("library_controllers/controller/morph") is not None:
+        log.warning("%s: its morph targets are not read from a COLLADA file", scene.path)
 
 
 def collada_frame(path) -> dict:

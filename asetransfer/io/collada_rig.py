@@ -57,8 +57,9 @@ def skinned_joints(scene: ColladaScene) -> tuple:
     return skins, named, bound, joints
 
 
-def rig_of_scene(scene: ColladaScene) -> Rig:
-    """:func:`read_collada_rig` of a parsed file (also read by :mod:`.collada_animation`)."""
+def rig_of_scene(scene: ColladaScene, look: bool = False) -> Rig:
+    """:func:`read_collada_rig` of a parsed file (also read by :mod:`.collada_animation`); with
+    ``look`` its mesh gets the meshes' look (:mod:`.collada_look`: a rigged file read as a target)."""
     path = scene.path
     skins, named, bound, joints = skinned_joints(scene)
     jindex = {n: j for j, n in enumerate(joints)}
@@ -70,14 +71,21 @@ def rig_of_scene(scene: ColladaScene) -> Rig:
             bind[j] = bound[n]
         elif parents[j] >= 0:  # no skin names it: its rest offset from its parent
             bind[j] = bind[parents[j]] @ np.linalg.inv(rest[parents[j]]) @ rest[j]
-    pieces, rows = [], []
+    pieces, rows, instances = [], [], []
     for (i, _, skin), (nodes, _) in zip(skins, named):
-        points, tris = geometry_arrays(scene, scene.ref(skin.get("source"), "a skin"))
-        pieces.append(MeshPiece(_name(scene.nodes[i][0]), apply(bind_shape(scene, skin), points), tris))
+        geometry, placed = scene.ref(skin.get("source"), "a skin"), bind_shape(scene, skin)
+        points, tris = geometry_arrays(scene, geometry)
+        pieces.append(MeshPiece(_name(scene.nodes[i][0]), apply(placed, points), tris))
         rows.append(_weights(scene, skin, [jindex[n] for n in nodes], len(points)))
-    _rigid_pieces(scene, jindex, rest, bind, pieces, rows)
+        instances.append((scene.nodes[i][0], geometry, placed))
+    _rigid_pieces(scene, jindex, rest, bind, pieces, rows, instances)
     warn_not_read(scene)
     mesh = merge_pieces(path, pieces)
+    if look:
+        from .collada_look import collada_look  # here: it reads the scene through collada
+        mesh.look = collada_look(scene, instances, mesh)
+        # named with the rest of what an output does not take over
+        mesh.look.lost = tuple(mesh.look.lost) + ("the target's own skin (the transferred one replaces it)",)
     idx, w = stack_influences(rows)
     skin = normalise_weights(path, mesh, idx, w, len(joints))
     names = unique_joint_names(path, [_name(scene.nodes[n][0]) for n in joints])
@@ -87,9 +95,10 @@ def rig_of_scene(scene: ColladaScene) -> Rig:
         scene.fail(str(e))
 
 
-def _rigid_pieces(scene: ColladaScene, jindex: dict, rest, bind, pieces: list, rows: list) -> None:
+def _rigid_pieces(scene: ColladaScene, jindex: dict, rest, bind, pieces: list, rows: list, instances: list) -> None:
     """Static meshes below a joint, bound to it with weight 1 and moved with it from rest to
-    bind (appended to ``pieces`` and ``rows``); static meshes below no joint left out."""
+    bind (appended to ``pieces``, ``rows`` and ``instances``); static meshes below no joint
+    left out."""
     for i, (node, _, world) in enumerate(scene.nodes):
         for geometry in (scene.ref(g.get("url"), "an instance_geometry") for g in node.findall("instance_geometry")):
             joint = _nearest(scene, i, jindex)
@@ -100,6 +109,7 @@ def _rigid_pieces(scene: ColladaScene, jindex: dict, rest, bind, pieces: list, r
             placed = bind[joint] @ np.linalg.inv(rest[joint]) @ world
             pieces.append(MeshPiece(_name(node), apply(placed, points), tris))
             rows.append((np.full((len(points), 1), joint), np.ones((len(points), 1))))
+            instances.append((node, geometry, placed))
 
 
 def read_collada(path):
@@ -107,7 +117,7 @@ def read_collada(path):
     scene = ColladaScene(path)
     if any(n.find("instance_controller") is not None for n, _, _ in scene.nodes) \
             and scene.root.find("library_controllers/controller/skin") is not None:
-        return rig_of_scene(scene)
+        return rig_of_scene(scene, look=True)
     return mesh_of_scene(scene)
 
 
