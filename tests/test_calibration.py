@@ -108,6 +108,12 @@ CONVENTIONS = {
                "neck": "首", "head": "頭"},
             **_side_names("左{}", "右{}", dict(zip(_SIDE_KEYS, (
                 "肩", "腕", "ひじ", "手首", "親指１", "人指１", "中指１", "小指１", "足", "ひざ", "足首", "つま先"))))},
+    # MikuMikuDance's English names: the upper leg is "leg", the knee "knee"
+    "mmd_english": {**{"hips": "center", "pelvis": "lower body", "spine1": "upper body", "spine2": "upper body2",
+                       "chest": "upper body3", "neck": "neck", "head": "head"},
+                    **_side_names("{}_L", "{}_R", dict(zip(_SIDE_KEYS, (
+                        "shoulder", "arm", "elbow", "wrist", "thumb1", "fore1", "middle1", "little1", "leg", "knee",
+                        "ankle", "toe"))))},
     # Character Creator and Daz hang the thighs from a pelvis beside the spine (LEG_PELVIS)
     "character_creator": {**{"hips": "CC_Base_Hip", "spine1": "CC_Base_Waist", "spine2": "CC_Base_Spine01",
                              "chest": "CC_Base_Spine02", "neck": "CC_Base_NeckTwist01", "head": "CC_Base_Head",

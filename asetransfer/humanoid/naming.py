@@ -164,7 +164,7 @@ def spine_chain(names, parents, head: str | None = None) -> np.ndarray:
     return np.concatenate([tree.ancestors(h)[::-1], [h]]).astype(np.int64)
 
 
-_FINGER_WORDS = (("thumb", r"thumb|pollex"), ("index", r"index|pointer"), ("middle", r"middle|mid"),
+_FINGER_WORDS = (("thumb", r"thumb|pollex"), ("index", r"index|pointer|fore(?!arm)"), ("middle", r"middle|mid"),
                  ("ring", r"ring"), ("pinky", r"pinky|little|small"))
 #: a numbered finger joint (MakeHuman's ``finger2-1``, 3ds Max Biped's ``Finger01``): its number
 FINGER_NUMBER = re.compile(r"finger(\d)")

@@ -39,11 +39,11 @@ _PATTERNS = {
     "elbow": [r"(forearm|lowerarm|loarm|elbow)(0*1|bend|stretch)?"],
     "wrist": [r"(hand|wrist)"],
     "mid_hand": [r"(handmiddle|middle|mid|fmiddle|middlefinger|finger{middle})(0*1|proximal)?"],
-    "thumb": [r"(handthumb|thumb|fthumb|finger{thumb})(0*1|proximal|metacarpal)?"],
-    "index": [r"(handindex|index|findex|indexfinger|finger{index})(0*1|proximal)?"],
+    "thumb": [r"(handthumb|thumb|fthumb|finger{thumb})(0*1|0|proximal|metacarpal)?"],  # thumb0: MMD's base
+    "index": [r"(handindex|index|findex|indexfinger|fore|finger{index})(0*1|proximal)?"],  # fore: MMD's
     "pinky": [r"(handpinky|pinky|fpinky|little|littlefinger|finger{pinky})(0*1|proximal)?"],
     "upper_leg": [r"(upperleg|upleg|thigh|femur)(0*1|bend|stretch)?", r"hip(joint)?"],
-    "knee": [r"(lowerleg|loleg|calf|shin|knee|leg|tibia)(0*1|stretch)?"],
+    "knee": [r"(lowerleg|loleg|calf|shin|knee|tibia)(0*1|stretch)?", r"leg(0*1|stretch)?"],
     "ankle": [r"(foot|ankle)"],
     "toe": [r"(toebase|toes?|ball)\d*"],
 }
@@ -219,12 +219,17 @@ def _leg_roles(tree, side: str, bases, depth, positions: np.ndarray, found: dict
     shallowest toe-named descendant of the ankle (the middle one of several at one level)."""
     if "hips" not in found or f"ankle_{side}" not in found:
         return
-    leg = tree.path(found["hips"], found[f"ankle_{side}"]).tolist()[:-1]
+    path = tree.path(found["hips"], found[f"ankle_{side}"]).tolist()[:-1]
+    leg = path
     for role in ("upper_leg", "knee"):
         j = _match(role, leg, bases, depth)
         if j is not None:
             found[f"{role}_{side}"] = j
             leg = leg[leg.index(j) + 1:]
+    if f"upper_leg_{side}" not in found and f"knee_{side}" in found:  # leg over knee (MMD's leg_L, knee_L)
+        above = [k for k in path[:path.index(found[f"knee_{side}"])] if re.fullmatch(r"leg(0*1)?", bases[k])]
+        if above:
+            found[f"upper_leg_{side}"] = above[-1]
     toes = tree.descendants(found[f"ankle_{side}"]).tolist()
     hits = [j for j in toes if any(re.fullmatch(p, bases[j]) for p in _PATTERNS["toe"])]
     if hits:
