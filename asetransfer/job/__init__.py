@@ -20,6 +20,8 @@ import logging
 import os
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from ..config import Config
 from ..errors import InputError
 from ..model.mesh import Mesh
@@ -121,8 +123,40 @@ def load_source(path, digest: str | None = None) -> SourceFile:
         raise InputError(path, "the source changed while the batch was running")
     key = (os.path.abspath(path), actual)
     if key not in _SOURCES:
-        remember_source(SourceFile(path, actual, load_rig(path)))  # one source at a time per process
+        rig = load_rig(path)
+        _warn_separate_characters(path, rig)
+        remember_source(SourceFile(path, actual, rig))  # one source at a time per process
     return _SOURCES[key]
+
+
+#: a joint tree moving at least this share of a source's vertices is read as a character of its own
+CHARACTER_SHARE = 0.2
+
+
+def _warn_separate_characters(path, rig: Rig) -> None:
+    """Warn when a source file holds several characters: two or more joint trees (roots) that
+    each move :data:`CHARACTER_SHARE` or more of the vertices (by their largest weight), no
+    mesh part moved by two of them.  The transfer would put every skeleton into the one
+    target (a scene exported whole); a prop skeleton or a cape's moving less is no character."""
+    sk = rig.skeleton
+    roots = sk.roots()
+    if len(roots) < 2:
+        return
+    tree = np.zeros(sk.n_joints, dtype=np.int64)
+    for k, r in enumerate(roots):
+        tree[[r, *sk.hierarchy.descendants(r).tolist()]] = k
+    owner = tree[rig.skin.indices[:, 0]]
+    shares = np.bincount(owner, minlength=len(roots)) / max(len(owner), 1)
+    big = np.flatnonzero(shares >= CHARACTER_SHARE)
+    if len(big) < 2:
+        return
+    for part in range(len(rig.mesh.parts)):
+        if len(set(owner[rig.mesh.vertex_part == part].tolist()) & set(big.tolist())) > 1:
+            return  # one body moved by both: not two characters
+    names = ", ".join(repr(sk.names[roots[k]]) for k in big)
+    log.warning("%s: holds %d skeletons that each move their own part of the mesh (roots %s): %d characters "
+                "in one file? The rig will carry all of them; keep one character in the source", path, len(big),
+                names, len(big))
 
 
 def remember_source(source: SourceFile) -> None:
