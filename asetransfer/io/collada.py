@@ -285,7 +285,7 @@ def mesh_of_scene(scene: ColladaScene) -> Mesh:
     for node, _, world in scene.nodes:
         for geometry, placed in _instances(scene, node, world):
             points, tris = geometry_arrays(scene, geometry)
-            pieces.append(MeshPiece(node.get("name") or node.get("id") or "mesh", apply(placed, points), tris))
+            pieces.append(MeshPiece(node_name(node), apply(placed, points), tris))
             instances.append((node, geometry, placed))
     if not pieces:
         scene.fail("contains no triangle mesh")
@@ -316,6 +316,11 @@ def warn_not_read(scene: ColladaScene) -> None:
     are carried from glTF and FBX sources)."""
     if scene.root.find("library_controllers/controller/morph") is not None:
         log.warning("%s: its morph targets are not read from a COLLADA file", scene.path)
+
+
+def node_name(node) -> str:
+    """A node's name: its ``name``, else its ``sid`` or ``id`` (joints and mesh parts alike)."""
+    return node.get("name") or node.get("sid") or node.get("id") or "node"
 
 
 def collada_frame(path) -> dict:

@@ -19,7 +19,8 @@ from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..model.transforms import apply
 from .assembly import MeshPiece, merge_pieces, normalise_weights, stack_influences, unique_joint_names
-from .collada import ColladaScene, bind_shape, geometry_arrays, mesh_of_scene, source_rows, warn_not_read
+from .collada import (ColladaScene, bind_shape, geometry_arrays, mesh_of_scene, node_name, source_rows,
+                      warn_not_read)
 
 log = logging.getLogger("asetransfer")
 
@@ -75,7 +76,7 @@ def rig_of_scene(scene: ColladaScene, look: bool = False) -> Rig:
     for (i, _, skin), (nodes, _) in zip(skins, named):
         geometry, placed = scene.ref(skin.get("source"), "a skin"), bind_shape(scene, skin)
         points, tris = geometry_arrays(scene, geometry)
-        pieces.append(MeshPiece(_name(scene.nodes[i][0]), apply(placed, points), tris))
+        pieces.append(MeshPiece(node_name(scene.nodes[i][0]), apply(placed, points), tris))
         rows.append(_weights(scene, skin, [jindex[n] for n in nodes], len(points)))
         instances.append((scene.nodes[i][0], geometry, placed))
     _rigid_pieces(scene, jindex, rest, bind, pieces, rows, instances)
@@ -88,7 +89,7 @@ def rig_of_scene(scene: ColladaScene, look: bool = False) -> Rig:
         mesh.look.lost = tuple(mesh.look.lost) + ("the target's own skin (the transferred one replaces it)",)
     idx, w = stack_influences(rows)
     skin = normalise_weights(path, mesh, idx, w, len(joints))
-    names = unique_joint_names(path, [_name(scene.nodes[n][0]) for n in joints])
+    names = unique_joint_names(path, [node_name(scene.nodes[n][0]) for n in joints])
     try:
         return Rig(mesh, Skeleton.from_world(names, parents, rest, bind), skin)
     except ValueError as e:
@@ -103,11 +104,11 @@ def _rigid_pieces(scene: ColladaScene, jindex: dict, rest, bind, pieces: list, r
         for geometry in (scene.ref(g.get("url"), "an instance_geometry") for g in node.findall("instance_geometry")):
             joint = _nearest(scene, i, jindex)
             if joint < 0:
-                log.warning("%s: mesh %r is neither skinned nor below a joint; left out", scene.path, _name(node))
+                log.warning("%s: mesh %r is neither skinned nor below a joint; left out", scene.path, node_name(node))
                 continue
             points, tris = geometry_arrays(scene, geometry)
             placed = bind[joint] @ np.linalg.inv(rest[joint]) @ world
-            pieces.append(MeshPiece(_name(node), apply(placed, points), tris))
+            pieces.append(MeshPiece(node_name(node), apply(placed, points), tris))
             rows.append((np.full((len(points), 1), joint), np.ones((len(points), 1))))
             instances.append((node, geometry, placed))
 
@@ -119,10 +120,6 @@ def read_collada(path):
             and scene.root.find("library_controllers/controller/skin") is not None:
         return rig_of_scene(scene, look=True)
     return mesh_of_scene(scene)
-
-
-def _name(node) -> str:
-    return node.get("name") or node.get("sid") or node.get("id") or "node"
 
 
 def _nearest(scene: ColladaScene, node: int, jindex: dict) -> int:
@@ -171,9 +168,9 @@ def _bind_matrices(scene: ColladaScene, skins: list) -> dict:
             try:
                 world = np.linalg.inv(m)
             except np.linalg.LinAlgError:
-                scene.fail(f"joint {_name(scene.nodes[n][0])!r} has a singular inverse bind matrix")
+                scene.fail(f"joint {node_name(scene.nodes[n][0])!r} has a singular inverse bind matrix")
             if n in bound and not np.allclose(bound[n], world, atol=1e-4 * (1 + np.abs(world[:3, 3]).max())):
-                scene.fail(f"two skins bind joint {_name(scene.nodes[n][0])!r} at different places")
+                scene.fail(f"two skins bind joint {node_name(scene.nodes[n][0])!r} at different places")
             bound.setdefault(n, world)
     return bound
 

@@ -3,8 +3,9 @@ FBX 7, so that :mod:`.fbx_scene` and every reader after it read both alike.
 
 FBX 6 names its objects where FBX 7 numbers them, and keeps a mesh's arrays in its model:
 
-* every object of ``Objects`` gets an id (in file order) before its name, the scene root
-  (``Scene`` / ``Model::Scene``) is id 0, and each ``Connect`` becomes a ``C`` of ids;
+* every object of ``Objects`` gets an id (in file order) before its name (``name\x00\x01Class``
+  in both forms: the ASCII parser turns ``Class::name`` into it), the scene root (``Scene``)
+  is id 0, and each ``Connect`` becomes a ``C`` of ids;
 * ``Properties60`` ``Property: name, type, flags, values...`` becomes ``Properties70``
   ``P: name, type, "", flags, values...``;
 * a ``Mesh`` model's vertices, polygons and layers move into a ``Geometry`` object of its
@@ -37,20 +38,20 @@ def as_fbx7(path, nodes: list) -> list:
     """The top-level ``nodes`` of an FBX 6 file as FBX 7 holds them (module docstring)."""
     sections = {n.name: n for n in nodes}
     objects = sections.get("Objects")
-    ids, converted, geometry_links = {"Scene\x00\x01Model": 0, "Model::Scene": 0, "Scene": 0}, [], []
+    ids, converted, geometry_links = {"Scene\x00\x01Model": 0, "Scene": 0}, [], []
     for k, node in enumerate(objects.children if objects is not None else []):
         if node.props and isinstance(node.props[0], str):
-            ids.setdefault(_named(node.props[0]), 1000 + 2 * k)
+            ids.setdefault(str(node.props[0]), 1000 + 2 * k)
     meshes = set()
     for node in objects.children if objects is not None else []:
         if not node.props or not isinstance(node.props[0], str):
             continue
-        oid = ids[_named(node.props[0])]
+        oid = ids[str(node.props[0])]
         children = [_properties70(c) if c.name == "Properties60" else _arrays(c) for c in node.children]
         if node.name == "Pose":
             children = [_pose_node(c, ids) if c.name == "PoseNode" else c for c in children]
         if node.name == "Model" and any(c.name == "Vertices" for c in children):
-            name = _named(node.props[0]).split("\x00\x01")[0]
+            name = str(node.props[0]).split("\x00\x01")[0]
             geometry = FbxNode("Geometry", [oid + 1, f"{name}\x00\x01Geometry", "Mesh"],
                                [c for c in children if c.name in _GEOMETRY or c.name.startswith("LayerElement")])
             children = [c for c in children if c not in geometry.children]
@@ -59,12 +60,12 @@ def as_fbx7(path, nodes: list) -> list:
             meshes.add(oid)
             if any(c.name == "Shape" for c in node.children):
                 log.warning("%s: the blend shapes of FBX 6 mesh %r are not read", path, name)
-        converted.append(FbxNode(node.name, [oid, _named(node.props[0]), *node.props[1:2]], children))
+        converted.append(FbxNode(node.name, [oid, str(node.props[0]), *node.props[1:2]], children))
     connections = []
     for c in sections["Connections"].all("Connect") if "Connections" in sections else []:
-        if len(c.props) >= 3 and _named(c.props[1]) in ids and _named(c.props[2]) in ids:
-            child, parent = ids[_named(c.props[1])], ids[_named(c.props[2])]
-            if parent in meshes and _named(c.props[1]).endswith("\x00\x01Deformer"):
+        if len(c.props) >= 3 and str(c.props[1]) in ids and str(c.props[2]) in ids:
+            child, parent = ids[str(c.props[1])], ids[str(c.props[2])]
+            if parent in meshes and str(c.props[1]).endswith("\x00\x01Deformer"):
                 parent += 1  # a skin deforms the mesh's geometry in FBX 7
             connections.append(FbxNode("C", [c.props[0], child, parent, *c.props[3:]]))
     takes = sections.get("Takes")
@@ -79,15 +80,6 @@ def as_fbx7(path, nodes: list) -> list:
         elif node.name != "Takes":
             out.append(node)
     return out
-
-
-def _named(value) -> str:
-    """An FBX 6 object name as the binary form writes it (``name\\x00\\x01Class``), from either form."""
-    text = str(value)
-    if "\x00\x01" in text or "::" not in text:
-        return text
-    cls, name = text.split("::", 1)
-    return f"{name}\x00\x01{cls}"
 
 
 def _arrays(node: FbxNode) -> FbxNode:
@@ -111,7 +103,7 @@ def _pose_node(node: FbxNode, ids: dict) -> FbxNode:
     """A bind pose's ``PoseNode`` with its model named by id."""
     children = []
     for c in node.children:
-        if c.name == "Node" and c.props and _named(c.props[0]) in ids:
-            c = FbxNode("Node", [ids[_named(c.props[0])]])
+        if c.name == "Node" and c.props and str(c.props[0]) in ids:
+            c = FbxNode("Node", [ids[str(c.props[0])]])
         children.append(c)
     return FbxNode("PoseNode", node.props, children)

@@ -106,6 +106,24 @@ def _parse_json(path, raw: bytes, glb: bool = False) -> dict:
     return doc
 
 
+def drop_extension(doc: dict, name: str, objects=()) -> None:
+    """Remove the extension ``name`` from each of ``objects`` (their ``extensions``, the dict
+    itself once empty) and from the document's ``extensionsUsed`` / ``extensionsRequired``
+    (a list left empty removed: glTF forbids one): what a decoder does once it has decoded
+    the data the extension held."""
+    for obj in objects:
+        ext = obj.get("extensions")
+        if isinstance(ext, dict) and name in ext:
+            del ext[name]
+            if not ext:
+                del obj["extensions"]
+    for key in ("extensionsUsed", "extensionsRequired"):
+        if isinstance(doc.get(key), list) and name in doc[key]:
+            doc[key] = [x for x in doc[key] if x != name]
+            if not doc[key]:
+                del doc[key]
+
+
 def is_fallback(buffer: dict) -> bool:
     """Whether a buffer is a meshopt-compressed file's fallback: bytes its decoder provides
     (``EXT_meshopt_compression``, :mod:`.gltf_meshopt`)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from .glb import ARRAY_BUFFER, COMPONENT_DTYPE, ELEMENT_ARRAY_BUFFER, TYPE_SIZE, UINT, Accessors, is_index
+from .glb import ARRAY_BUFFER, COMPONENT_DTYPE, ELEMENT_ARRAY_BUFFER, TYPE_SIZE, UINT, Accessors, drop_extension, is_index
 
 EXTENSION = "KHR_draco_mesh_compression"
 
@@ -45,11 +45,7 @@ def decode_draco_primitives(path, doc: dict, buffers: list) -> None:
             _decode_primitive(path, doc, buffers, prim, f"mesh {m} primitive {p}", out, DracoPy)
         doc.setdefault("buffers", []).append({"byteLength": len(out.blob)})
         buffers.append(bytes(out.blob))
-    for key in ("extensionsUsed", "extensionsRequired"):
-        if isinstance(doc.get(key), list) and EXTENSION in doc[key]:
-            doc[key] = [x for x in doc[key] if x != EXTENSION]
-            if not doc[key]:
-                del doc[key]  # an empty list is invalid glTF
+    drop_extension(doc, EXTENSION, [prim for _, _, prim in compressed])
 
 
 class _DecodedBuffer:
@@ -96,7 +92,7 @@ class _DecodedBuffer:
 
 
 def _decode_primitive(path, doc: dict, buffers: list, prim: dict, what: str, out: _DecodedBuffer, draco) -> None:
-    """Decode one compressed primitive into ``out`` (its accessors filled, its extension removed)."""
+    """Decode one compressed primitive into ``out`` (its accessors filled)."""
     ext = prim["extensions"][EXTENSION]
     attributes = ext.get("attributes") if isinstance(ext, dict) else None
     if not isinstance(attributes, dict) or not isinstance(prim.get("attributes"), dict):
@@ -122,6 +118,3 @@ def _decode_primitive(path, doc: dict, buffers: list, prim: dict, what: str, out
         accessors.append({"componentType": UINT, "type": "SCALAR", "count": len(indices)})
         prim["indices"] = len(accessors) - 1
     prim["indices"] = out.fill(prim["indices"], indices, ELEMENT_ARRAY_BUFFER, f"{what} indices")
-    del prim["extensions"][EXTENSION]
-    if not prim["extensions"]:
-        del prim["extensions"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from .glb import is_fallback, is_index
+from .glb import drop_extension, is_fallback, is_index
 
 EXTENSION = "EXT_meshopt_compression"
 MODES = ("ATTRIBUTES", "TRIANGLES", "INDICES")
@@ -60,21 +60,9 @@ def decode_meshopt_views(path, doc: dict, buffers: list) -> None:
             if at + len(data) > len(filled[buffer]):
                 raise InputError(path, f"compressed bufferView {k} decodes past the end of buffer {buffer}")
             filled[buffer][at:at + len(data)] = data
-            del view["extensions"][EXTENSION]
-            if not view["extensions"]:
-                del view["extensions"]
         for buffer, data in filled.items():
             buffers[buffer] = bytes(data)
-    for buf in doc.get("buffers") or []:
-        if is_fallback(buf):
-            del buf["extensions"][EXTENSION]
-            if not buf["extensions"]:
-                del buf["extensions"]
-    for key in ("extensionsUsed", "extensionsRequired"):
-        if isinstance(doc.get(key), list) and EXTENSION in doc[key]:
-            doc[key] = [x for x in doc[key] if x != EXTENSION]
-            if not doc[key]:
-                del doc[key]  # an empty list is invalid glTF
+    drop_extension(doc, EXTENSION, views + [b for b in doc.get("buffers") or [] if is_fallback(b)])
 
 
 def _decoded(path, doc: dict, buffers: list, view: dict, what: str, meshopt, limit: int) -> tuple:
