@@ -29,6 +29,7 @@ import numpy as np
 
 from ..model.roles import REQUIRED, ROLES, SIDES
 from ..model.skeleton import Skeleton
+from .bones import declared_roles
 from .naming import FINGER_NUMBER, finger_of, spine_chain, split_side, without_running_index
 
 # name patterns per side role, on the side-free, lower-case, separator-free base name;
@@ -69,9 +70,10 @@ def _match(role, joints, bases, depth, first_finger: int = 1):
 
 
 def propose_skeleton_map(skeleton: Skeleton):
-    """Fill the roles from joint names and the hierarchy: the wrists and ankles by name on
-    each side, the hips and upper spine where their chains meet, the spine chain's joints
-    between them, then each limb's joints by name along the path to its end.
+    """Fill the roles from the humanoid bones the file declares (``skeleton.humanoid_bones``),
+    then from joint names and the hierarchy: the wrists and ankles by name on each side, the
+    hips and upper spine where their chains meet, the spine chain's joints between them,
+    then each limb's joints by name along the path to its end.
 
     Returns
     -------
@@ -82,16 +84,16 @@ def propose_skeleton_map(skeleton: Skeleton):
     split = [split_side(n) for n in without_running_index(names)]
     sides, bases = [s for s, _ in split], [b for _, b in split]
     depth = tree.depth()
-    found = {}
+    found = declared_roles(skeleton)  # a file's own declaration (a VRM's humanoid) first
     for s in SIDES:
         on_side = [j for j in range(len(names)) if sides[j] == s]
         for role in ("wrist", "ankle"):
-            j = _match(role, on_side, bases, depth)
+            j = _match(role, on_side, bases, depth) if f"{role}_{s}" not in found else None
             if j is not None:
                 found[f"{role}_{s}"] = j
-    if "wrist_l" in found and "wrist_r" in found:
+    if "wrist_l" in found and "wrist_r" in found and "upper_spine" not in found:
         found["upper_spine"] = tree.common_ancestor(found["wrist_l"], found["wrist_r"])
-    if "ankle_l" in found and "ankle_r" in found:
+    if "ankle_l" in found and "ankle_r" in found and "hips" not in found:
         found["hips"] = tree.common_ancestor(found["ankle_l"], found["ankle_r"])
         if "upper_spine" in found:  # legs hung from a pelvis beside the spine (Daz, Character
             # Creator: hip -> pelvis -> thighs, hip -> abdomen): the hips carry both
@@ -112,23 +114,26 @@ def _spine_roles(skeleton: Skeleton, sides, bases, found: dict) -> None:
     and the upper spine) and ``neck`` (the first joint above the upper spine, one named
     neck first), added to ``found``."""
     names, parents = skeleton.names, skeleton.parents
-    chain = [int(j) for j in spine_chain(names, parents)]
+    if "head" in found:  # declared: the chain is the head's ancestors
+        chain = [*skeleton.hierarchy.ancestors(found["head"]).tolist()[::-1], found["head"]]
+    else:
+        chain = [int(j) for j in spine_chain(names, parents)]
     if not chain:  # Rigify names the head spine.006
         rigify = [j for j in range(len(names)) if sides[j] is None and bases[j] == "spine006"]
         if rigify:
             chain = [int(j) for j in spine_chain(names, parents, head=names[rigify[0]])]
     if chain:
-        found["head"] = chain[-1]
+        found.setdefault("head", chain[-1])
     if "hips" in found and "upper_spine" in found and found["hips"] in chain and found["upper_spine"] in chain:
         a, b = chain.index(found["hips"]), chain.index(found["upper_spine"])
         middle = chain[a + 1:b]
         if middle:
-            found["spine"] = middle[(len(middle) - 1) // 2]
+            found.setdefault("spine", middle[(len(middle) - 1) // 2])
         if "head" in found:
             above = chain[b + 1:-1]
             named = [j for j in above if _NECK.fullmatch(bases[j])]
             if named or above:
-                found["neck"] = (named or above)[0]
+                found.setdefault("neck", (named or above)[0])
 
 
 def _arm_roles(tree, side: str, names, bases, depth, positions: np.ndarray, found: dict) -> None:
@@ -139,14 +144,16 @@ def _arm_roles(tree, side: str, names, bases, depth, positions: np.ndarray, foun
         return
     arm = tree.path(found["upper_spine"], found[f"wrist_{side}"]).tolist()[:-1]
     for role in ("clavicle", "shoulder", "elbow"):
-        j = _match(role, [k for k in arm if k not in found.values()], bases, depth)
+        j = found.get(f"{role}_{side}")
+        if j is None:
+            j = _match(role, [k for k in arm if k not in found.values()], bases, depth)
         if j is not None:
             found[f"{role}_{side}"] = j
-            arm = arm[arm.index(j) + 1:]  # the next role lies further down the arm
+            arm = arm[arm.index(j) + 1:] if j in arm else arm  # the next role lies further down the arm
     hand = tree.descendants(found[f"wrist_{side}"]).tolist()
     first = 0 if numbered_from_zero([names[j] for j in hand], positions[hand]) else 1
     for role in ("mid_hand", "thumb", "index", "pinky"):
-        j = _match(role, hand, bases, depth, first)
+        j = _match(role, hand, bases, depth, first) if f"{role}_{side}" not in found else None
         if j is not None:
             found[f"{role}_{side}"] = j
 
@@ -222,17 +229,19 @@ def _leg_roles(tree, side: str, bases, depth, positions: np.ndarray, found: dict
     path = tree.path(found["hips"], found[f"ankle_{side}"]).tolist()[:-1]
     leg = path
     for role in ("upper_leg", "knee"):
-        j = _match(role, leg, bases, depth)
+        j = found.get(f"{role}_{side}")
+        if j is None:
+            j = _match(role, leg, bases, depth)
         if j is not None:
             found[f"{role}_{side}"] = j
-            leg = leg[leg.index(j) + 1:]
+            leg = leg[leg.index(j) + 1:] if j in leg else leg
     if f"upper_leg_{side}" not in found and f"knee_{side}" in found:  # leg over knee (MMD's leg_L, knee_L)
         above = [k for k in path[:path.index(found[f"knee_{side}"])] if re.fullmatch(r"leg(0*1)?", bases[k])]
         if above:
             found[f"upper_leg_{side}"] = above[-1]
     toes = tree.descendants(found[f"ankle_{side}"]).tolist()
     hits = [j for j in toes if any(re.fullmatch(p, bases[j]) for p in _PATTERNS["toe"])]
-    if hits:
+    if hits and f"toe_{side}" not in found:
         d = min(depth[j] for j in hits)
         top = [j for j in hits if depth[j] == d]
         centre = positions[top].mean(axis=0)  # several toes at one level: the middle one

@@ -1,4 +1,4 @@
-"""Reading and writing the files users have: glTF and FBX rigs, USD output, target meshes,
+"""Reading and writing the files users have: glTF (and VRM) and FBX rigs, USD output, target meshes,
 marker files.  The readers and writers are chosen by file extension, each in one table.
 
 A table's entry is a function, or ``"module:function"`` (a module of this package) for the
@@ -19,13 +19,14 @@ log = logging.getLogger("asetransfer")
 USD_EXTENSIONS = (".usda", ".usdc", ".usdz")
 #: extension -> reader of a target mesh (a rigged file's mesh as modelled, skins ignored)
 MESH_READERS = {".obj": read_obj, ".ply": read_ply_mesh, ".off": read_off, ".stl": read_stl,
-                ".glb": read_gltf_mesh, ".gltf": read_gltf_mesh, ".fbx": "fbx:read_fbx_mesh",
+                ".glb": read_gltf_mesh, ".gltf": read_gltf_mesh, ".vrm": read_gltf_mesh, ".fbx": "fbx:read_fbx_mesh",
                 ".dae": "collada:read_collada_mesh"}
 #: extension -> reader of a rigged character
-RIG_READERS = {".glb": read_gltf_rig, ".gltf": read_gltf_rig, ".fbx": "fbx:read_fbx_rig",
+RIG_READERS = {".glb": read_gltf_rig, ".gltf": read_gltf_rig, ".vrm": read_gltf_rig, ".fbx": "fbx:read_fbx_rig",
                ".dae": "collada_rig:read_collada_rig", **{ext: "usd:read_usd_rig" for ext in USD_EXTENSIONS}}
 #: extension -> reader of "whatever the file holds" (a Rig if skinned, else a Mesh)
-CHARACTER_READERS = {".glb": read_gltf, ".gltf": read_gltf, ".fbx": "fbx:read_fbx", ".dae": "collada_rig:read_collada",
+CHARACTER_READERS = {".glb": read_gltf, ".gltf": read_gltf, ".vrm": read_gltf, ".fbx": "fbx:read_fbx",
+                     ".dae": "collada_rig:read_collada",
                      **{ext: "usd:read_usd" for ext in USD_EXTENSIONS}}
 #: extension -> writer of a rig, called as ``writer(path, rig, max_influences=, inputs=, **options)``
 RIG_WRITERS = {".glb": write_rig, ".gltf": write_rig, ".fbx": "fbx_write:write_fbx",
@@ -37,9 +38,11 @@ LOOK_WRITERS = {".glb": "gltf_over:write_rig_over", ".gltf": "gltf_over:write_ri
 #: extension -> reader of a rig's animation clips, ``reader(path) -> (rig, [(name, Animation)],
 #: [(name, reason)])`` (glTF animations, FBX takes)
 CLIP_READERS = {".glb": "gltf_animation:read_clips", ".gltf": "gltf_animation:read_clips",
+                ".vrm": "gltf_animation:read_clips",
                 ".fbx": "fbx_animation:read_fbx_clips", ".dae": "collada_animation:read_collada_clips"}
 #: extension -> whether a file holds animation clips (without reading them)
 CLIP_FINDERS = {".glb": "gltf_animation:has_clips", ".gltf": "gltf_animation:has_clips",
+                ".vrm": "gltf_animation:has_clips",
                 ".fbx": "fbx_animation:has_clips", ".dae": "collada_animation:has_clips"}
 #: extension -> reader of the units and up axis a file declares
 FRAME_READERS = {".fbx": "fbx_scene:fbx_frame", ".dae": "collada:collada_frame",

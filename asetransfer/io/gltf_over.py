@@ -4,7 +4,8 @@ skeleton and skin added, everything else carried over untouched.
 Carried as the target had it: materials (with their extensions), textures, samplers,
 images, every vertex attribute (``TEXCOORD_n``, ``COLOR_n``, ``NORMAL``, ``TANGENT``),
 morph targets with their names and default weights, nodes (names, hierarchy, transforms,
-extras), cameras, lights, other meshes, animations.  Added: one node per joint at the
+extras), cameras, lights, other meshes, animations, a VRM's declarations (its humanoid
+then names the new joints: :mod:`.vrm`).  Added: one node per joint at the
 scene's root, one skin, ``JOINTS_n``/``WEIGHTS_n`` on every primitive the transfer
 rigged, and the rig's blend shapes after the target's own morph targets on each of those
 primitives (:mod:`.gltf_shapes`); a skin those meshes had is replaced (a warning says so).
@@ -41,6 +42,7 @@ from .gltf_document import triangles
 from .gltf_animation import animation_to_gltf
 from .gltf_shapes import add_morph_targets
 from .gltf_write import GENERATOR, check_writable, influence_slots, joint_component_type, skeleton_skin
+from .vrm import is_vrm, rehome_humanoid
 
 log = logging.getLogger("asetransfer")
 
@@ -83,6 +85,9 @@ def rig_over_document(look: Look, rig: Rig, max_influences: int | None = None, b
     bb = _one_buffer(doc, look.buffers)
     lost = list(look.lost) + _embed_images(doc, bb, look.path, binary)
     nodes = doc.setdefault("nodes", [])
+    if is_vrm(doc):  # its humanoid names the new joints, appended next
+        index = {name: j for j, name in enumerate(rig.skeleton.names)}
+        lost += rehome_humanoid(doc, {b: index[j] for b, j in rig.skeleton.humanoid_bones.items()}, len(nodes))
     joint_nodes, skin, roots = skeleton_skin(bb, rig.skeleton, first=len(nodes))
     for name, animation in clips:
         named = _unused_animation_name(doc, name, look.path)

@@ -21,6 +21,7 @@ from ..model.skeleton import Skeleton
 from ..model.transforms import decompose_trs, quat_to_matrix
 from .assembly import merge_pieces, normalise_weights, stack_influences, unique_joint_names
 from .glb import is_index
+from .vrm import humanoid_joints
 from .gltf_document import GltfDocument, GltfPiece
 from .gltf_shapes import read_morph_targets
 
@@ -315,7 +316,7 @@ def _skeleton(d: GltfDocument, joint_nodes: list, inverse_bind: dict, flip: np.n
     names = unique_joint_names(d.path, [d.node_name(n) for n in joint_nodes])
     bind_world = np.linalg.inv(np.array([inverse_bind[n] for n in joint_nodes]))
     try:
-        return Skeleton(names, parents, t, orient, rotation, s, bind_world)
+        return Skeleton(names, parents, t, orient, rotation, s, bind_world, humanoid_joints(d.doc, joint_nodes, names))
     except ValueError as e:
         d.fail(str(e))
 

@@ -287,8 +287,8 @@ def transfer_files(source, target, output, markers=None, *, options: JobOptions 
 
     Parameters
     ----------
-    source : path of the rigged source (.glb .gltf .fbx .dae .usd*), or a :class:`SourceFile`.
-    target : path of the target (.obj .ply .off .stl .glb .gltf .fbx .dae .usd*).
+    source : path of the rigged source (.glb .gltf .vrm .fbx .dae .usd*), or a :class:`SourceFile`.
+    target : path of the target (.obj .ply .off .stl .glb .gltf .vrm .fbx .dae .usd*).
     output : the rig to write; its extension chooses the format (``io.RIG_OUTPUT_EXTENSIONS``).
     markers : path of a marker file, or None (automatic markers, humanoids).
     options : :class:`JobOptions` (the transfer's Config and the hand-off).
@@ -404,7 +404,18 @@ def _write_rig(path, rig: Rig, target_path, config: Config, inputs, clips=()) ->
         frame["fbx_axes"] = fbx_axis_system(target_path)  # an FBX target's whole axis system
     if clips:  # glTF outputs only (_clips)
         frame["clips"] = clips
+    if rig.mesh.look is not None and ext in (".glb", ".gltf"):  # over a VRM its humanoid names them
+        rig = _with_humanoid_bones(rig)
     save_rig(path, rig, max_influences=config.weights.max_influences, inputs=inputs, look=rig.mesh.look, **frame)
+
+
+def _with_humanoid_bones(rig: Rig) -> Rig:
+    """``rig`` whose skeleton declares its humanoid bones (:func:`~asetransfer.humanoid.bones.humanoid_bones`)."""
+    from ..humanoid.bones import humanoid_bones
+    from ..humanoid.skeleton_map import propose_skeleton_map
+
+    bones = humanoid_bones(rig.skeleton, propose_skeleton_map(rig.skeleton)[0])
+    return replace(rig, skeleton=rig.skeleton.copy(humanoid_bones=bones))
 
 
 def _written_digest(path) -> str:

@@ -16,7 +16,7 @@ copies the source's ``orient`` and carries its Δ-rotation in ``rotation``
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,6 +37,9 @@ class Skeleton:
     rotation : (J, 3, 3) rest rotation applied after ``orient`` (rotate).
     scale : (J, 3) rest scale.
     bind_world : (J, 4, 4) world matrix of every joint in the bind pose.
+    humanoid_bones : dict, the humanoid bones the file declares (a VRM's humanoid: VRM 1.0
+        bone name -> joint name, ``{"hips": "J_Bip_C_Hips", "leftUpperArm": ...}``); empty
+        when it declares none.  The skeleton map reads them before the joint names.
     """
 
     names: tuple
@@ -46,6 +49,7 @@ class Skeleton:
     rotation: np.ndarray
     scale: np.ndarray
     bind_world: np.ndarray
+    humanoid_bones: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.names = tuple(str(n) for n in self.names)
@@ -56,10 +60,12 @@ class Skeleton:
         self.rotation = np.asarray(self.rotation, dtype=np.float64).reshape(j, 3, 3)
         self.scale = np.asarray(self.scale, dtype=np.float64).reshape(j, 3)
         self.bind_world = np.asarray(self.bind_world, dtype=np.float64).reshape(j, 4, 4)
+        self.humanoid_bones = dict(self.humanoid_bones)
         self.validate()
 
     @classmethod
-    def from_world(cls, names, parents, world: np.ndarray, bind_world: np.ndarray | None = None) -> "Skeleton":
+    def from_world(cls, names, parents, world: np.ndarray, bind_world: np.ndarray | None = None,
+                   humanoid_bones: dict | None = None) -> "Skeleton":
         """A skeleton whose rest pose has the given world matrices (rotation = I).
 
         ``bind_world`` defaults to ``world`` (rest pose = bind pose).
@@ -69,7 +75,7 @@ class Skeleton:
         world = np.asarray(world, dtype=np.float64)
         t, r, s, _ = decompose_trs(local_from_global(world, parents))
         eye = np.broadcast_to(np.eye(3), r.shape).copy()
-        return cls(names, parents, t, r, eye, s, world if bind_world is None else bind_world)
+        return cls(names, parents, t, r, eye, s, world if bind_world is None else bind_world, humanoid_bones or {})
 
     def validate(self) -> None:
         """Raise ``ValueError`` naming the first inconsistency found."""
@@ -94,6 +100,10 @@ class Skeleton:
         if singular.any():
             j = int(np.flatnonzero(singular)[0])
             raise ValueError(f"joint {self.names[j]!r} has a singular bind matrix")
+        unknown = [bone for bone, joint in self.humanoid_bones.items() if joint not in self.names]
+        if unknown:
+            raise ValueError(f"humanoid bone {unknown[0]!r} names joint {self.humanoid_bones[unknown[0]]!r}, which "
+                             "the skeleton does not have")
 
     # ------------------------------------------------------------------ queries
     @property
@@ -170,6 +180,6 @@ class Skeleton:
         """A copy, with the given fields replaced."""
         fields = dict(names=self.names, parents=self.parents.copy(), translation=self.translation.copy(),
                       orient=self.orient.copy(), rotation=self.rotation.copy(), scale=self.scale.copy(),
-                      bind_world=self.bind_world.copy())
+                      bind_world=self.bind_world.copy(), humanoid_bones=dict(self.humanoid_bones))
         fields.update(changes)
         return Skeleton(**fields)

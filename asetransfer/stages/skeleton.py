@@ -28,7 +28,7 @@ from ..geometry.interior import depth_and_chord, moved_inside
 from ..geometry.surface import closest_points, surface_index
 from ..geometry.topology import components, vertex_areas, vertex_pieces
 from ..geometry.symmetry import estimate_symmetry_plane, normalize_plane, plane_from_pairs, reflect
-from ..humanoid.naming import lr_pairs, spine_chain
+from ..humanoid.bones import side_pairs, spine_joints
 from ..model.transforms import closest_rotation
 
 
@@ -461,11 +461,11 @@ def _spine_and_mirror(cloud: SkinnedCloud, pos, label, *, sk: Skeleton, target: 
     Returns the (J, 3) positions; fills the symmetry fields of ``report``.
     """
     names = sk.names
-    pairs = lr_pairs(names)
+    pairs = side_pairs(sk)
     if cfg.spine_joints:
         spine = np.array([sk.index(n) for n in cfg.spine_joints], dtype=np.int64)
     else:
-        spine = spine_chain(names, sk.parents)
+        spine = spine_joints(sk)
     plane, symmetric = _symmetry_plane(target, pos, pairs, cfg, height)
     if plane is not None and cfg.spine != "off" and len(spine):
         pos = align_spine(cloud, pos, spine, plane[:3], method=cfg.spine, omega=cfg.omega, unit=unit,
@@ -530,7 +530,8 @@ def _oriented_skeleton(cloud: SkinnedCloud, pos, sk: Skeleton, *, alignment_rota
     translation, local_rot = _rest_pose(bind_rot, pos, parents, rest_rot)
     orient = sk.orient.copy()
     rotation = np.swapaxes(orient, 1, 2) @ local_rot
-    skeleton = Skeleton(sk.names, parents, translation, orient, rotation, np.ones((len(sk.names), 3)), bind_world)
+    skeleton = Skeleton(sk.names, parents, translation, orient, rotation, np.ones((len(sk.names), 3)), bind_world,
+                        sk.humanoid_bones)
     return skeleton, C, rolled
 
 
