@@ -10,7 +10,8 @@ def describe(obj, path: str | None = None) -> dict:
 
     Keys: ``file``, ``kind`` ("rig" or "mesh"), ``vertices``, ``faces``, ``parts``,
     ``joints`` (names), ``joint_count``, ``hierarchy_depth`` (levels, 0 without a
-    skeleton), ``max_influences``, ``mean_influences``, ``bounding_box`` (min, max),
+    skeleton), ``humanoid_bones`` (the humanoid the file declares: a VRM's bone -> joint
+    name, empty without one), ``max_influences``, ``mean_influences``, ``bounding_box`` (min, max),
     ``size``, ``up_axis``, ``up_axis_source``.
     """
     rig = obj if isinstance(obj, Rig) else None
@@ -26,6 +27,7 @@ def describe(obj, path: str | None = None) -> dict:
         "joints": list(rig.skeleton.names) if rig is not None else [],
         "joint_count": rig.skeleton.n_joints if rig is not None else 0,
         "hierarchy_depth": int(rig.skeleton.depth().max()) + 1 if rig is not None else 0,
+        "humanoid_bones": dict(rig.skeleton.humanoid_bones) if rig is not None else {},
         "max_influences": int(rig.skin.influence_counts().max()) if rig is not None else 0,
         "mean_influences": round(float(rig.skin.influence_counts().mean()), 4) if rig is not None else 0.0,
         "bounding_box": {"min": [float(x) for x in lo], "max": [float(x) for x in hi]},

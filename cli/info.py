@@ -40,6 +40,10 @@ def run(args) -> int:
     if d["kind"] == "rig":
         print(f"  joints          {d['joint_count']} (hierarchy depth {d['hierarchy_depth']})")
         print(f"  influences      max {d['max_influences']}, mean {d['mean_influences']:.2f} per vertex")
+        if d["humanoid_bones"]:
+            bones = d["humanoid_bones"]
+            print(f"  humanoid        {len(bones)} bones declared by the file (hips {bones.get('hips', '-')}, "
+                  f"head {bones.get('head', '-')}): the skeleton map reads them before the names")
     print(f"  bounding box    [{lo[0]:.4g}, {lo[1]:.4g}, {lo[2]:.4g}] .. [{hi[0]:.4g}, {hi[1]:.4g}, {hi[2]:.4g}]")
     print(f"  size            {d['size'][0]:.4g} x {d['size'][1]:.4g} x {d['size'][2]:.4g}")
     print(f"  up axis         {d['up_axis']} (from {d['up_axis_source']})")

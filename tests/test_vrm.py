@@ -128,16 +128,17 @@ def test_a_vrm_source_declares_the_bones_over_a_vrm_target_of_the_other_version(
         {vrm0_bone(bone): rename(joint) for joint, bone in BONES.items()}
 
 
-@pytest.mark.parametrize("humanoid", [
-    "not an object", {"humanBones": "x"}, {"humanBones": {"hips": {"node": "three"}, "spine": 4}},
-    {"humanBones": {"hips": {"node": 100000}}}])
-def test_a_malformed_humanoid_declares_nothing_and_is_no_failure(tmp_path, humanoid):
+@pytest.mark.parametrize("humanoid, declared", [
+    ("not an object", {}), ({"humanBones": "x"}, {}), ({"humanBones": {"hips": {"node": "three"}, "spine": 4}}, {}),
+    ({"humanBones": {"hips": {"node": 100000}}}, {}),
+    ({"humanBones": {"hips": {"node": 0}, "spine": {"node": 0}}}, {"hips": "hips"})])  # a node plays one bone
+def test_a_malformed_humanoid_declares_nothing_wrong_and_is_no_failure(tmp_path, humanoid, declared):
     doc, blob = vrm_document("1.0", springs=False)
     doc["extensions"]["VRMC_vrm"]["humanoid"] = humanoid
     path = tmp_path / "odd.vrm"
     path.write_bytes(pack_glb(doc, blob))
     rig = load_rig(path)
-    assert rig.skeleton.humanoid_bones == {}
+    assert rig.skeleton.humanoid_bones == declared
     assert propose_skeleton_map(rig.skeleton) == propose_skeleton_map(load_rig(SOURCE).skeleton)
 
 
@@ -145,3 +146,28 @@ def test_a_vrm_is_read_as_a_target_mesh(tmp_path):
     path = save_vrm(tmp_path / "avatar.vrm")
     mesh = load_mesh(path)
     np.testing.assert_array_equal(mesh.vertices, load_mesh(SOURCE).vertices)
+
+
+def test_a_vrm_output_over_a_vrm_target_is_the_glb_output(tmp_path):
+    target = save_vrm(tmp_path / "target.vrm", rename=lambda n: "X_" + n)
+    transfer_files(SOURCE, target, tmp_path / "rigged.glb")
+    transfer_files(SOURCE, target, tmp_path / "rigged.vrm")
+    assert (tmp_path / "rigged.vrm").read_bytes() == (tmp_path / "rigged.glb").read_bytes()
+
+
+def test_a_vrm_output_over_another_target_is_refused_before_any_work(tmp_path, capsys):
+    from asetransfer_cli.main import main
+
+    out = tmp_path / "tall.vrm"
+    assert main(["transfer", str(SOURCE), str(TALL), "-o", str(out), "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "tall.vrm" in err[0] and "target_tall.obj is no VRM: write .glb" in err[0]
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_info_says_what_humanoid_a_vrm_declares(tmp_path, capsys):
+    from asetransfer_cli.main import main
+
+    path = save_vrm(tmp_path / "avatar.vrm", rename=lambda n: "X_" + n)
+    assert main(["info", path]) == 0
+    assert "humanoid        52 bones declared by the file (hips X_hips, head X_head)" in capsys.readouterr().out

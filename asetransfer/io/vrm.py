@@ -58,9 +58,15 @@ def declared_bones(doc: dict) -> dict:
 
 def humanoid_joints(doc: dict, joint_nodes: list, names) -> dict:
     """VRM 1.0 bone name -> joint name for the declared bones that are joints of the skin
-    (``joint_nodes`` the skeleton's nodes, ``names`` its joint names)."""
+    (``joint_nodes`` the skeleton's nodes, ``names`` its joint names); a joint declared for
+    two bones plays the first."""
     at = {node: j for j, node in enumerate(joint_nodes)}
-    return {bone: names[at[node]] for bone, node in declared_bones(doc).items() if node in at}
+    bones, taken = {}, set()
+    for bone, node in declared_bones(doc).items():
+        if node in at and node not in taken:
+            bones[bone] = names[at[node]]
+            taken.add(node)
+    return bones
 
 
 def _get(value, *keys):

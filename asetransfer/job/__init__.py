@@ -319,6 +319,7 @@ def _transfer_files(source, target, output, markers, *, options, report, preview
     _check_before_work(outputs, inputs)
     source = source if isinstance(source, SourceFile) else load_source(source_path)
     target_mesh = load_target(target)
+    _check_vrm_output(outputs.rig, target_mesh, target)
     hand = read_hand_markers(markers, source.rig, target_mesh, config)
     check_symmetry_plane(config, target_mesh, target)
     handoff = _prepare_handoff(options, source)
@@ -356,6 +357,16 @@ def _check_before_work(outputs: OutputPaths, inputs: tuple) -> None:
         require_preview(outputs.preview)
 
 
+def _check_vrm_output(output, target: Mesh, target_path) -> None:
+    """InputError, before any work, for a .vrm output over a target that is no VRM (a .vrm
+    holds its avatar's humanoid and metadata, which only a VRM target has)."""
+    from ..io.vrm import is_vrm
+
+    if os.path.splitext(output)[1].lower() == ".vrm" and (target.look is None or not is_vrm(target.look.document)):
+        raise InputError(output, f"a .vrm is written over a VRM target (its humanoid, metadata and materials); "
+                                 f"{os.path.basename(os.fspath(target_path))} is no VRM: write .glb")
+
+
 def read_hand_markers(path, source: Rig, target: Mesh, config: Config):
     """The hand markers of the file ``path`` resolved on both meshes (at least
     :func:`minimum_markers`), or None without a file."""
@@ -376,7 +387,9 @@ def _clips(options: JobOptions, source: SourceFile, rig: Rig, output) -> list:
         return []
     from ..handoff.retarget import retarget
 
-    if os.path.splitext(os.fspath(output))[1].lower() not in (".glb", ".gltf"):
+    from ..io import GLTF_EXTENSIONS
+
+    if os.path.splitext(os.fspath(output))[1].lower() not in GLTF_EXTENSIONS:
         log.warning("the source's animation clips are not written to %s (glTF outputs hold them; or "
                     "retarget-motion)", os.path.basename(os.fspath(output)))
         return []
@@ -394,7 +407,7 @@ def _clips(options: JobOptions, source: SourceFile, rig: Rig, output) -> list:
 
 
 def _write_rig(path, rig: Rig, target_path, config: Config, inputs, clips=()) -> None:
-    from ..io import USD_EXTENSIONS, save_rig
+    from ..io import GLTF_EXTENSIONS, USD_EXTENSIONS, save_rig
 
     ext = os.path.splitext(path)[1].lower()
     frame = rig_frame(target_path, rig) if ext in (*USD_EXTENSIONS, ".fbx") else {}  # units and axes it declares
@@ -404,7 +417,7 @@ def _write_rig(path, rig: Rig, target_path, config: Config, inputs, clips=()) ->
         frame["fbx_axes"] = fbx_axis_system(target_path)  # an FBX target's whole axis system
     if clips:  # glTF outputs only (_clips)
         frame["clips"] = clips
-    if rig.mesh.look is not None and ext in (".glb", ".gltf"):  # over a VRM its humanoid names them
+    if rig.mesh.look is not None and ext in GLTF_EXTENSIONS:  # over a VRM its humanoid names them
         rig = _with_humanoid_bones(rig)
     save_rig(path, rig, max_influences=config.weights.max_influences, inputs=inputs, look=rig.mesh.look, **frame)
 

@@ -110,9 +110,9 @@ def _source_motion(path):
 
 def _declared_up(path) -> str | None:
     """The up axis a file declares (FBX, USD) or its format implies (glTF: +Y), else None."""
-    from ..io import file_frame
+    from ..io import GLTF_EXTENSIONS, file_frame
 
     frame = file_frame(path)
     if frame is not None:
         return frame["up_axis"]
-    return "+Y" if os.path.splitext(os.fspath(path))[1].lower() in (".glb", ".gltf") else None
+    return "+Y" if os.path.splitext(os.fspath(path))[1].lower() in GLTF_EXTENSIONS else None
