@@ -30,7 +30,7 @@ def add_parser(sub):
                     "<target name>.markers.json in --markers-dir or beside the target.  A rerun skips the targets already done with "
                     "the same inputs and options.  Exit 0: all done; 3: some failed (the others are "
                     "written); 2: nothing could start.")
-    p.add_argument("source", help="rigged source (.glb .gltf .vrm .fbx .dae .usd*)")
+    p.add_argument("source", help="rigged source (.glb .gltf .vrm .fbx .dae .pmx .usd*)")
     p.add_argument("targets", nargs="+", metavar="TARGET", help="target meshes (.obj .ply .off .stl .glb .gltf)")
     p.add_argument("-o", "--outdir", required=True, help="output directory (created if missing)")
     p.add_argument("--format", dest="rig_format", default="glb", metavar="EXT",

@@ -13,7 +13,7 @@ def add_parser(sub):
                     "Tonoli's body-surface points and 41 key vertices by geometric rules, limb capsules, "
                     "segment lengths, root height and the T-pose check, as JSON (docs/calibration.md). "
                     "Edit it as needed, then pass it to 'asetransfer transfer --calibration'.")
-    p.add_argument("rig", help="rigged character (.glb .gltf .vrm .fbx .dae .usda .usdc .usdz)")
+    p.add_argument("rig", help="rigged character (.glb .gltf .vrm .fbx .dae .pmx .usda .usdc .usdz)")
     p.add_argument("-o", "--output", required=True, help="calibration file to write (.json)")
     p.add_argument("--map", metavar="ROLE=JOINT", action="append", default=[],
                    help="set one skeleton-map role by hand (repeatable), e.g. --map neck=neck_01; "

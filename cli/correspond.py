@@ -15,7 +15,7 @@ def add_parser(sub):
         description="Align, fair and register SOURCE onto TARGET guided by linked markers (spec Appendix I) "
                     "and write both vertex -> (triangle, barycentric) maps as .npz arrays: src_to_tgt_face, "
                     "src_to_tgt_bary, tgt_to_src_face, tgt_to_src_bary, src_faces, tgt_faces.")
-    p.add_argument("source", help="source rig (.glb .gltf .vrm .fbx .dae .usd*) or mesh")
+    p.add_argument("source", help="source rig (.glb .gltf .vrm .fbx .dae .pmx .usd*) or mesh")
     p.add_argument("target", help="target mesh (.obj .ply .off .stl .glb .gltf)")
     p.add_argument("--markers", required=True, help="marker file (JSON) linking source and target points")
     p.add_argument("-o", "--output", required=True, help="output .npz")

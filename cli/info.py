@@ -9,7 +9,7 @@ def add_parser(sub):
                        description="Print vertex/face counts, joints, hierarchy depth, influences per vertex, "
                                    "bounding box, a guess of the up axis, and a rig's animation clips (glTF "
                                    "animations, FBX takes, COLLADA animations).")
-    p.add_argument("file", help=".glb .gltf .vrm .fbx .dae .usda .usdc .usdz rig or mesh (.obj .ply .off .stl)")
+    p.add_argument("file", help=".glb .gltf .vrm .fbx .dae .pmx .usda .usdc .usdz rig or mesh (.obj .ply .off .stl)")
     p.add_argument("--json", action="store_true", help="print JSON (keys: vertices, faces, joints, max_influences, "
                                                        "clips, ...)")
     p.set_defaults(run=run)

@@ -13,7 +13,7 @@ def add_parser(sub):
                     "read off the source's skin fitted onto the target.  Written as a marker file (the schema "
                     "'transfer --markers' reads) with each landmark's confidence. Edit it and feed it back, or "
                     "let 'transfer' find them itself.")
-    p.add_argument("source", help="rigged source (.glb .gltf .vrm .fbx .dae .usd*)")
+    p.add_argument("source", help="rigged source (.glb .gltf .vrm .fbx .dae .pmx .usd*)")
     p.add_argument("target", help="target mesh (.obj .ply .off .stl .glb .gltf)")
     p.add_argument("-o", "--output", required=True, help="marker file to write (.json)")
     p.add_argument("--markers", metavar="HAND.json", help="hand markers to keep; automatic ones complete them")

@@ -36,8 +36,8 @@ def add_parser(sub):
         "transfer", help="rig TARGET with SOURCE's skeleton and skin weights",
         description="Correspondence -> skeleton (positions, spine, mirroring, orientation, pose "
                     "normalisation) -> skin weights -> OUT.glb: the target mesh as given, skinned.")
-    p.add_argument("source", help="rigged source (.glb .gltf .vrm .fbx .dae .usd*)")
-    p.add_argument("target", help="target mesh (.obj .ply .off .stl .glb .gltf .vrm .fbx .dae .usd*)")
+    p.add_argument("source", help="rigged source (.glb .gltf .vrm .fbx .dae .pmx .usd*)")
+    p.add_argument("target", help="target mesh (.obj .ply .off .stl .glb .gltf .vrm .fbx .dae .pmx .usd*)")
     p.add_argument("--markers", help="marker file (JSON) linking source and target points; without it (or with "
                                      "few markers) markers are found automatically (landmarks on two-legged "
                                      "bodies, the source's skin fitted onto the target on others)")

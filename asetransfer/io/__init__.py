@@ -21,13 +21,14 @@ USD_EXTENSIONS = (".usda", ".usdc", ".usdz")
 #: extension -> reader of a target mesh (a rigged file's mesh as modelled, skins ignored)
 MESH_READERS = {".obj": read_obj, ".ply": read_ply_mesh, ".off": read_off, ".stl": read_stl,
                 ".glb": read_gltf_mesh, ".gltf": read_gltf_mesh, ".vrm": read_gltf_mesh, ".fbx": "fbx:read_fbx_mesh",
-                ".dae": "collada:read_collada_mesh"}
+                ".dae": "collada:read_collada_mesh", ".pmx": "pmx:read_pmx_mesh"}
 #: extension -> reader of a rigged character
 RIG_READERS = {".glb": read_gltf_rig, ".gltf": read_gltf_rig, ".vrm": read_gltf_rig, ".fbx": "fbx:read_fbx_rig",
-               ".dae": "collada_rig:read_collada_rig", **{ext: "usd:read_usd_rig" for ext in USD_EXTENSIONS}}
+               ".dae": "collada_rig:read_collada_rig", ".pmx": "pmx:read_pmx_rig",
+               **{ext: "usd:read_usd_rig" for ext in USD_EXTENSIONS}}
 #: extension -> reader of "whatever the file holds" (a Rig if skinned, else a Mesh)
 CHARACTER_READERS = {".glb": read_gltf, ".gltf": read_gltf, ".vrm": read_gltf, ".fbx": "fbx:read_fbx",
-                     ".dae": "collada_rig:read_collada",
+                     ".dae": "collada_rig:read_collada", ".pmx": "pmx:read_pmx",
                      **{ext: "usd:read_usd" for ext in USD_EXTENSIONS}}
 #: the glTF family: files a glTF reader reads and the glTF writers write (a .vrm only over a VRM target)
 GLTF_EXTENSIONS = (".glb", ".gltf", ".vrm")

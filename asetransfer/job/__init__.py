@@ -287,8 +287,8 @@ def transfer_files(source, target, output, markers=None, *, options: JobOptions 
 
     Parameters
     ----------
-    source : path of the rigged source (.glb .gltf .vrm .fbx .dae .usd*), or a :class:`SourceFile`.
-    target : path of the target (.obj .ply .off .stl .glb .gltf .vrm .fbx .dae .usd*).
+    source : path of the rigged source (.glb .gltf .vrm .fbx .dae .pmx .usd*), or a :class:`SourceFile`.
+    target : path of the target (.obj .ply .off .stl .glb .gltf .vrm .fbx .dae .pmx .usd*).
     output : the rig to write; its extension chooses the format (``io.RIG_OUTPUT_EXTENSIONS``).
     markers : path of a marker file, or None (automatic markers, humanoids).
     options : :class:`JobOptions` (the transfer's Config and the hand-off).
