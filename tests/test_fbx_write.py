@@ -79,6 +79,34 @@ def test_blend_shapes_ride_along_as_blendshape_channels(fixture_source, tmp_path
     assert [s.weight for s in back.shapes] == [0.0, 0.25, 0.5]
 
 
+def test_an_fbx_target_keeps_its_own_blend_shapes_as_morph_targets(fixture_source, tmp_path):
+    """A target's own blend shapes (an FBX rigged or not) ride in its look: the rigged glTF has
+    them as morph targets, with their names, offsets and default weights."""
+    from asetransfer.io.glb import Accessors, read_document
+
+    offsets = shapes_of_fixture(fixture_source)
+    shapes = [at.MorphTarget(name, np.flatnonzero(np.abs(d).max(axis=1) > 0), d[np.abs(d).max(axis=1) > 0],
+                             weight=0.25 * k) for k, (name, d) in enumerate(offsets.items())]
+    at.save_rig(tmp_path / "shaped.fbx", at.Rig(fixture_source.mesh, fixture_source.skeleton, fixture_source.skin,
+                                                shapes))
+    transfer_files(FIXTURES / "source.glb", tmp_path / "shaped.fbx", tmp_path / "rigged.glb")
+    doc, buffers = read_document(tmp_path / "rigged.glb")
+    rig = at.load_rig(tmp_path / "rigged.glb")
+    found = {}
+    for node in (n for n in doc["nodes"] if "mesh" in n):
+        mesh = doc["meshes"][node["mesh"]]
+        names, prim = mesh.get("extras", {}).get("targetNames", []), mesh["primitives"][0]
+        for name, target, weight in zip(names, prim.get("targets", []), mesh.get("weights", [])):
+            found.setdefault(name, []).append(weight)
+            moved = Accessors(tmp_path / "rigged.glb", doc, buffers).read(target["POSITION"])
+            assert np.abs(moved).max() > 0
+    assert set(offsets) <= set(found)  # every own shape, on the parts it moves
+    assert {name: max(w) for name, w in found.items() if name in offsets} == {n: 0.25 * k for k, n in enumerate(offsets)}
+    assert [s.name for s in rig.shapes][:len(offsets)] == list(offsets)  # read back as the rig's shapes
+    for shape in rig.shapes[:len(offsets)]:
+        np.testing.assert_allclose(shape.dense(rig.mesh.n_vertices), offsets[shape.name], atol=1e-6)
+
+
 def test_units_and_axis_system_follow_an_fbx_target(tmp_path):
     target = FIXTURES / "target_heavy_cm_zup.fbx"
     done = transfer_files(FIXTURES / "source.fbx", target, tmp_path / "rigged.fbx")

@@ -118,14 +118,18 @@ def read_fbx_mesh(path) -> Mesh:
 
 def mesh_from_scene(scene: FbxScene) -> Mesh:
     """:func:`read_fbx_mesh` of a parsed file, with the meshes' look (:mod:`.fbx_look`)."""
-    pieces, models = [], mesh_models(scene)
+    pieces, models, shapes, weights = [], mesh_models(scene), [], {}
     for m, g in models:
         verts, tris = geometry_arrays(scene, g)
-        pieces.append(MeshPiece(scene.names[m], apply(scene.geometry_world(m), verts), tris))
+        world = scene.geometry_world(m)
+        pieces.append(MeshPiece(scene.names[m], apply(world, verts), tris))
+        own, default = geometry_shapes(scene, g, world[:3, :3], len(verts))
+        shapes.append(own)
+        weights.update(default)
     if not pieces:
         scene.fail("contains no triangle mesh")
     mesh = merge_pieces(scene.path, pieces)
-    mesh.look = fbx_look(scene, models, mesh)
+    mesh.look = fbx_look(scene, models, mesh, shapes=_morphs(shapes, weights, pieces))
     return mesh
 
 
@@ -177,7 +181,7 @@ def rig_from_scene(scene: FbxScene, look: bool = False) -> Rig:
     rig = _assemble(scene, joints=joints, parents=parents, rest=rest, bind=bind, pieces=pieces, rows=rows,
                     shapes=(shapes, weights))
     if look:
-        rig.mesh.look = fbx_look(scene, [(m, g) for m, g, _ in kept], rig.mesh, [p for _, _, p in kept])
+        rig.mesh.look = fbx_look(scene, [(m, g) for m, g, _ in kept], rig.mesh, [p for _, _, p in kept], rig.shapes)
         if rig.mesh.look is not None:  # named with the rest of what an output does not take over
             rig.mesh.look.lost = tuple(rig.mesh.look.lost) + ("the target's own skin (the transferred one replaces it)",)
     return rig
@@ -199,13 +203,19 @@ def _assemble(scene, *, joints, parents, rest, bind, pieces, rows, shapes) -> Ri
     idx, w = stack_influences(rows)
     skin = normalise_weights(scene.path, mesh, idx, w, len(joints))
     names = unique_joint_names(scene.path, [scene.names[m] for m in joints])  # Maya allows repeats
-    morphs = joined_shapes(shapes[0], [len(p.positions) for p in pieces])
-    for shape in morphs:
-        shape.weight = shapes[1].get(shape.name, 0.0)
     try:
-        return Rig(mesh, Skeleton.from_world(names, parents, rest, bind), skin, morphs)
+        return Rig(mesh, Skeleton.from_world(names, parents, rest, bind), skin, _morphs(*shapes, pieces))
     except ValueError as e:
         scene.fail(str(e))
+
+
+def _morphs(per_piece: list, weights: dict, pieces: list) -> tuple:
+    """The merged mesh's MorphTargets from each piece's shapes (:func:`~.fbx_shapes.geometry_shapes`)
+    with their default weights by name."""
+    morphs = joined_shapes(per_piece, [len(p.positions) for p in pieces])
+    for shape in morphs:
+        shape.weight = weights.get(shape.name, 0.0)
+    return morphs
 
 
 def read_fbx(path):

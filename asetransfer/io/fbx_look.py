@@ -27,10 +27,11 @@ from .look_parts import roughness_of
 _MIME = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"))
 
 
-def fbx_look(scene: FbxScene, models: list, mesh: Mesh, placements: list | None = None):
+def fbx_look(scene: FbxScene, models: list, mesh: Mesh, placements: list | None = None, shapes=()):
     """The look of the meshes ``models`` ((model, geometry) in the order ``mesh`` merged them;
     ``placements``: the (4, 4) matrix that placed each one's points, default its world
-    matrix), None when they hold nothing beyond positions and triangles."""
+    matrix; ``shapes``: their blend shapes on ``mesh``'s vertices, as morph targets), None
+    when they hold nothing beyond positions and triangles."""
     parts, lost, materials, images, known = [], [], [], [], {}
     start = 0
     for p, (model, geometry) in enumerate(models):
@@ -45,9 +46,9 @@ def fbx_look(scene: FbxScene, models: list, mesh: Mesh, placements: list | None 
         parts.append(_part(mesh.parts[p], start + corner_point, mesh, attributes, triangles,
                            polygon_slot[corner_polygon[triangles[:, 0]]], slots))
         start += n_points
-    if not any(part.attributes for part in parts) and not materials:
+    if not any(part.attributes for part in parts) and not materials and not shapes:
         return None
-    return build_look(scene.path, parts, materials, images, sorted(set(lost)))
+    return build_look(scene.path, parts, materials, images, sorted(set(lost)), shapes=shapes)
 
 
 def _corners(pvi: np.ndarray) -> tuple:

@@ -37,7 +37,8 @@ class LookPart:
     primitives: list = field(default_factory=list)
 
 
-def build_look(path, parts: list, materials: list = (), images: list = (), lost=(), extensions=()) -> Look:
+def build_look(path, parts: list, materials: list = (), images: list = (), lost=(), extensions=(),
+               shapes=()) -> Look:
     """A :class:`~asetransfer.model.look.Look` of ``parts`` (:class:`LookPart`).
 
     Parameters
@@ -46,6 +47,9 @@ def build_look(path, parts: list, materials: list = (), images: list = (), lost=
     images : (bytes, MIME type) of each image, embedded in the buffer, one texture each.
     lost : what the file holds that the document does not, one short phrase each.
     extensions : the glTF extensions the materials use.
+    shapes : the file's own blend shapes (:class:`~asetransfer.model.shapes.MorphTarget`, on
+        the mesh's vertices): each part's mesh gets those moving its vertices as morph targets
+        (``POSITION`` offsets, names in ``extras.targetNames``, default weights).
     """
     bb = BufferBuilder()
     nodes, meshes, pieces = [], [], []
@@ -61,6 +65,7 @@ def build_look(path, parts: list, materials: list = (), images: list = (), lost=
                 prim["material"] = int(material)
             prims.append(prim)
         meshes.append({"name": part.name, "primitives": prims})
+        _add_shapes(bb, meshes[-1], part, shapes)
         nodes.append({"name": part.name, "mesh": i})
         pieces.append(LookPiece(i, i, range(len(prims)), part.vertices))
     doc = {"asset": {"version": "2.0", "generator": GENERATOR}, "scene": 0,
@@ -85,3 +90,20 @@ def _attribute(bb: BufferBuilder, values: np.ndarray) -> int:
         return bb.add(values, UBYTE, kind, ARRAY_BUFFER, normalized=True)
     return bb.add(values.astype(np.float32), FLOAT, kind, ARRAY_BUFFER)
 
+
+
+def _add_shapes(bb: BufferBuilder, mesh: dict, part: LookPart, shapes) -> None:
+    """The ``shapes`` moving any of ``part``'s vertices as morph targets of ``mesh`` (in place)."""
+    own = []
+    for shape in shapes:
+        offsets = np.zeros((int(max(part.vertices.max(initial=-1), shape.vertices.max(initial=-1))) + 1, 3))
+        offsets[shape.vertices] = shape.positions
+        moved = offsets[part.vertices]
+        if np.any(moved):
+            own.append((shape, bb.add(moved.astype(np.float32), FLOAT, "VEC3", ARRAY_BUFFER, True)))
+    if not own:
+        return
+    for prim in mesh["primitives"]:
+        prim["targets"] = [{"POSITION": accessor} for _, accessor in own]
+    mesh["weights"] = [float(shape.weight) for shape, _ in own]
+    mesh["extras"] = {"targetNames": [shape.name for shape, _ in own]}

@@ -14,7 +14,7 @@ reads (``docs/calibration.md``); bind and rest pose are the model as modelled (b
 no rotation).  Vertex morphs are the rig's blend shapes; group, bone, UV, material, flip and
 impulse morphs are named as not read.  Read as a target, the model's look (its UVs, normals,
 materials with their diffuse colour and PNG/JPEG/WebP textures) is kept; MMD's sphere and
-toon maps, its own morphs and the physics are named as not carried.
+toon maps and the physics are named as not carried; its vertex morphs are its morph targets.
 """
 from __future__ import annotations
 
@@ -308,20 +308,25 @@ def _rig(model: PmxModel, mesh: Mesh) -> Rig:
     parents = np.array([p if 0 <= p < len(model.joints) else -1 for _, _, _, p in model.joints], np.int64)
     world = np.tile(np.eye(4), (len(names), 1, 1))
     world[:, :3, 3] = np.array([position for _, _, position, _ in model.joints]) * _NEGATE_Z
+    try:
+        return Rig(mesh, Skeleton.from_world(names, parents, world), skin, _shapes(model))
+    except ValueError as e:
+        raise InputError(path, str(e)) from None
+
+
+def _shapes(model: PmxModel) -> tuple:
+    """The vertex morphs as MorphTargets in glTF's frame (names made unique, with a warning);
+    the other kinds named in a warning."""
     kept = [(name, vertices, offsets) for name, vertices, offsets in model.shapes if len(vertices)]
     renamed = unique_names([name for name, _, _ in kept])
     for (name, _, _), new in zip(kept, renamed):
         if new != name:
-            log.warning("%s: morph name %r is used twice; the second is renamed %r", path, name, new)
-    shapes = [MorphTarget(new, *_merged(vertices, offsets * _NEGATE_Z)) for new, (_, vertices, offsets) in
-              zip(renamed, kept)]
+            log.warning("%s: morph name %r is used twice; the second is renamed %r", model.path, name, new)
     if model.other_morphs:
-        log.warning("%s: morphs not read (only vertex morphs become blend shapes): %s", path,
+        log.warning("%s: morphs not read (only vertex morphs become blend shapes): %s", model.path,
                     ", ".join(f"{n} {kind}" for kind, n in sorted(model.other_morphs.items())))
-    try:
-        return Rig(mesh, Skeleton.from_world(names, parents, world), skin, tuple(shapes))
-    except ValueError as e:
-        raise InputError(path, str(e)) from None
+    return tuple(MorphTarget(new, *_merged(vertices, offsets * _NEGATE_Z))
+                 for new, (_, vertices, offsets) in zip(renamed, kept))
 
 
 def _merged(vertices: np.ndarray, offsets: np.ndarray) -> tuple:
@@ -337,8 +342,12 @@ def read_pmx(path):
     model without bones."""
     model = PmxModel(path)
     mesh = _mesh(model)
-    mesh.look = _look(model, mesh, rigged=bool(model.joints))
-    return _rig(model, mesh) if model.joints else mesh
+    if not model.joints:
+        mesh.look = _look(model, mesh, _shapes(model), rigged=False)
+        return mesh
+    rig = _rig(model, mesh)
+    mesh.look = _look(model, mesh, rig.shapes, rigged=True)
+    return rig
 
 
 def read_pmx_mesh(path) -> Mesh:
@@ -346,9 +355,10 @@ def read_pmx_mesh(path) -> Mesh:
     return _mesh(PmxModel(path))
 
 
-def _look(model: PmxModel, mesh: Mesh, rigged: bool):
+def _look(model: PmxModel, mesh: Mesh, shapes: tuple, rigged: bool):
     """The model's look: one part, one primitive per material (diffuse colour, double sided,
-    the colour texture when it is a PNG, JPEG or WebP beside the file)."""
+    the colour texture when it is a PNG, JPEG or WebP beside the file), the vertex morphs
+    ``shapes`` as morph targets."""
     lost, images, materials, primitives, first = [], [], [], [], 0
     textures = {}
     for name, rgba, double, texture, corners in model.materials:
@@ -368,15 +378,13 @@ def _look(model: PmxModel, mesh: Mesh, rigged: bool):
         primitives.append((mesh.faces[first // 3:(first + corners) // 3], len(materials) - 1))
         first += corners
     lost.append("MMD's sphere and toon maps, edges and specular colours")
-    if model.shapes:
-        lost.append(f"the model's own {len(model.shapes)} vertex morph(s) (a PMX target's morphs are not carried)")
     if model.rigid_bodies:
         lost.append(f"the model's physics ({model.rigid_bodies} rigid bodies and their joints: they name its old bones)")
     if rigged:
         lost.append("the target's own skin (the transferred one replaces it)")
     part = LookPart(mesh.parts[0] if mesh.parts else "model", np.arange(mesh.n_vertices), mesh.vertices,
                     {"NORMAL": mesh.normals, "TEXCOORD_0": model.uv}, primitives)
-    return build_look(model.path, [part], materials, images, lost)
+    return build_look(model.path, [part], materials, images, lost, shapes=shapes)
 
 
 def _image(model: PmxModel, texture: int, lost: list):
