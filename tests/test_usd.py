@@ -15,6 +15,7 @@ from asetransfer.errors import InputError  # noqa: E402
 from asetransfer.io.usd import joint_paths, read_usd_rig, usd_identifier  # noqa: E402
 from asetransfer_cli.main import main  # noqa: E402
 from conftest import FIXTURES, assert_rigs_equal  # noqa: E402
+from shaped_source import shapes_of_fixture  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -178,3 +179,20 @@ def test_missing_usd_core_is_one_line(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and 'pip install "asetransfer[usd]"' in err
     assert not out.exists()
+
+
+def test_a_usd_target_names_its_own_blend_shapes_as_not_carried(fixture_source, tmp_path, caplog):
+    """A USD target's look holds no blend shapes: its own are named, not dropped silently."""
+    import logging
+
+    from asetransfer.job import transfer_files
+
+    offsets = shapes_of_fixture(fixture_source)
+    shapes = [at.MorphTarget(name, np.flatnonzero(np.abs(d).max(axis=1) > 0), d[np.abs(d).max(axis=1) > 0])
+              for name, d in offsets.items()]
+    at.save_rig(tmp_path / "shaped.usda", at.Rig(fixture_source.mesh, fixture_source.skeleton, fixture_source.skin,
+                                                 shapes))
+    with caplog.at_level(logging.WARNING, logger="asetransfer"):
+        transfer_files(FIXTURES / "source.glb", tmp_path / "shaped.usda", tmp_path / "rigged.glb")
+    said = [r.getMessage() for r in caplog.records if "own blend shape" in r.getMessage()]
+    assert len(said) == 1 and all(repr(name) in said[0] for name in offsets)

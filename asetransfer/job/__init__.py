@@ -167,11 +167,21 @@ def remember_source(source: SourceFile) -> None:
 
 
 def load_target(path) -> Mesh:
-    """The mesh of a target file (a rigged file's own skin is replaced by the transfer)."""
+    """The mesh of a target file (a rigged file's own skin is replaced by the transfer); its
+    own blend shapes ride in its look where the format's look holds them, the others are
+    named in a warning."""
     from ..io import load_character
 
     item = load_character(path)
-    return item.mesh if isinstance(item, Rig) else item
+    if not isinstance(item, Rig):
+        return item
+    look = item.mesh.look
+    kept = set(look.morph_target_names()) if look is not None else set()
+    dropped = [shape.name for shape in item.shapes if shape.name not in kept]
+    if dropped:
+        log.warning("%s: the target's own blend shape(s) %s are not carried (the output holds the source's "
+                    "carried shapes only)", path, ", ".join(repr(n) for n in dropped))
+    return item.mesh
 
 
 def minimum_markers(config: Config) -> int:
