@@ -49,7 +49,8 @@ def humanoid_bones(skeleton: Skeleton, mapping: dict) -> dict:
 
     The chest is the first joint past the spine on the way to where the arms meet, the
     upper chest that joint when it is another; the ring finger lies between the middle and
-    little fingers; a finger's further segments follow its first down a chain without branches.  A joint plays one bone, the declared one first.
+    little fingers; a finger's further segments follow its first down a chain without
+    branches.  A joint plays one bone, the declared one first.
     """
     index = {name: j for j, name in enumerate(skeleton.names)}
     tree = skeleton.hierarchy

@@ -37,7 +37,8 @@ RIG_WRITERS = {".glb": write_rig, ".gltf": write_rig, ".vrm": write_rig, ".fbx":
                **{ext: "usd:write_usd" for ext in USD_EXTENSIONS}}
 #: extension -> writer of a rig over its target's look (:class:`~asetransfer.model.look.Look`),
 #: called as ``writer(look, rig, path, max_influences=, inputs=)``
-LOOK_WRITERS = {".glb": "gltf_over:write_rig_over", ".gltf": "gltf_over:write_rig_over", ".vrm": "gltf_over:write_rig_over",
+LOOK_WRITERS = {".glb": "gltf_over:write_rig_over", ".gltf": "gltf_over:write_rig_over",
+                ".vrm": "gltf_over:write_rig_over",
                 ".fbx": "fbx_write:write_fbx_over", **{ext: "usd:write_usd_over" for ext in USD_EXTENSIONS}}
 #: extension -> reader of a rig's animation clips, ``reader(path) -> (rig, [(name, Animation)],
 #: [(name, reason)])`` (glTF animations, FBX takes)
@@ -130,7 +131,8 @@ def save_rig(path, rig, max_influences: int | None = 8, inputs=(), look=None, **
     ``max_influences``: 1 to 8 joints per vertex (None: as many as the skin has, at most 8);
     ``inputs``: paths never overwritten;
     ``look``: the target's look (``rig.mesh.look``) to carry: a format of :data:`LOOK_WRITERS`
-    writes the rig over it (a .vrm only over a VRM's: ValueError otherwise), the others write the rig alone and name what they drop in one warning;
+    writes the rig over it (a .vrm only over a VRM's: ValueError otherwise), the others write
+    the rig alone and name what they drop in one warning;
     ``options``: the writer's own, for .glb/.gltf (:func:`write_rig`) ``animation``,
     ``extras``, for .usda/.usdc/.usdz (:func:`~.usd.write_usd`) ``metres_per_unit``, ``up_axis``.
     """
@@ -153,6 +155,7 @@ def save_rig(path, rig, max_influences: int | None = 8, inputs=(), look=None, **
     return _entry(RIG_WRITERS, ext)(path, rig, max_influences=max_influences, inputs=inputs, **options)
 
 
-__all__ = ["CHARACTER_READERS", "CLIP_READERS", "FRAME_READERS", "GLTF_EXTENSIONS", "LOOK_WRITERS", "MESH_EXTENSIONS", "MESH_READERS", "RIG_OUTPUT_EXTENSIONS",
+__all__ = ["CHARACTER_READERS", "CLIP_READERS", "FRAME_READERS", "GLTF_EXTENSIONS", "LOOK_WRITERS", "MESH_EXTENSIONS",
+           "MESH_READERS", "RIG_OUTPUT_EXTENSIONS",
            "RIG_READERS", "RIG_WRITERS", "USD_EXTENSIONS", "file_frame", "has_clips", "load_character", "load_clips", "load_markers",
            "load_mesh", "load_rig", "read_gltf", "read_gltf_mesh", "read_gltf_rig", "save_rig", "write_rig"]

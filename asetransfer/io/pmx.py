@@ -379,7 +379,8 @@ def _look(model: PmxModel, mesh: Mesh, shapes: tuple, rigged: bool):
         first += corners
     lost.append("MMD's sphere and toon maps, edges and specular colours")
     if model.rigid_bodies:
-        lost.append(f"the model's physics ({model.rigid_bodies} rigid bodies and their joints: they name its old bones)")
+        lost.append(f"the model's physics ({model.rigid_bodies} rigid bodies and their joints: "
+                    "they name its old bones)")
     if rigged:
         lost.append("the target's own skin (the transferred one replaces it)")
     part = LookPart(mesh.parts[0] if mesh.parts else "model", np.arange(mesh.n_vertices), mesh.vertices,

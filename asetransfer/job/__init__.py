@@ -396,7 +396,6 @@ def _clips(options: JobOptions, source: SourceFile, rig: Rig, output) -> list:
     if options.clips == "off" or not has_clips(source.path):
         return []
     from ..handoff.retarget import retarget
-
     from ..io import GLTF_EXTENSIONS
 
     if os.path.splitext(os.fspath(output))[1].lower() not in GLTF_EXTENSIONS:
