@@ -16,12 +16,10 @@ import urllib.parse
 
 import numpy as np
 
-from ..errors import InputError
 from ..model.look import Look
 from ..model.mesh import Mesh
 from .collada import PRIMITIVES, ColladaScene, primitive_corners, source_rows
-from .glb import image_mime, read_beside
-from .look_build import LookPart, build_look
+from .look_build import LookPart, build_look, image_beside
 
 #: the effect techniques whose diffuse channel gives the base colour
 _TECHNIQUES = ("phong", "lambert", "blinn", "constant")
@@ -125,14 +123,4 @@ def _image(scene: ColladaScene, effect, key, lost: list):
     if not uri:
         lost.append(f"the COLLADA texture {key!r} (no image file)")
         return None
-    uri = urllib.parse.unquote(uri.strip())
-    try:
-        data = read_beside(scene.path, uri, f"image {uri!r}", "keep textures next to the .dae", "COLLADA file")
-    except InputError as e:
-        lost.append(f"the COLLADA image {uri!r} ({e.message})")
-        return None
-    mime = image_mime(data)
-    if mime not in ("image/png", "image/jpeg", "image/webp"):
-        lost.append(f"the COLLADA image {uri!r} (not PNG, JPEG or WebP)")
-        return None
-    return data, mime
+    return image_beside(scene.path, urllib.parse.unquote(uri.strip()), "the COLLADA image", "COLLADA file", lost)

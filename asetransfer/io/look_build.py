@@ -12,9 +12,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InputError
 from ..model.look import Look, LookPiece
-from .glb import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, UBYTE, UINT, BufferBuilder
+from .glb import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, UBYTE, UINT, BufferBuilder, image_mime, read_beside
 from .gltf_write import GENERATOR
+
+#: the images a look embeds (what glTF outputs and their readers take)
+LOOK_IMAGES = ("image/png", "image/jpeg", "image/webp")
 
 
 @dataclass
@@ -79,6 +83,24 @@ def build_look(path, parts: list, materials: list = (), images: list = (), lost=
         doc["textures"] = [{"source": k} for k in range(len(images))]
     doc.update(accessors=bb.accessors, bufferViews=bb.views, buffers=[{"byteLength": len(bb.blob)}])
     return Look(str(path), doc, [bytes(bb.blob)], pieces, tuple(lost))
+
+
+def image_beside(path, uri: str, label: str, kind: str, lost: list):
+    """(bytes, MIME type) of the image ``uri`` that the file ``path`` (a ``kind``: "MTL file",
+    "PMX file"...) names beside it (backslashes read as slashes), or None with the reason in
+    ``lost`` (``label``, e.g. "the PMX texture", names it there): it cannot be read
+    (:func:`~.glb.read_beside`), or is not a PNG, JPEG or WebP image."""
+    uri = uri.replace("\\", "/")
+    try:
+        data = read_beside(path, uri, f"image {uri!r}", f"keep it next to the {kind.split()[0]}", kind=kind)
+    except InputError as e:
+        lost.append(f"{label} {uri!r} ({e.message})")
+        return None
+    mime = image_mime(data)
+    if mime not in LOOK_IMAGES:
+        lost.append(f"{label} {uri!r} (not a PNG, JPEG or WebP image)")
+        return None
+    return data, mime
 
 
 def _attribute(bb: BufferBuilder, values: np.ndarray) -> int:

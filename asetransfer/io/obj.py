@@ -19,8 +19,8 @@ from ..errors import InputError
 from ..model.mesh import Mesh
 from .assembly import mesh_of_arrays
 from .files import decode_mesh_text
-from .glb import image_mime, read_beside
-from .look_build import LookPart, build_look
+from .glb import read_beside
+from .look_build import LookPart, build_look, image_beside
 
 _MAX_INDEX = np.iinfo(np.int64).max  # an index past it is no index (and would overflow the face array)
 #: texture map options and how many values each takes (``-o``, ``-s``, ``-t``: one to three)
@@ -285,15 +285,10 @@ def _texture(mtl_path, rest: str, images: dict, lost: list):
         words = words[1 + max(len(taken), 1 if not taken and count else 0):]
     file = " ".join(words).replace("\\", "/")
     if file not in images:
-        try:
-            data = read_beside(mtl_path, file, f"texture {file!r}", "keep textures next to the .mtl", kind="MTL file")
-        except InputError as e:
-            lost.append(f"texture {file!r} ({e.message})")
+        image = image_beside(mtl_path, file, "texture", "MTL file", lost)
+        if image is None:
             return None
-        if image_mime(data) not in ("image/png", "image/jpeg", "image/webp"):
-            lost.append(f"texture {file!r} (not a PNG, JPEG or WebP image)")
-            return None
-        images[file] = (data, image_mime(data))
+        images[file] = image
     ref = {"index": list(images).index(file)}
     transform = _texture_transform(options.get("-s", []), options.get("-o", []))
     if transform:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
-from .glb import image_mime, read_beside
-from .look_build import LookPart, build_look
+from .look_build import LookPart, build_look, image_beside
 
 UV_NAMES = (("s", "t"), ("u", "v"), ("texture_u", "texture_v"), ("texture_s", "texture_t"))
 NORMAL_NAMES = ("nx", "ny", "nz")
@@ -71,14 +69,8 @@ def _texture(path, comments: list, lost: list) -> tuple:
     files = [c.split(None, 1)[1] for c in comments if c.startswith("TextureFile") and len(c.split(None, 1)) > 1]
     if not files:
         return [], []
-    try:
-        data = read_beside(path, files[0].replace("\\", "/"), f"texture {files[0]!r}", "keep it next to the .ply",
-                           kind="PLY file")
-    except InputError as e:
-        lost.append(f"texture {files[0]!r} ({e.message})")
-        return [], []
-    if image_mime(data) not in ("image/png", "image/jpeg", "image/webp"):
-        lost.append(f"texture {files[0]!r} (not a PNG, JPEG or WebP image)")
+    image = image_beside(path, files[0], "texture", "PLY file", lost)
+    if image is None:
         return [], []
     material = {"name": "texture", "pbrMetallicRoughness": {"baseColorTexture": {"index": 0}, "metallicFactor": 0.0}}
-    return [(data, image_mime(data))], [material]
+    return [image], [material]

@@ -31,8 +31,7 @@ from ..model.shapes import MorphTarget
 from ..model.skeleton import Skeleton
 from .assembly import MeshPiece, merge_pieces, normalise_weights, unique_joint_names, unique_names
 from .files import read_bytes
-from .glb import image_mime, read_beside
-from .look_build import LookPart, build_look
+from .look_build import LookPart, build_look, image_beside
 
 log = logging.getLogger("asetransfer")
 
@@ -389,15 +388,6 @@ def _look(model: PmxModel, mesh: Mesh, shapes: tuple, rigged: bool):
 
 
 def _image(model: PmxModel, texture: int, lost: list):
-    """(bytes, MIME type) of a texture beside the model, or None (named in ``lost``)."""
-    uri = model.textures[texture].replace("\\", "/")
-    try:
-        data = read_beside(model.path, uri, f"texture {uri!r}", "keep textures next to the .pmx", "PMX file")
-    except InputError as e:
-        lost.append(f"the PMX texture {uri!r} ({e.message})")
-        return None
-    mime = image_mime(data)
-    if mime not in ("image/png", "image/jpeg", "image/webp"):
-        lost.append(f"the PMX texture {uri!r} (not PNG, JPEG or WebP: BMP, TGA and DDS are not carried)")
-        return None
-    return data, mime
+    """(bytes, MIME type) of a texture beside the model, or None (named in ``lost``: BMP, TGA
+    and DDS textures, common in MMD, are not carried)."""
+    return image_beside(model.path, model.textures[texture], "the PMX texture", "PMX file", lost)

@@ -109,10 +109,11 @@ def _source_motion(path):
 
 
 def _declared_up(path) -> str | None:
-    """The up axis a file declares (FBX, USD) or its format implies (glTF: +Y), else None."""
+    """The up axis a file declares (FBX, USD) or its format implies (glTF and VRM, MMD's PMX:
+    +Y), else None."""
     from ..io import GLTF_EXTENSIONS, file_frame
 
     frame = file_frame(path)
     if frame is not None:
         return frame["up_axis"]
-    return "+Y" if os.path.splitext(os.fspath(path))[1].lower() in GLTF_EXTENSIONS else None
+    return "+Y" if os.path.splitext(os.fspath(path))[1].lower() in (*GLTF_EXTENSIONS, ".pmx") else None
