@@ -270,3 +270,62 @@ def test_a_skinned_collada_targets_look_is_carried_and_its_skin_named_replaced(t
     assert all("TEXCOORD_0" in p["attributes"] for p in look.document["meshes"][0]["primitives"])
     assert any("own skin" in x for x in look.lost)
     assert at.load_rig(path).mesh.look is None  # read as a source: no look
+
+
+def _with_morph(tmp_path, skin_over_morph: bool, points: int | None = None):
+    """fixtures/source.dae with a morph controller over its body (Blender writes one beside the
+    skin, over the same geometry; Maya and OpenCOLLADA a skin over the morph): one target,
+    "Raise", the body's points with the upper tenth moved 1 cm up (Z: the file is Z up),
+    weight 0.25; ``points``: the target's point count when another (a broken target)."""
+    import re
+
+    text = (FIXTURES / "source.dae").read_text()
+    block = re.search(r'<geometry id="body-mesh" name="body">.*?</geometry>', text, re.S).group(0)
+    array = re.search(r'(<float_array id="body-mesh-positions-array" count=")(\d+)(">)(.*?)(</float_array>)', block, re.S)
+    values = np.array(array.group(4).split(), float).reshape(-1, 3)
+    moved = values[:, 2] > np.percentile(values[:, 2], 90)
+    values[moved, 2] += 0.01
+    values = values[:points] if points else values
+    target = block.replace(array.group(0), f"{array.group(1)}{values.size}{array.group(3)}"
+                           f"{' '.join(repr(float(v)) for v in values.ravel())}{array.group(5)}")
+    target = target.replace('count="7000"', f'count="{len(values)}"', 1) if points else target
+    target = target.replace("body-mesh", "body-raise").replace('name="body"', 'name="Raise"')
+    morph = ('<controller id="body-morph" name="body-morph"><morph source="#body-mesh" method="NORMALIZED">'
+             '<source id="body-targets"><IDREF_array id="body-targets-array" count="1">body-raise</IDREF_array>'
+             '</source><source id="body-weights"><float_array id="body-weights-array" count="1">0.25</float_array>'
+             '<technique_common><accessor source="#body-weights-array" count="1" stride="1">'
+             '<param name="MORPH_WEIGHT" type="float"/></accessor></technique_common></source><targets>'
+             '<input semantic="MORPH_TARGET" source="#body-targets"/><input semantic="MORPH_WEIGHT" '
+             'source="#body-weights"/></targets></morph></controller>')
+    text = text.replace("</library_geometries>", target + "</library_geometries>")
+    text = text.replace("</library_controllers>", morph + "</library_controllers>")
+    if skin_over_morph:
+        text = text.replace('<skin source="#body-mesh"', '<skin source="#body-morph"')
+    path = tmp_path / "morphed.dae"
+    path.write_text(text)
+    return path, int(moved.sum())
+
+
+@pytest.mark.parametrize("skin_over_morph", [False, True])
+def test_a_collada_morph_is_a_blend_shape_either_way_it_is_tied(tmp_path, skin_over_morph):
+    path, moved = _with_morph(tmp_path, skin_over_morph)
+    rig, plain = at.load_rig(path), at.load_rig(FIXTURES / "source.dae")
+    np.testing.assert_array_equal(rig.mesh.vertices, plain.mesh.vertices)  # the mesh as without the morph
+    shape, = rig.shapes
+    assert (shape.name, len(shape.vertices), shape.weight) == ("Raise", moved, 0.25)
+    np.testing.assert_allclose(shape.positions, np.tile([0.0, 0.0, 0.01], (moved, 1)), atol=1e-6)
+
+
+def test_a_collada_targets_morph_is_kept_and_a_broken_one_named(tmp_path, caplog):
+    import logging
+
+    from asetransfer.io.glb import read_document
+
+    path, _ = _with_morph(tmp_path, skin_over_morph=True)
+    transfer_files(FIXTURES / "source.glb", path, tmp_path / "rigged.glb")
+    names = [m.get("extras", {}).get("targetNames", []) for m in read_document(tmp_path / "rigged.glb")[0]["meshes"]]
+    assert ["Raise"] in [n[:1] for n in names]
+    broken, _ = _with_morph(tmp_path, skin_over_morph=False, points=6000)
+    with caplog.at_level(logging.WARNING, logger="asetransfer"):
+        assert at.load_rig(broken).shapes == ()
+    assert "morph target 'Raise' has 6000 points where its mesh has 7000; left out" in caplog.text

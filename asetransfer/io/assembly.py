@@ -176,10 +176,11 @@ def mesh_parts(mesh: Mesh) -> list:
     return out
 
 
-def joined_shapes(per_piece: list, sizes: list) -> tuple:
+def joined_shapes(per_piece: list, sizes: list, weights: dict | None = None) -> tuple:
     """MorphTargets of the merged mesh from each piece's shapes (name -> (local vertices,
     (k, 3) offsets, (k, 3) normal offsets or None); pieces of ``sizes`` vertices, in merge
-    order); a name on several pieces is one shape, its default weight 0."""
+    order); a name on several pieces is one shape, its default weight ``weights[name]`` (0
+    when not given)."""
     starts = np.cumsum([0] + sizes[:-1])
     names = list(dict.fromkeys(name for shapes in per_piece for name in shapes))
     out = []
@@ -190,5 +191,5 @@ def joined_shapes(per_piece: list, sizes: list) -> tuple:
             np.concatenate([np.zeros_like(p) if n is None else n for _, p, n in found])
         order = np.argsort(vertices, kind="stable")
         out.append(MorphTarget(name, vertices[order], np.concatenate([p for _, p, _ in found])[order],
-                               None if normals is None else normals[order]))
+                               None if normals is None else normals[order], (weights or {}).get(name, 0.0)))
     return tuple(out)

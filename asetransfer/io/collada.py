@@ -9,8 +9,7 @@ instance in its bind pose (its bind-shape matrix applied), the units and the up 
 
 The rig (skins and joints) is read by :mod:`.collada_rig`, animations as clips by
 :mod:`.collada_animation`, a target's look (UVs, normals, materials) by
-:mod:`.collada_look`.  Not read (a warning says so when the file holds them): morph
-controllers.
+:mod:`.collada_look`, its morph controllers (blend shapes) by :mod:`.collada_morph`.
 """
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ import numpy as np
 from ..errors import InputError
 from ..model.mesh import Mesh
 from ..model.transforms import apply
-from .assembly import MeshPiece, merge_pieces
+from .assembly import MeshPiece, joined_shapes, merge_pieces
 from .files import read_bytes
 
 log = logging.getLogger("asetransfer")
@@ -176,17 +175,25 @@ def compose_transform(elements: list) -> np.ndarray:
     return m
 
 
-def geometry_arrays(scene: ColladaScene, geometry) -> tuple:
-    """A ``<geometry>``'s control points (n, 3) and triangles (f, 3) over them."""
+def geometry_points(scene: ColladaScene, geometry) -> np.ndarray:
+    """A ``<geometry>``'s control points (n, 3): its ``<vertices>``' positions, in order."""
     name = geometry.get("name") or geometry.get("id")
     mesh = geometry.find("mesh")
     if mesh is None:
-        return np.zeros((0, 3)), np.zeros((0, 3), np.int64)
+        return np.zeros((0, 3))
     vertices = mesh.find("vertices")
     position = vertices.find("input[@semantic='POSITION']") if vertices is not None else None
     if position is None:
         scene.fail(f"geometry {name!r} has no <vertices> with a POSITION input")
-    points = source_rows(scene, scene.ref(position.get("source"), f"geometry {name!r}"), 3)
+    return source_rows(scene, scene.ref(position.get("source"), f"geometry {name!r}"), 3)
+
+
+def geometry_arrays(scene: ColladaScene, geometry) -> tuple:
+    """A ``<geometry>``'s control points (n, 3) and triangles (f, 3) over them."""
+    name = geometry.get("name") or geometry.get("id")
+    points, mesh = geometry_points(scene, geometry), geometry.find("mesh")
+    if mesh is None:
+        return points, np.zeros((0, 3), np.int64)
     triangles = []
     for prim in (p for p in mesh if p.tag in PRIMITIVES):
         rows, corners, offsets = primitive_corners(scene, prim, name)
@@ -278,44 +285,61 @@ def read_collada_mesh(path) -> Mesh:
 
 
 def mesh_of_scene(scene: ColladaScene) -> Mesh:
-    """:func:`read_collada_mesh` of a parsed file, with its look (:mod:`.collada_look`)."""
-    from .collada_look import collada_look  # here: it reads the scene through this module
+    """:func:`read_collada_mesh` of a parsed file, with its look (:mod:`.collada_look`: its
+    morph targets too)."""
+    from .collada_look import collada_look  # here: they read the scene through this module
+    from .collada_morph import geometry_morphs
 
-    pieces, instances = [], []
+    pieces, instances, shapes, weights = [], [], [], {}
     for node, _, world in scene.nodes:
         for geometry, placed in _instances(scene, node, world):
             points, tris = geometry_arrays(scene, geometry)
             pieces.append(MeshPiece(node_name(node), apply(placed, points), tris))
             instances.append((node, geometry, placed))
+            own, default = geometry_morphs(scene, geometry, placed[:3, :3], len(points))
+            shapes.append(own)
+            weights.update(default)
     if not pieces:
         scene.fail("contains no triangle mesh")
-    warn_not_read(scene)
     mesh = merge_pieces(scene.path, pieces)
-    mesh.look = collada_look(scene, instances, mesh)
+    mesh.look = collada_look(scene, instances, mesh, joined_shapes(shapes, [len(p.positions) for p in pieces], weights))
     return mesh
 
 
 def _instances(scene: ColladaScene, node, world) -> list:
-    """(geometry element, matrix placing its points) of a node's mesh instances."""
+    """(geometry element, matrix placing its points) of a node's mesh instances: its
+    geometries, and the geometries its controllers deform (a skinned one in its bind shape)."""
     out = [(scene.ref(i.get("url"), "an instance_geometry"), world) for i in node.findall("instance_geometry")]
     for instance in node.findall("instance_controller"):
-        skin = scene.ref(instance.get("url"), "an instance_controller").find("skin")
-        if skin is not None:
-            out.append((scene.ref(skin.get("source"), "a skin"), bind_shape(scene, skin)))
+        controller = scene.ref(instance.get("url"), "an instance_controller")
+        skin = controller.find("skin")
+        out.append((deformed_geometry(scene, controller, "an instance_controller"),
+                    bind_shape(scene, skin) if skin is not None else world))
     return out
+
+
+#: controllers followed from a skin to its geometry (a skin over a morph over a geometry)
+_MOST_CONTROLLERS = 8
+
+
+def deformed_geometry(scene: ColladaScene, element, what: str):
+    """The ``<geometry>`` an element names or deforms: itself, or the base geometry of the
+    controller it is (a skin or a morph, followed through controllers over controllers)."""
+    for _ in range(_MOST_CONTROLLERS):
+        if element.tag != "controller":
+            return element
+        deformer = element.find("skin")
+        deformer = deformer if deformer is not None else element.find("morph")
+        if deformer is None:
+            scene.fail(f"{what}: controller {element.get('id')!r} holds neither a skin nor a morph")
+        element = scene.ref(deformer.get("source"), f"controller {element.get('id')!r}")
+    scene.fail(f"{what}: controllers over controllers more than {_MOST_CONTROLLERS} deep")
 
 
 def bind_shape(scene: ColladaScene, skin) -> np.ndarray:
     """A skin's (4, 4) bind-shape matrix (identity if it has none)."""
     bsm = skin.find("bind_shape_matrix")
     return scene.numbers(bsm, "bind_shape_matrix", 16).reshape(4, 4) if bsm is not None else np.eye(4)
-
-
-def warn_not_read(scene: ColladaScene) -> None:
-    """Say what the file holds that is not read: its morph targets (a source's blend shapes
-    are carried from glTF and FBX sources)."""
-    if scene.root.find("library_controllers/controller/morph") is not None:
-        log.warning("%s: its morph targets are not read from a COLLADA file", scene.path)
 
 
 def node_name(node) -> str:

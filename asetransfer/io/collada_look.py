@@ -25,9 +25,10 @@ from .look_build import LookPart, build_look, image_beside
 _TECHNIQUES = ("phong", "lambert", "blinn", "constant")
 
 
-def collada_look(scene: ColladaScene, instances: list, mesh: Mesh) -> Look:
+def collada_look(scene: ColladaScene, instances: list, mesh: Mesh, shapes=()) -> Look:
     """The look of ``mesh``, made of the mesh ``instances`` ``[(node, geometry, (4, 4) placing
-    matrix)]`` in the order their control points follow one another in it."""
+    matrix)]`` in the order their control points follow one another in it; ``shapes``: its
+    morph targets (:mod:`.collada_morph`)."""
     materials, images, lost, index_of = [], [], [], {}
     parts, offset = [], 0
     for node, geometry, placed in instances:
@@ -35,7 +36,7 @@ def collada_look(scene: ColladaScene, instances: list, mesh: Mesh) -> Look:
         part, count = _part(scene, node, geometry, placed, name, offset, mesh, materials, images, lost, index_of)
         parts.append(part)
         offset += count
-    return build_look(scene.path, parts, materials, images, sorted(set(lost)))
+    return build_look(scene.path, parts, materials, images, sorted(set(lost)), shapes=shapes)
 
 
 def _part(scene, node, geometry, placed, name, offset, mesh, materials, images, lost, index_of) -> tuple:

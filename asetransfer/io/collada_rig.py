@@ -18,9 +18,11 @@ import numpy as np
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..model.transforms import apply
-from .assembly import MeshPiece, merge_pieces, normalise_weights, stack_influences, unique_joint_names
-from .collada import (ColladaScene, bind_shape, geometry_arrays, mesh_of_scene, node_name, source_rows,
-                      warn_not_read)
+from .assembly import (MeshPiece, joined_shapes, merge_pieces, normalise_weights, stack_influences,
+                       unique_joint_names)
+from .collada import (ColladaScene, bind_shape, deformed_geometry, geometry_arrays, mesh_of_scene, node_name,
+                      source_rows)
+from .collada_morph import geometry_morphs
 
 log = logging.getLogger("asetransfer")
 
@@ -74,26 +76,37 @@ def rig_of_scene(scene: ColladaScene, look: bool = False) -> Rig:
             bind[j] = bind[parents[j]] @ np.linalg.inv(rest[parents[j]]) @ rest[j]
     pieces, rows, instances = [], [], []
     for (i, _, skin), (nodes, _) in zip(skins, named):
-        geometry, placed = scene.ref(skin.get("source"), "a skin"), bind_shape(scene, skin)
+        geometry = deformed_geometry(scene, scene.ref(skin.get("source"), "a skin"), "a skin")
+        placed = bind_shape(scene, skin)
         points, tris = geometry_arrays(scene, geometry)
         pieces.append(MeshPiece(node_name(scene.nodes[i][0]), apply(placed, points), tris))
         rows.append(_weights(scene, skin, [jindex[n] for n in nodes], len(points)))
         instances.append((scene.nodes[i][0], geometry, placed))
     _rigid_pieces(scene, jindex, rest, bind, pieces, rows, instances)
-    warn_not_read(scene)
-    mesh = merge_pieces(path, pieces)
+    mesh, shapes = merge_pieces(path, pieces), _shapes(scene, instances, pieces)
     if look:
         from .collada_look import collada_look  # here: it reads the scene through collada
-        mesh.look = collada_look(scene, instances, mesh)
+        mesh.look = collada_look(scene, instances, mesh, shapes)
         # named with the rest of what an output does not take over
         mesh.look.lost = tuple(mesh.look.lost) + ("the target's own skin (the transferred one replaces it)",)
     idx, w = stack_influences(rows)
     skin = normalise_weights(path, mesh, idx, w, len(joints))
     names = unique_joint_names(path, [node_name(scene.nodes[n][0]) for n in joints])
     try:
-        return Rig(mesh, Skeleton.from_world(names, parents, rest, bind), skin)
+        return Rig(mesh, Skeleton.from_world(names, parents, rest, bind), skin, shapes)
     except ValueError as e:
         scene.fail(str(e))
+
+
+def _shapes(scene: ColladaScene, instances: list, pieces: list) -> tuple:
+    """The merged mesh's blend shapes: the morph targets over each instance's geometry
+    (:func:`~.collada_morph.geometry_morphs`), turned as its points were placed."""
+    per_piece, weights = [], {}
+    for (_, geometry, placed), piece in zip(instances, pieces):
+        own, default = geometry_morphs(scene, geometry, placed[:3, :3], len(piece.positions))
+        per_piece.append(own)
+        weights.update(default)
+    return joined_shapes(per_piece, [len(p.positions) for p in pieces], weights)
 
 
 def _rigid_pieces(scene: ColladaScene, jindex: dict, rest, bind, pieces: list, rows: list, instances: list) -> None:

@@ -129,7 +129,8 @@ def mesh_from_scene(scene: FbxScene) -> Mesh:
     if not pieces:
         scene.fail("contains no triangle mesh")
     mesh = merge_pieces(scene.path, pieces)
-    mesh.look = fbx_look(scene, models, mesh, shapes=_morphs(shapes, weights, pieces))
+    mesh.look = fbx_look(scene, models, mesh,
+                         shapes=joined_shapes(shapes, [len(p.positions) for p in pieces], weights))
     return mesh
 
 
@@ -204,18 +205,10 @@ def _assemble(scene, *, joints, parents, rest, bind, pieces, rows, shapes) -> Ri
     skin = normalise_weights(scene.path, mesh, idx, w, len(joints))
     names = unique_joint_names(scene.path, [scene.names[m] for m in joints])  # Maya allows repeats
     try:
-        return Rig(mesh, Skeleton.from_world(names, parents, rest, bind), skin, _morphs(*shapes, pieces))
+        return Rig(mesh, Skeleton.from_world(names, parents, rest, bind), skin,
+                   joined_shapes(shapes[0], [len(p.positions) for p in pieces], shapes[1]))
     except ValueError as e:
         scene.fail(str(e))
-
-
-def _morphs(per_piece: list, weights: dict, pieces: list) -> tuple:
-    """The merged mesh's MorphTargets from each piece's shapes (:func:`~.fbx_shapes.geometry_shapes`)
-    with their default weights by name."""
-    morphs = joined_shapes(per_piece, [len(p.positions) for p in pieces])
-    for shape in morphs:
-        shape.weight = weights.get(shape.name, 0.0)
-    return morphs
 
 
 def read_fbx(path):
