@@ -479,3 +479,18 @@ def test_arms_hanging_on_the_body_with_nothing_at_their_elbows_are_never_ok():
     assert hanging_arms_unpinned(sk, posed, elbows[:1], h, reach=reach) == arms[2:]   # the right arm's alone
     assert hanging_arms_unpinned(posed, posed, np.zeros((0, 3)), h, reach=reach) == []  # hanging in both
     assert hanging_arms_unpinned(sk, sk, np.zeros((0, 3)), h, reach=reach) == []  # 36 degrees down: held out
+
+
+def test_a_target_of_flat_sheets_in_pieces_is_read_without_its_solid(tmp_path, capsys):
+    """Pieces with no volume between them (coplanar n-gons: a decal sheet, a flat scene) make
+    an empty solid: the landmark rules read the pieces as they are (exit 0 or 2), never exit 1."""
+    from asetransfer_cli.main import main
+
+    ring = np.array([[np.cos(a), np.sin(a), 0.0] for a in np.linspace(0, 2 * np.pi, 9)[:-1]])
+    vertices = np.concatenate([ring * 0.5, ring * 0.5 + [2.0, 0.0, 0.0]])
+    faces = np.array([[0, k, k + 1] for k in range(1, 7)] + [[8, 8 + k, 9 + k] for k in range(1, 7)])
+    trimesh.Trimesh(vertices, faces, process=False).export(tmp_path / "sheets.obj")
+    code = main(["transfer", str(FIXTURES / "source.glb"), str(tmp_path / "sheets.obj"), "-o",
+                 str(tmp_path / "out.glb"), "-q"])
+    err = capsys.readouterr().err
+    assert code in (0, 2) and "internal error" not in err and "Traceback" not in err

@@ -184,10 +184,14 @@ def source_landmarks(source: Rig, config: Config) -> Landmarks:
 def _on_solid(mesh: Mesh, rules: dict):
     """``(landmarks, solid)``: the landmarks of the solid a character in several pieces makes
     (:func:`~asetransfer.geometry.solid.solid_surface`: joint covers, plates, a mannequin cut
-    at its joints), or None for a one-piece mesh or a solid without a body layout."""
+    at its joints), or None for a one-piece mesh or a solid without a body layout (or with
+    no volume: pieces of flat sheets)."""
     if vertex_components(mesh.n_vertices, mesh.faces)[mesh.faces[:, 0]].max(initial=0) == 0:
         return None
-    solid = Mesh(*solid_surface(mesh.vertices, mesh.faces))
+    vertices, faces = solid_surface(mesh.vertices, mesh.faces)
+    if not len(faces):
+        return None
+    solid = Mesh(vertices, faces)
     try:
         return find_landmarks(solid, **rules, limbs_on=mesh), solid
     except NotHumanoidError:
