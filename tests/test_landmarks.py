@@ -1183,3 +1183,16 @@ def test_a_four_legged_body_with_its_front_paws_for_hands_is_refused():
         frame_from_feet(surface, head, back, 0, front)
     with pytest.raises(NotHumanoidError):
         _landmarks(mesh)
+
+
+def test_a_sole_holds_at_least_the_foots_lowest_point():
+    """A body far from the file's origin and small beside it: the sole's band above the
+    lowest point rounds away (1e17 + 0.02 is 1e17), and the sole kept no vertex (the
+    transfer ended in exit 1 on a 3ds Max FBX)."""
+    from types import SimpleNamespace
+
+    from asetransfer.humanoid.landmarks.feet import sole
+
+    far = np.array([[0.0, 1e17, 0.0], [0.1, 1e17, 0.0], [0.0, 1e17 + 64, 0.0]])
+    surface = SimpleNamespace(vertices=far, distance_from=lambda v: np.array([0.0, 0.05, 0.1]))
+    assert sole(surface, 0, np.array([0.0, 1.0, 0.0]), 1.0).tolist() == [0, 1]

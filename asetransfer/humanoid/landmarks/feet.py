@@ -34,10 +34,11 @@ def foot(surface: BodySurface, toe: int, height: float) -> np.ndarray:
 
 
 def sole(surface: BodySurface, toe: int, up: np.ndarray, height: float) -> np.ndarray:
-    """The vertices of a foot near its lowest point (along ``up``)."""
+    """The vertices of a foot near its lowest point (along ``up``); the lowest at least (a
+    body far from the file's origin and small beside it: the band rounds away)."""
     region = foot(surface, toe, height)
     h = surface.vertices[region] @ up
-    return region[h < h.min() + HEEL_BAND * height]
+    return region[h <= h.min() + HEEL_BAND * height]
 
 
 def rearmost(v: np.ndarray, sole_vertices: np.ndarray, forward: np.ndarray, height: float) -> int:
