@@ -41,6 +41,27 @@ def test_fbx_6_reads_as_the_same_scene_saved_as_fbx_7(form):
     _assert_same_rig(old, new)
 
 
+def test_fbx_6_blend_shapes_read_as_the_fbx_7_saves():
+    """Maya's FBX 6.1 cube keeps its shapes as ``Shape`` children of its model, weighted by
+    the model's property of each shape's name: read as FBX 7's blend shape deformer, the same
+    offsets and weights as the FBX 7.7 save's (whose channels Maya names after their
+    deformer), kept as the target's morph targets."""
+    from asetransfer.io import load_character
+    from asetransfer.io.glb import Accessors
+
+    looks = [load_character(UFBX / f"maya_blend_shape_cube_{v}_binary.fbx").look for v in (6100, 7700)]
+    assert [look.morph_target_names() for look in looks] == [["TopH", "TopV"], ["Squish.TopH", "Squish.TopV"]]
+    offsets = []
+    for look in looks:
+        mesh = look.document["meshes"][0]
+        assert mesh["weights"] == [1.0, 1.0]
+        read = Accessors(look.path, look.document, look.buffers).read
+        offsets.append([read(target["POSITION"]) for target in mesh["primitives"][0]["targets"]])
+    for old, new in zip(*offsets):
+        np.testing.assert_allclose(old, new, atol=1e-12)
+        assert np.abs(old).max() > 0.2
+
+
 def _as_ascii(tmp_path, name):
     version, nodes = parse_fbx(FIXTURES / name, (FIXTURES / name).read_bytes())
     path = tmp_path / f"ascii_{name}"

@@ -10,9 +10,13 @@ FBX 6 names its objects where FBX 7 numbers them, and keeps a mesh's arrays in i
   ``P: name, type, "", flags, values...``;
 * a ``Mesh`` model's vertices, polygons and layers move into a ``Geometry`` object of its
   own, connected below it;
-* a bind pose's ``PoseNode`` names its model: the name becomes the model's id.
+* a bind pose's ``PoseNode`` names its model: the name becomes the model's id;
+* a mesh model's ``Shape`` children (index, offset and normal arrays) become FBX 7's blend
+  shape: a ``BlendShape`` deformer on the geometry, a ``BlendShapeChannel`` per shape with
+  the model's property of the shape's name as its ``DeformPercent``, and the ``Shape``
+  geometry below it.
 
-Animation takes (FBX 6's ``Takes``) and shapes are not read (a warning says so).
+Animation takes (FBX 6's ``Takes``) are not read (a warning says so).
 """
 from __future__ import annotations
 
@@ -58,8 +62,10 @@ def as_fbx7(path, nodes: list) -> list:
             converted.append(geometry)
             geometry_links.append(FbxNode("C", ["OO", oid + 1, oid]))
             meshes.add(oid)
-            if any(c.name == "Shape" for c in node.children):
-                log.warning("%s: the blend shapes of FBX 6 mesh %r are not read", path, name)
+            shapes = [c for c in children if c.name == "Shape"]
+            if shapes:
+                children = [c for c in children if c.name != "Shape"]
+                _blend_shape(node, name, shapes, oid + 1, len(converted), converted, geometry_links)
         converted.append(FbxNode(node.name, [oid, str(node.props[0]), *node.props[1:2]], children))
     connections = []
     for c in sections["Connections"].all("Connect") if "Connections" in sections else []:
@@ -80,6 +86,31 @@ def as_fbx7(path, nodes: list) -> list:
         elif node.name != "Takes":
             out.append(node)
     return out
+
+
+#: ids of the objects made for FBX 6 blend shapes (after every object's of the file)
+_SHAPE_IDS = 1 << 40
+
+
+def _blend_shape(model: FbxNode, name: str, shapes: list, geometry: int, at: int, converted: list,
+                 links: list) -> None:
+    """FBX 7's blend shape of an FBX 6 mesh model's ``Shape`` children (module docstring),
+    appended to ``converted`` with its connections to ``links``; ``at`` makes its ids
+    unique (the number of objects converted so far)."""
+    percent = {str(p.props[0]): p.props[-1] for c in model.children if c.name == "Properties60"
+               for p in c.all("Property") if len(p.props) >= 4}
+    first = _SHAPE_IDS + 4096 * at
+    converted.append(FbxNode("Deformer", [first, f"{name}\x00\x01Deformer", "BlendShape"], []))
+    links.append(FbxNode("C", ["OO", first, geometry]))
+    for k, shape in enumerate(shapes, 1):
+        label = str(shape.props[0]) if shape.props else f"shape{k}"
+        value = percent.get(label, 0.0)
+        value = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+        channel, target = first + 2 * k - 1, first + 2 * k
+        converted.append(FbxNode("Deformer", [channel, f"{label}\x00\x01SubDeformer", "BlendShapeChannel"],
+                                 [FbxNode("DeformPercent", [value])]))
+        converted.append(FbxNode("Geometry", [target, f"{label}\x00\x01Geometry", "Shape"], shape.children))
+        links += [FbxNode("C", ["OO", channel, first]), FbxNode("C", ["OO", target, channel])]
 
 
 def _arrays(node: FbxNode) -> FbxNode:

@@ -69,23 +69,32 @@ def _layer(scene: FbxScene, node, element: str, values: str, index: str, width: 
            which: int = 0):
     """(corners, width) values of layer ``element`` number ``which`` at every corner, or None."""
     layer = next((c for c in node.all(element) if c.props and c.props[0] == which), None)
-    if layer is None or layer.child(values) is None:
+    raw = _value(layer, values)
+    if raw is None:
         return None
-    data = np.asarray(layer.child(values).props[0], dtype=np.float64)
+    data = np.asarray(raw, dtype=np.float64)
     if data.size % width:
         return None  # malformed: the layer is dropped
     data = data.reshape(-1, width)
-    mapping = str(layer.child("MappingInformationType").props[0]) if layer.child("MappingInformationType") else ""
-    reference = str(layer.child("ReferenceInformationType").props[0]) if layer.child("ReferenceInformationType") else ""
+    mapping, reference = str(_value(layer, "MappingInformationType", "")), str(_value(layer, "ReferenceInformationType", ""))
     key = {"ByPolygonVertex": np.arange(len(corner_point)), "ByVertice": corner_point, "ByVertex": corner_point,
            "ByPolygon": corner_polygon, "AllSame": np.zeros(len(corner_point), np.int64)}.get(mapping)
     if key is None:
         return None
-    if reference in ("IndexToDirect", "Index") and layer.child(index) is not None:
-        key = np.asarray(layer.child(index).props[0], dtype=np.int64)[key] if len(key) else key
+    if reference in ("IndexToDirect", "Index") and _value(layer, index) is not None:
+        indices = np.asarray(_value(layer, index), dtype=np.int64).reshape(-1)
+        if len(key) and (key.min() < 0 or key.max() >= len(indices)):
+            return None  # fewer indices than the mapping needs: the layer is dropped
+        key = indices[key] if len(key) else key
     if len(key) and (key.min() < 0 or key.max() >= len(data)):
         return None  # a broken index: the layer is dropped (named as lost by the caller)
     return data[key]
+
+
+def _value(node, key: str, default=None):
+    """The first value of ``node``'s child ``key`` (``default`` without the node, the child or a value)."""
+    child = node.child(key) if node is not None else None
+    return child.props[0] if child is not None and child.props else default
 
 
 def _attributes(scene: FbxScene, node, corner_point, corner_polygon, world: np.ndarray, lost: list) -> dict:
