@@ -12,31 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import asetransfer as at
-from quadruped import SIDES, _tube
-
-
-def build(joints: dict, pieces: list, rings: int = 10) -> at.Rig:
-    """The rig of ``joints`` (name -> (position, parent name or None)) and its tube ``pieces``
-    ((from joint, to joint, radius, the bones along it, evenly spaced))."""
-    names = list(joints)
-    at_ = {name: np.asarray(position, float) for name, (position, _) in joints.items()}
-    vertices, faces, weights = [], [], []
-    for start, end, radius, bones in pieces:
-        v, f, t = _tube(at_[start], at_[end], radius, n_ring=rings)
-        along = t * (len(bones) - 1)
-        lower = np.clip(np.floor(along).astype(int), 0, len(bones) - 2)
-        w = np.zeros((len(v), len(names)))
-        for k in range(len(v)):
-            w[k, names.index(bones[lower[k]])] += 1 - (along[k] - lower[k])
-            w[k, names.index(bones[lower[k] + 1])] += along[k] - lower[k]
-        faces.append(f + sum(len(x) for x in vertices))
-        vertices.append(v)
-        weights.append(w)
-    world = np.tile(np.eye(4), (len(names), 1, 1))
-    world[:, :3, 3] = [at_[n] for n in names]
-    parents = np.array([-1 if joints[n][1] is None else names.index(joints[n][1]) for n in names])
-    return at.Rig(at.Mesh(np.concatenate(vertices), np.concatenate(faces)),
-                  at.Skeleton.from_world(tuple(names), parents, world), at.SkinWeights.from_dense(np.concatenate(weights)))
+from quadruped import SIDES, tube_rig
 
 
 def snake(length=3.0, radius=0.12, segments=10, wave=0.3, head=0.18) -> at.Rig:
@@ -51,7 +27,7 @@ def snake(length=3.0, radius=0.12, segments=10, wave=0.3, head=0.18) -> at.Rig:
     joints = {name: joints[name] for name in ("root", "Head", *spine, "Head_Tip")}
     pieces = [("Head", "Head_Tip", head, ("Head", "Head"))]
     pieces += [(a, b, radius, (a, b)) for a, b in zip(spine[:-1], spine[1:])]
-    return build(joints, pieces)
+    return tube_rig(joints, pieces)
 
 
 def spider(body=0.5, abdomen=0.7, leg=1.0, height=0.5, spread=1.0) -> at.Rig:
@@ -72,7 +48,7 @@ def spider(body=0.5, abdomen=0.7, leg=1.0, height=0.5, spread=1.0) -> at.Rig:
             joints[lower] = (top + out * leg * 0.5 + [0.0, 0.35 * leg, 0.0], upper)
             joints[tip] = (foot, lower)
             pieces += [(upper, lower, 0.05, (upper, upper, lower)), (lower, tip, 0.04, (lower, lower))]
-    return build(joints, pieces)
+    return tube_rig(joints, pieces)
 
 
 def fish(length=1.6, depth=0.35, tail=0.5, fin=0.35) -> at.Rig:
@@ -95,7 +71,7 @@ def fish(length=1.6, depth=0.35, tail=0.5, fin=0.35) -> at.Rig:
         joints[f"Fin_{side}"] = ([x * 0.8 * depth, -0.1, z + 0.25 * length], "Body")
         joints[f"Fin_Tip_{side}"] = ([x * (0.8 * depth + fin), -0.25, z + 0.1 * length], f"Fin_{side}")
         pieces.append((f"Fin_{side}", f"Fin_Tip_{side}", 0.06, (f"Fin_{side}", f"Fin_{side}")))
-    return build(joints, pieces)
+    return tube_rig(joints, pieces)
 
 
 def bird(span=1.2, body=0.35, neck=0.25, legs=0.35, tail=0.3, beak=0.15) -> at.Rig:
@@ -118,7 +94,7 @@ def bird(span=1.2, body=0.35, neck=0.25, legs=0.35, tail=0.3, beak=0.15) -> at.R
                        toe: ([x * 0.12, 0.02, 0.15], foot)})
         pieces += [(wing, mid, 0.07, (wing, wing, mid)), (mid, tip, 0.05, (mid, mid)), (leg, shin, 0.05, (leg, shin)),
                    (shin, foot, 0.03, (shin, foot)), (foot, toe, 0.03, (foot, foot))]
-    return build(joints, pieces)
+    return tube_rig(joints, pieces)
 
 
 #: plan -> (builder, another build's arguments: the target of a same-plan transfer)

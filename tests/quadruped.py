@@ -76,8 +76,6 @@ def quadruped(length=1.6, height=1.0, tail=0.8, tail_lift=0.3, neck=0.35, head=0
             joints[f"{leg}_Leg_Lower_{side}"] = (knee, f"{leg}_Leg_Upper_{side}")
             joints[f"{leg}_Paw_{side}"] = (paw, f"{leg}_Leg_Lower_{side}")
             joints[f"{leg}_Paw_Tip_{side}"] = (paw + [0.0, 0.0, 0.12], f"{leg}_Paw_{side}")
-    names = list(joints)
-    at_ = {n: np.asarray(p, float) for n, (p, _) in joints.items()}
     pieces = [  # (from joint, to joint, radius, bones along it)
         ("Spine_1", "Spine_3", girth, ("Spine_1", "Spine_2", "Spine_3")),
         ("Spine_3", "Head", 0.45 * girth, ("Neck", "Head")),
@@ -92,6 +90,15 @@ def quadruped(length=1.6, height=1.0, tail=0.8, tail_lift=0.3, neck=0.35, head=0
             pieces.append((f"{leg}_Leg_Lower_{side}", f"{leg}_Paw_{side}", 0.3 * girth,
                            (f"{leg}_Leg_Lower_{side}", f"{leg}_Leg_Lower_{side}", f"{leg}_Paw_{side}")))
             pieces.append((f"{leg}_Paw_{side}", f"{leg}_Paw_Tip_{side}", 0.3 * girth, (f"{leg}_Paw_{side}",) * 2))
+    return tube_rig(joints, pieces, rings)
+
+
+def tube_rig(joints: dict, pieces: list, rings: int = 10) -> at.Rig:
+    """The rig of ``joints`` (name -> (position, parent name or None)) and its tube ``pieces``
+    ((from joint, to joint, radius, the bones along it)), each a capped tube of ``rings``
+    sides weighted to its bones."""
+    names = list(joints)
+    at_ = {n: np.asarray(p, float) for n, (p, _) in joints.items()}
     verts, faces, dense = [], [], []
     for a, b, radius, bones in pieces:
         v, f, t = _tube(at_[a], at_[b], radius, n_ring=rings)
