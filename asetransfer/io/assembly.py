@@ -176,6 +176,14 @@ def mesh_parts(mesh: Mesh) -> list:
     return out
 
 
+def pieces_shapes(found: list, pieces: list) -> tuple:
+    """:func:`joined_shapes` of ``found``, each piece's ``(shapes, default weights by name)``
+    as a reader gives them (FBX's ``geometry_shapes``, COLLADA's ``geometry_morphs``), over
+    the :class:`MeshPiece` list ``pieces``."""
+    weights = {name: w for _, default in found for name, w in default.items()}
+    return joined_shapes([own for own, _ in found], [len(p.positions) for p in pieces], weights)
+
+
 def joined_shapes(per_piece: list, sizes: list, weights: dict | None = None) -> tuple:
     """MorphTargets of the merged mesh from each piece's shapes (name -> (local vertices,
     (k, 3) offsets, (k, 3) normal offsets or None); pieces of ``sizes`` vertices, in merge

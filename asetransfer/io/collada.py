@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import InputError
 from ..model.mesh import Mesh
 from ..model.transforms import apply
-from .assembly import MeshPiece, joined_shapes, merge_pieces
+from .assembly import MeshPiece, merge_pieces, pieces_shapes
 from .files import read_bytes
 
 log = logging.getLogger("asetransfer")
@@ -290,19 +290,17 @@ def mesh_of_scene(scene: ColladaScene) -> Mesh:
     from .collada_look import collada_look  # here: they read the scene through this module
     from .collada_morph import geometry_morphs
 
-    pieces, instances, shapes, weights = [], [], [], {}
+    pieces, instances, shapes = [], [], []
     for node, _, world in scene.nodes:
         for geometry, placed in _instances(scene, node, world):
             points, tris = geometry_arrays(scene, geometry)
             pieces.append(MeshPiece(node_name(node), apply(placed, points), tris))
             instances.append((node, geometry, placed))
-            own, default = geometry_morphs(scene, geometry, placed[:3, :3], len(points))
-            shapes.append(own)
-            weights.update(default)
+            shapes.append(geometry_morphs(scene, geometry, placed[:3, :3], len(points)))
     if not pieces:
         scene.fail("contains no triangle mesh")
     mesh = merge_pieces(scene.path, pieces)
-    mesh.look = collada_look(scene, instances, mesh, joined_shapes(shapes, [len(p.positions) for p in pieces], weights))
+    mesh.look = collada_look(scene, instances, mesh, pieces_shapes(shapes, pieces))
     return mesh
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..model.transforms import apply
-from .assembly import (MeshPiece, joined_shapes, merge_pieces, normalise_weights, stack_influences,
+from .assembly import (MeshPiece, merge_pieces, normalise_weights, pieces_shapes, stack_influences,
                        unique_joint_names)
 from .collada import (ColladaScene, bind_shape, deformed_geometry, geometry_arrays, mesh_of_scene, node_name,
                       source_rows)
@@ -101,12 +101,8 @@ def rig_of_scene(scene: ColladaScene, look: bool = False) -> Rig:
 def _shapes(scene: ColladaScene, instances: list, pieces: list) -> tuple:
     """The merged mesh's blend shapes: the morph targets over each instance's geometry
     (:func:`~.collada_morph.geometry_morphs`), turned as its points were placed."""
-    per_piece, weights = [], {}
-    for (_, geometry, placed), piece in zip(instances, pieces):
-        own, default = geometry_morphs(scene, geometry, placed[:3, :3], len(piece.positions))
-        per_piece.append(own)
-        weights.update(default)
-    return joined_shapes(per_piece, [len(p.positions) for p in pieces], weights)
+    return pieces_shapes([geometry_morphs(scene, geometry, placed[:3, :3], len(piece.positions))
+                          for (_, geometry, placed), piece in zip(instances, pieces)], pieces)
 
 
 def _rigid_pieces(scene: ColladaScene, jindex: dict, rest, bind, pieces: list, rows: list, instances: list) -> None:

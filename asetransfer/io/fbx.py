@@ -45,7 +45,7 @@ from ..model.mesh import Mesh
 from ..model.rig import Rig
 from ..model.skeleton import Skeleton
 from ..model.transforms import apply
-from .assembly import (MeshPiece, joined_shapes, merge_pieces, normalise_weights, stack_influences,
+from .assembly import (MeshPiece, merge_pieces, normalise_weights, pieces_shapes, stack_influences,
                        unique_joint_names)
 from .fbx_look import fbx_look
 from .fbx_scene import FbxScene
@@ -118,19 +118,16 @@ def read_fbx_mesh(path) -> Mesh:
 
 def mesh_from_scene(scene: FbxScene) -> Mesh:
     """:func:`read_fbx_mesh` of a parsed file, with the meshes' look (:mod:`.fbx_look`)."""
-    pieces, models, shapes, weights = [], mesh_models(scene), [], {}
+    pieces, models, shapes = [], mesh_models(scene), []
     for m, g in models:
         verts, tris = geometry_arrays(scene, g)
         world = scene.geometry_world(m)
         pieces.append(MeshPiece(scene.names[m], apply(world, verts), tris))
-        own, default = geometry_shapes(scene, g, world[:3, :3], len(verts))
-        shapes.append(own)
-        weights.update(default)
+        shapes.append(geometry_shapes(scene, g, world[:3, :3], len(verts)))
     if not pieces:
         scene.fail("contains no triangle mesh")
     mesh = merge_pieces(scene.path, pieces)
-    mesh.look = fbx_look(scene, models, mesh,
-                         shapes=joined_shapes(shapes, [len(p.positions) for p in pieces], weights))
+    mesh.look = fbx_look(scene, models, mesh, shapes=pieces_shapes(shapes, pieces))
     return mesh
 
 
@@ -162,7 +159,7 @@ def rig_from_scene(scene: FbxScene, look: bool = False) -> Rig:
     jindex = {m: j for j, m in enumerate(joints)}
     rest = np.array([scene.world(m) for m in joints])
     bind = joint_bind_matrices(scene, joints, parents, cluster_links(scene, all_clusters))
-    pieces, rows, shapes, weights, kept = [], [], [], {}, []
+    pieces, rows, shapes, kept = [], [], [], []
     for model, g in meshes:
         verts, tris = geometry_arrays(scene, g)
         if skinned[g]:
@@ -176,11 +173,9 @@ def rig_from_scene(scene: FbxScene, look: bool = False) -> Rig:
         pieces.append(MeshPiece(scene.names[model], apply(placed, verts), tris))
         rows.append((ji, w))
         kept.append((model, g, placed))
-        own, default = geometry_shapes(scene, g, placed[:3, :3], len(verts))
-        shapes.append(own)
-        weights.update(default)
+        shapes.append(geometry_shapes(scene, g, placed[:3, :3], len(verts)))
     rig = _assemble(scene, joints=joints, parents=parents, rest=rest, bind=bind, pieces=pieces, rows=rows,
-                    shapes=(shapes, weights))
+                    shapes=shapes)
     if look:
         rig.mesh.look = fbx_look(scene, [(m, g) for m, g, _ in kept], rig.mesh, [p for _, _, p in kept], rig.shapes)
         if rig.mesh.look is not None:  # named with the rest of what an output does not take over
@@ -198,7 +193,7 @@ def joint_models(scene: FbxScene) -> tuple:
 def _assemble(scene, *, joints, parents, rest, bind, pieces, rows, shapes) -> Rig:
     """The Rig of the joints (with rest and bind world matrices) and the weighted pieces
     (``pieces``: :class:`~.assembly.MeshPiece` in the bind pose; ``rows``: each piece's
-    (n, k) joint indices and weights; ``shapes``: each piece's blend shapes and the default
+    (n, k) joint indices and weights; ``shapes``: each piece's blend shapes and their default
     weights by name, :func:`~.fbx_shapes.geometry_shapes`)."""
     mesh = merge_pieces(scene.path, pieces)
     idx, w = stack_influences(rows)
@@ -206,7 +201,7 @@ def _assemble(scene, *, joints, parents, rest, bind, pieces, rows, shapes) -> Ri
     names = unique_joint_names(scene.path, [scene.names[m] for m in joints])  # Maya allows repeats
     try:
         return Rig(mesh, Skeleton.from_world(names, parents, rest, bind), skin,
-                   joined_shapes(shapes[0], [len(p.positions) for p in pieces], shapes[1]))
+                   pieces_shapes(shapes, pieces))
     except ValueError as e:
         scene.fail(str(e))
 
