@@ -98,3 +98,24 @@ def test_a_pmd_or_a_broken_pmx_is_one_line(tmp_path, named):
             load_rig(broken)
         except InputError:
             pass
+
+
+def test_a_skeleton_of_several_roots_is_written_under_one_common_root(tmp_path, pmx):
+    """An MMD model's IK bones are roots beside its centre: glTF wants a skin's joints under
+    one common root (the Khronos validator's SKIN_NO_COMMON_ROOT error), so a node at rest
+    parents the roots; read back, the skeleton is the model's."""
+    import asetransfer as at
+
+    rig = load_rig(pmx)
+    assert len(rig.skeleton.roots()) == 2
+    at.save_rig(tmp_path / "rig.glb", rig)
+    doc, _ = read_document(tmp_path / "rig.glb")
+    parent = {c: i for i, n in enumerate(doc["nodes"]) for c in n.get("children", [])}
+    top = doc["skins"][0]["skeleton"]
+    for joint in doc["skins"][0]["joints"]:
+        while joint in parent and joint != top:
+            joint = parent[joint]
+        assert joint == top
+    back = load_rig(tmp_path / "rig.glb")
+    assert back.skeleton.names == rig.skeleton.names
+    np.testing.assert_array_equal(back.skeleton.parents, rig.skeleton.parents)

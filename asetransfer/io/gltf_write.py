@@ -63,6 +63,7 @@ def rig_to_document(rig: Rig, max_influences: int | None = 8, extras: dict | Non
     joint_type = joint_component_type(sk)
     bb = BufferBuilder()
     nodes, skin_doc, roots = skeleton_skin(bb, sk)
+    first_mesh = len(nodes)
     meshes, mesh_nodes = [], []
     for part, pname in enumerate(rig.mesh.parts):
         m = _part_mesh(bb, rig.mesh, part, joints=joints, weights=weights, joint_type=joint_type)
@@ -80,7 +81,7 @@ def rig_to_document(rig: Rig, max_influences: int | None = 8, extras: dict | Non
     doc = {
         "asset": asset,
         "scene": 0,
-        "scenes": [{"nodes": roots + list(range(sk.n_joints, len(nodes)))}],
+        "scenes": [{"nodes": roots + list(range(first_mesh, len(nodes)))}],
         "nodes": nodes,
         "meshes": meshes,
         "skins": [skin_doc],
@@ -113,23 +114,31 @@ def joint_component_type(sk) -> int:
     return UBYTE if sk.n_joints <= 256 else USHORT
 
 
+#: the name of the node parenting the roots of a skeleton with several
+COMMON_ROOT = "skeleton"
+
+
 def skeleton_skin(bb: BufferBuilder, sk, first: int = 0) -> tuple:
     """The joint nodes of skeleton ``sk`` (:func:`joint_nodes`), the skin binding them (its
     inverse bind matrices added to ``bb``) and the skeleton's root nodes.
 
     Returns
     -------
-    nodes : list of node objects, node ``first + j`` is joint ``j``.
-    skin : the skin object (joints in skeleton order, ``skeleton`` = the root when there is one).
-    roots : node indices of the root joints.
+    nodes : list of node objects, node ``first + j`` is joint ``j``; a skeleton of several
+        roots (an MMD model's IK bones beside its centre) has one node more after them, at
+        rest, parenting the roots: glTF wants a skin's joints under one common root.
+    skin : the skin object (joints in skeleton order, ``skeleton`` = the common root).
+    roots : node indices of the scene's new root nodes (the root joint, or that node).
     """
     nodes = joint_nodes(sk, first)
     ibm = np.linalg.inv(sk.bind_world).astype(np.float32).transpose(0, 2, 1).reshape(-1, 16)
     skin = {"name": "skin", "joints": list(range(first, first + sk.n_joints)),
             "inverseBindMatrices": bb.add(ibm, FLOAT, "MAT4")}
     roots = [first + int(r) for r in sk.roots()]
-    if len(roots) == 1:
-        skin["skeleton"] = roots[0]
+    if len(roots) > 1:
+        nodes.append({"name": COMMON_ROOT, "children": roots})
+        roots = [first + sk.n_joints]
+    skin["skeleton"] = roots[0]
     return nodes, skin, roots
 
 
