@@ -171,3 +171,28 @@ def test_info_says_what_humanoid_a_vrm_declares(tmp_path, capsys):
     path = save_vrm(tmp_path / "avatar.vrm", rename=lambda n: "X_" + n)
     assert main(["info", path]) == 0
     assert "humanoid        52 bones declared by the file (hips X_hips, head X_head)" in capsys.readouterr().out
+
+
+def test_a_vrm0_bind_on_a_mesh_two_skinned_nodes_share_drives_both(tmp_path):
+    """VRM 0.x binds name a mesh by index; the rig writes a shared mesh once per skinned node
+    (a copy for the second), and the bind and the first-person annotation follow the copy."""
+    doc, blob = vrm_document("0.x")
+    skinned = next(i for i, n in enumerate(doc["nodes"]) if "skin" in n and "mesh" in n)
+    mesh = doc["nodes"][skinned]["mesh"]
+    doc["nodes"].append({"name": "twin", "mesh": mesh, "skin": doc["nodes"][skinned]["skin"]})
+    doc["scenes"][doc.get("scene", 0)]["nodes"].append(len(doc["nodes"]) - 1)
+    vrm0 = doc["extensions"]["VRM"]
+    vrm0["blendShapeMaster"] = {"blendShapeGroups": [
+        {"name": "Blink", "presetName": "blink", "binds": [{"mesh": mesh, "index": 0, "weight": 100}]}]}
+    vrm0["firstPerson"]["meshAnnotations"] = [{"mesh": mesh, "firstPersonFlag": "Auto"}]
+    target = tmp_path / "twins.vrm"
+    target.write_bytes(pack_glb(doc, blob))
+    transfer_files(SOURCE, target, tmp_path / "rigged.vrm")
+    out, _ = read_document(tmp_path / "rigged.vrm")
+    used = sorted(out["nodes"][i]["mesh"] for i in (skinned, len(doc["nodes"]) - 1))
+    assert used[0] != used[1]
+    binds = out["extensions"]["VRM"]["blendShapeMaster"]["blendShapeGroups"][0]["binds"]
+    assert sorted(b["mesh"] for b in binds) == used
+    assert all(b["index"] == 0 and b["weight"] == 100 for b in binds)
+    annotations = out["extensions"]["VRM"]["firstPerson"]["meshAnnotations"]
+    assert sorted(a["mesh"] for a in annotations) == used

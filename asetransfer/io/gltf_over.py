@@ -42,7 +42,7 @@ from .gltf_document import triangles
 from .gltf_animation import animation_to_gltf
 from .gltf_shapes import add_morph_targets
 from .gltf_write import GENERATOR, check_writable, influence_slots, joint_component_type, skeleton_skin
-from .vrm import is_vrm, rehome_humanoid
+from .vrm import follow_mesh_copies, is_vrm, rehome_humanoid
 
 log = logging.getLogger("asetransfer")
 
@@ -97,7 +97,10 @@ def rig_over_document(look: Look, rig: Rig, max_influences: int | None = None, b
     skinned = sorted({p.node for p in look.pieces})
     _replace_skins(doc, skin, skinned, look.path)
     slots = influence_slots(rig, max_influences)
-    lost += _skin_meshes(doc, bb, Accessors(look.path, look.document, look.buffers), look.pieces, rig, slots)
+    skin_lost, copies = _skin_meshes(doc, bb, Accessors(look.path, look.document, look.buffers), look.pieces, rig, slots)
+    lost += skin_lost
+    if is_vrm(doc):  # a VRM 0.x names meshes by index: its binds and annotations follow the copies
+        follow_mesh_copies(doc, copies)
     doc["asset"] = dict(doc.get("asset", {}), generator=GENERATOR)
     doc["accessors"], doc["bufferViews"] = bb.accessors, bb.views
     doc["buffers"] = [{"byteLength": len(bb.blob)}]
@@ -197,17 +200,19 @@ def _replace_skins(doc: dict, skin: dict, skinned: list, path) -> None:
 def _skin_meshes(doc: dict, bb: BufferBuilder, acc: Accessors, pieces: list, rig: Rig, slots: tuple) -> list:
     """Add the skin's attributes to every primitive of the ``pieces`` (in place), each mesh
     node given a mesh of its own when others share it; primitives of those meshes that no
-    piece holds (points, lines) cannot be skinned and are removed.  Returns what was removed."""
+    piece holds (points, lines) cannot be skinned and are removed.  Returns what was removed,
+    and {mesh index: [the indices of its copies]}."""
     meshes, nodes = doc.setdefault("meshes", []), doc["nodes"]
     skinned = sorted({p.node for p in pieces})
     unskinned_users = {n.get("mesh") for i, n in enumerate(nodes) if i not in skinned}
     joint_type = joint_component_type(rig.skeleton)
-    moved, lost, claimed = {}, [], set()
+    moved, lost, claimed, copies = {}, [], set(), {}
     for node in skinned:
         mi = nodes[node]["mesh"]
         if mi in claimed or mi in unskinned_users:  # an instance placed elsewhere: its own positions
             meshes.append(copy.deepcopy(meshes[mi]))
             nodes[node]["mesh"] = len(meshes) - 1
+            copies.setdefault(mi, []).append(len(meshes) - 1)
         claimed.add(mi)
         mesh = meshes[nodes[node]["mesh"]]
         kept, groups, bases = set(), [], []
@@ -230,7 +235,7 @@ def _skin_meshes(doc: dict, bb: BufferBuilder, acc: Accessors, pieces: list, rig
                 nodes[node].pop(key, None)
         for user in (n for n in nodes if n.get("mesh") == nodes[node]["mesh"] and isinstance(n.get("weights"), list)):
             user["weights"] = list(user["weights"]) + [0.0] * (len(mesh.get("weights", [])) - len(user["weights"]))
-    return lost
+    return lost, copies
 
 
 def _normal_frames(acc: Accessors, prim: dict, placement: np.ndarray):

@@ -131,6 +131,41 @@ def rehome_humanoid(doc: dict, bones: dict, first_node: int) -> list:
     return lost + _drop_old_joint_extensions(doc)
 
 
+def follow_mesh_copies(doc: dict, copies: dict) -> None:
+    """Make a VRM 0.x document's mesh references (in place) name the copies of a mesh too.
+
+    VRM 0.x names meshes by index (a blend shape group's binds, the first-person view's mesh
+    annotations); a mesh two skinned nodes shared is written as the mesh and a copy, one per
+    node, and a bind naming only the mesh would drive one of them.  Each reference to a
+    copied mesh is repeated for each copy.  VRM 1.0 names nodes, which keep their meshes.
+
+    Parameters
+    ----------
+    doc : the glTF document written over a VRM target.
+    copies : {mesh index: [indices of the meshes copied from it]}.
+    """
+    vrm0 = _get(doc, "extensions", VRM0)
+    if not copies or not isinstance(vrm0, dict):
+        return
+    groups = _get(vrm0, "blendShapeMaster", "blendShapeGroups")
+    for group in groups if isinstance(groups, list) else []:
+        if isinstance(group, dict) and isinstance(group.get("binds"), list):
+            group["binds"] = _with_copies(group["binds"], copies)
+    first_person = vrm0.get("firstPerson")
+    if isinstance(first_person, dict) and isinstance(first_person.get("meshAnnotations"), list):
+        first_person["meshAnnotations"] = _with_copies(first_person["meshAnnotations"], copies)
+
+
+def _with_copies(entries: list, copies: dict) -> list:
+    """``entries`` (dicts with a ``mesh`` index), each followed by one per copy of its mesh."""
+    out = []
+    for entry in entries:
+        out.append(entry)
+        mesh = entry.get("mesh") if isinstance(entry, dict) else None
+        out += [dict(entry, mesh=m) for m in copies.get(mesh, [])] if is_index(mesh) else []
+    return out
+
+
 def _drop_old_joint_extensions(doc: dict) -> list:
     """Remove the extensions naming the target's old joints (spring bones, node constraints);
     returns what was removed."""
