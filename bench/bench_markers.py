@@ -19,7 +19,8 @@ otherwise: stiffness levels, posed passes), in this process.  ``--apose``: the s
 the ground truth posed by its own weights, arms 35 and legs 6 degrees by default,
 the pose of ``d05_apose_male``), written under ``--out``.  ``--dress KIND``: the target
 dressed like a production character (tests/dressing.py: joint covers, a shirt, a hair cap,
-eyes, a sword in the right hand, or ``all``) as separate pieces, or ``cut`` into pieces at
+eyes, a sword in the right hand, or ``all``; ``scene``: a halo and a marker floating over the
+head, a floor, a crate) as separate pieces, or ``cut`` into pieces at
 the joints (``cut+KIND``: both; hand markers on cut-away faces are dropped); both
 transfers rig the dressed mesh and are scored on the body's vertices.  ``--decimate
 FACES``: the target decimated first (quadric edge collapse keeping its topology, the

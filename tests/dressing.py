@@ -22,7 +22,8 @@ from asetransfer.geometry.surface import surface_index
 from asetransfer.geometry.topology import face_normals, vertex_normals
 from asetransfer.model.mesh import Mesh
 
-#: the kinds ``"all"`` puts on, in that order (and ``"cards"``, hair cards, on its own: see :data:`BUILDERS`)
+#: the kinds ``"all"`` puts on, in that order (and ``"cards"``, hair cards, and ``"scene"``, things
+#: beside the character, on their own: see :data:`BUILDERS`)
 KINDS = ("covers", "shirt", "hair", "eyes", "sword")
 
 
@@ -125,6 +126,23 @@ def sword_parts(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray) -
             bar(guard_at - 0.04 * H * left, left, 0.08 * H, 0.01 * H, 0.012 * H, direction),
             bar(guard_at - direction * 0.004 * H, direction, 0.4 * H, 0.012 * H, 0.03 * H, left)] if across.any() \
         else []
+
+
+def scene(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray) -> list:
+    """What a scene file holds beside its character: a halo and a quest marker floating over
+    the head, the floor under the feet (touching the soles), a crate beside the body."""
+    H = body_height(mesh.vertices, up)
+    left = np.cross(up, forward)
+    h = mesh.vertices @ up
+    top = joints["head"] + (h.max() - joints["head"] @ up) * up
+    sole = joints["hips"] + (h.min() - joints["hips"] @ up) * up
+    halo = trimesh.creation.torus(0.06 * H, 0.006 * H)
+    halo.apply_transform(trimesh.geometry.align_vectors([0, 0, 1], up))
+    halo.apply_translation(top + 0.08 * H * up)
+    return [(np.asarray(halo.vertices), np.asarray(halo.faces, dtype=np.int64)),
+            sphere(top + 0.25 * H * up, 0.02 * H),
+            bar(sole - 0.01 * H * up, up, 0.01 * H, 1.5 * H, 1.5 * H, left),
+            bar(sole + 0.6 * H * left, up, 0.2 * H, 0.2 * H, 0.2 * H, left)]
 
 
 def strip(rows: np.ndarray, across: np.ndarray, width: np.ndarray):
@@ -245,7 +263,7 @@ def cut_faces(mesh: Mesh, joints: dict, up: np.ndarray, forward: np.ndarray, gap
 
 
 BUILDERS = {"covers": covers, "shirt": shirt, "hair": hair, "eyes": eyes, "sword": sword, "cards": cards,
-            "sword_parts": sword_parts}
+            "sword_parts": sword_parts, "scene": scene}
 
 
 def dress(mesh: Mesh, kinds, joints: dict, up, forward) -> Mesh:

@@ -1196,3 +1196,58 @@ def test_a_sole_holds_at_least_the_foots_lowest_point():
     far = np.array([[0.0, 1e17, 0.0], [0.1, 1e17, 0.0], [0.0, 1e17 + 64, 0.0]])
     surface = SimpleNamespace(vertices=far, distance_from=lambda v: np.array([0.0, 0.05, 0.1]))
     assert sole(surface, 0, np.array([0.0, 1.0, 0.0]), 1.0).tolist() == [0, 1]
+
+
+def _with_pieces(mesh: Mesh, *pieces) -> Mesh:
+    """``mesh`` with ``pieces`` (trimesh meshes) appended after its own vertices."""
+    v, f = [mesh.vertices], [mesh.faces]
+    n = mesh.n_vertices
+    for piece in pieces:
+        v.append(np.asarray(piece.vertices, dtype=mesh.vertices.dtype))
+        f.append(np.asarray(piece.faces) + n)
+        n += len(piece.vertices)
+    return Mesh(np.concatenate(v), np.concatenate(f))
+
+
+def test_pieces_floating_apart_from_the_body_are_no_part_of_it(heavy):
+    # a halo and a marker floating over the head, a lamp's bulb beside it: the marker was
+    # read as the head's top (the fixture rigged through it 7 %H off, "poor")
+    a = _landmarks(heavy)
+    h, top = _height(heavy), heavy.vertices[a.vertex["head_top"]]
+    up = a.frame.up
+    halo = trimesh.creation.torus(0.06 * h, 0.006 * h)
+    halo.apply_transform(trimesh.geometry.align_vectors([0, 0, 1], up))
+    halo.apply_translation(top + 0.08 * h * up)
+    marker = trimesh.creation.icosphere(radius=0.02 * h)
+    marker.apply_translation(top + 0.25 * h * up)
+    bulb = trimesh.creation.icosphere(radius=0.03 * h)
+    bulb.apply_translation(top + 0.4 * h * a.frame.left)
+    b = _landmarks(_with_pieces(heavy, halo, marker, bulb))
+    assert b.vertex == a.vertex
+
+
+def test_a_body_whose_hands_float_apart_reads_them(heavy):
+    # a cartoon's hands drawn apart from its arms: without them the rest reads no body, so
+    # the pieces standing apart are kept
+    a = _landmarks(heavy)
+    h, v, f = _height(heavy), heavy.vertices.copy(), heavy.faces
+    moved = np.zeros(len(v), dtype=bool)
+    for side in "LR":
+        tip = v[a.vertex[f"hand_tip.{side}"]]
+        hand = np.linalg.norm(v - tip, axis=1) < 0.09 * h
+        outward = (tip - v[a.vertex["crotch"]]) * (1, 0, 1)  # along the arm, across the body
+        v[hand] += 0.08 * h * outward / np.linalg.norm(outward)
+        moved |= hand
+    cut = moved[f].any(axis=1) & ~moved[f].all(axis=1)  # the wrist's faces: the hands part
+    floating = Mesh(v, f[~cut])
+    from asetransfer.humanoid.landmarks.layout import faces_apart
+    assert faces_apart(*_welded(floating)).any()
+    b = _landmarks(floating)
+    for side in "LR":
+        assert np.linalg.norm(v[b.vertex[f"hand_tip.{side}"]] - v[a.vertex[f"hand_tip.{side}"]]) < 0.03 * h
+
+
+def _welded(mesh: Mesh):
+    from asetransfer.geometry.topology import welded_surface
+    vertices, faces, _ = welded_surface(mesh.vertices, mesh.faces)
+    return vertices, faces

@@ -16,7 +16,9 @@
    geodesics are a body's (:func:`_check_layout`).
 4. **Props.**  A held prop (a sword, a staff) is a piece whose far end stands out as an
    extremity with no mirror image on the body (``PROP_ASYMMETRY``); it is left out when the
-   rest still has a body layout (:func:`body_layout`).
+   rest still has a body layout (:func:`body_layout`).  So are pieces standing apart from
+   the body (``APART``) that the layout reads as the head (a halo, a quest marker floating
+   over it) or that leave no body layout (a floor below the feet).
 
 A shape with no such reading (a quadruped, a cube, a single limb) is refused with
 :class:`~.surface.NotHumanoidError`.
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...geometry import geodesic
+from ...geometry.alignment import principal_box_sides
 from ...geometry.symmetry import reflect
 from ...geometry.topology import used_vertices, vertex_components
 from .frame import HEAD_REACH, BodyFrame, frame_from_feet
@@ -47,6 +50,12 @@ LIMB_SEPARATION = 0.3
 # prop's end (a sword's tip: 0.2 H and more; a limb's mirror image: < 0.02 H on the
 # dev bodies, posed symmetrically)
 PROP_ASYMMETRY = 0.05
+# pieces farther than this fraction of the largest side from the body (its largest piece and
+# the pieces within this of it, and of those) stand apart: a halo or a marker floating over
+# the head (read as the head's top: the fixture rigged 7 %H off), a floor below the feet, a
+# cartoon's floating hands.  A body's own pieces lie within 0.02 (joint covers, plates, hair
+# cards, a held weapon)
+APART = 0.05
 
 
 def _roles(surface: BodySurface, tips: list) -> list:
@@ -196,16 +205,80 @@ def _prop_suspects(surface: BodySurface, layout, radius: float) -> list:
 
 def body_layout(vertices: np.ndarray, faces: np.ndarray, original: np.ndarray, face_ids: np.ndarray,
                  bridge_gap: float, radius: float, symmetry_iterations: int):
-    """The surface of the body without held props, and its layout.
+    """The surface of the body without held props (and pieces standing apart from it, where
+    they would be its head), and its layout.
 
-    A prop held in a hand (a sword, a staff, a shield) is a piece of its own whose far
-    end is an extremity with no mirror image on the body: it hides the hand's own tip
-    or breaks the layout.  Such a piece is left out when the rest has a body layout.
+    A prop held in a hand (a sword, a staff, a shield) is a piece of its own whose far end is
+    an extremity with no mirror image on the body: it hides the hand's own tip or breaks the
+    layout.  Such a piece is left out when the rest has a body layout.  The pieces standing
+    apart from the body (:func:`faces_apart`) are left out when the layout reads one of them
+    as the head (a halo, a marker over it) or reads no body with them (a floor below the
+    feet), and the rest has a body layout; a body's own floating hands and feet stay.
+
+    Parameters
+    ----------
+    vertices : (N, 3) welded; faces : (F, 3) the triangles searched; original : (N,) the input
+        vertex of each vertex; face_ids : (F,) the input triangle of each face.
+    bridge_gap, radius, symmetry_iterations : of :func:`~.find.find_landmarks`.
 
     Returns
     -------
     surface : :class:`BodySurface` of the body; layout : its :class:`Layout`.
     """
+    apart = faces_apart(vertices, faces)
+    try:
+        surface, layout = _layout_without_props(vertices, faces, original, face_ids, bridge_gap, radius,
+                                                symmetry_iterations)
+    except NotHumanoidError:
+        if not apart.any():
+            raise
+        return _layout_without_props(vertices, faces[~apart], original, face_ids[~apart], bridge_gap, radius,
+                                     symmetry_iterations)
+    if apart.any() and _apart_vertices(surface)[layout.head]:
+        try:
+            return _layout_without_props(vertices, faces[~apart], original, face_ids[~apart], bridge_gap, radius,
+                                         symmetry_iterations)
+        except NotHumanoidError:
+            pass
+    return surface, layout
+
+
+def _apart_vertices(surface: BodySurface) -> np.ndarray:
+    """(N,) bool: the surface's vertices on pieces standing apart from its body."""
+    apart = np.zeros(len(surface.vertices), dtype=bool)
+    apart[surface.faces[faces_apart(surface.vertices, surface.faces)].ravel()] = True
+    return apart
+
+
+def faces_apart(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(F,) bool: the faces of the pieces standing apart from the body.
+
+    The body is the largest piece (most vertices) grown by every piece that comes within
+    ``APART`` times the largest side of the faces' box, again until none does; the pieces
+    left stand apart.
+    """
+    from scipy.spatial import cKDTree  # loaded on use, like the other rules' trees
+
+    used = used_vertices(faces)
+    label = vertex_components(len(vertices), faces)
+    if len(np.unique(label[used])) < 2:
+        return np.zeros(len(faces), dtype=bool)
+    gap = APART * float(principal_box_sides(vertices[used])[0])
+    body = label == np.argmax(np.bincount(label[used]))
+    rest = np.setdiff1d(used, np.flatnonzero(body))
+    while len(rest):
+        near, _ = cKDTree(vertices[body]).query(vertices[rest], distance_upper_bound=gap)
+        joining = np.unique(label[rest[np.isfinite(near)]])
+        if not len(joining):
+            break
+        body |= np.isin(label, joining)
+        rest = rest[~np.isin(label[rest], joining)]
+    return ~body[faces[:, 0]]
+
+
+def _layout_without_props(vertices: np.ndarray, faces: np.ndarray, original: np.ndarray, face_ids: np.ndarray,
+                          bridge_gap: float, radius: float, symmetry_iterations: int):
+    """:func:`body_layout` of the pieces given: held props left out."""
     surface = BodySurface(vertices, faces, original, face_ids, bridge_gap)
     try:
         layout, refusal = _layout(surface, radius, symmetry_iterations), None
