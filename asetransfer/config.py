@@ -405,8 +405,14 @@ class MarkersConfig:
     # extremities (0.31 the Kenney zombie, 0.23 the cartoon fixture, 0.11-0.15 the MakeHuman,
     # Quaternius and other fixture bodies) and at least its square root as wide (ear to ear over
     # the height: a robot's neck cover reads its throat low under a head as wide as the body's);
-    # between like heads the extremities hold it
+    # between like heads the extremities hold it, but for big heads (big_head)
     neck_head_ratio: float = 1.3
+    # [height] the throat and the nape link two characters whose heads' shares (throat to head top,
+    # over body height) are known and one this or more, however alike: a big head's base is free
+    # between the extremities (KayKit's chibis 0.47-0.53, heads on bodies without necks, rigged one
+    # onto another with their head joints 15-33 %H high; the zombie 0.31, the cartoon fixture 0.23;
+    # human bodies 0.11-0.15)
+    big_head: float = 0.2
     # [height] the toe tips link by the middle of the sole's front end (their rule between
     # vertices) on both characters when either's toe tip vertex lies farther than this from it:
     # the extremity of a square or round shoe is a corner or its side (held-out Sintel 4.5,
@@ -481,6 +487,8 @@ class MarkersConfig:
             raise ValueError("crotch_joint_depth must be >= 0")
         if not self.neck_head_ratio >= 1:
             raise ValueError("neck_head_ratio must be >= 1")
+        if not self.big_head > 0:
+            raise ValueError("big_head must be positive")
         if (self.fit_markers < 3 or min(self.fit_iterations, self.fit_facing_iterations) < 1
                 or min(self.fit_vertices, self.fit_facing_vertices) < 100 or not 1 <= self.fit_facing_candidates <= 24):
             raise ValueError("fit_markers must be >= 3, fit_vertices and fit_facing_vertices >= 100, the fit's "

@@ -2,9 +2,9 @@
 
     python bench/bench_blender_rigs.py [--out DIR] [--blender-python PY] [--json FILE]
 
-bench/blender_humans.py builds seven characters in Blender (Rigify's human meta-rig
+bench/blender_humans.py builds eight characters in Blender (Rigify's human meta-rig
 without its face, stretched per body part -- ``neutral`` as shipped, ``heavy``,
-``tall``, ``stocky`` -- or posed -- ``tpose``, ``arms_down``, ``bent`` elbows -- a body
+``tall``, ``stocky``, ``chibi`` (a head two fifths of the height) -- or posed -- ``tpose``, ``arms_down``, ``bent`` elbows -- a body
 of metaballs over the bones, weights from Blender's bone heat; arms ~45 degrees down).
 It runs in the interpreter with ``bpy`` (``--blender-python``, else
 ``$ASETRANSFER_BLENDER_PYTHON``) and writes them under ``--out`` (kept: delete them to
@@ -33,12 +33,12 @@ import numpy as np
 import asetransfer as at
 
 HERE = Path(__file__).resolve().parent
-BODIES = ("neutral", "heavy", "tall", "stocky", "tpose", "arms_down", "bent")
+BODIES = ("neutral", "heavy", "tall", "stocky", "chibi", "tpose", "arms_down", "bent")
 HAND = ("thumb", "f_", "palm")  # Rigify's finger and palm bones
 
 
 def build(out: Path, python: str) -> None:
-    """The four characters, by Blender (skipped when they exist)."""
+    """The characters, by Blender (skipped when they exist)."""
     if all((out / f"{n}.glb").exists() for n in BODIES):
         return
     run = subprocess.run([python, str(HERE / "blender_humans.py"), str(out)], capture_output=True, text=True)

@@ -32,6 +32,9 @@ BODIES = {
     "tall": {"length": {"leg": 1.12, "arm": 1.08, "trunk": 1.05}, "girth": {"trunk": 0.88, "arm": 0.85, "leg": 0.85}},
     "stocky": {"length": {"leg": 0.82, "arm": 0.9, "neck": 0.7}, "girth": {"trunk": 1.15, "leg": 1.1, "arm": 1.15,
                                                                         "head": 1.3}},
+    # a chibi: a head a third of the height, short legs and arms, big hands and feet
+    "chibi": {"length": {"leg": 0.6, "arm": 0.75, "trunk": 0.8, "neck": 0.5, "head": 2.0, "hand": 1.2},
+              "girth": {"head": 2.2, "trunk": 1.1, "arm": 1.1, "leg": 0.95, "hand": 1.3}},
     # other rest poses of the neutral body (bone, degrees, axis through the bone's head):
     # arms near a T-pose, lower than Rigify's, and elbows bent
     "tpose": {"length": {}, "girth": {}, "turns": [("upper_arm", -38.0, (0, 1, 0))]},

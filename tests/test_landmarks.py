@@ -819,7 +819,7 @@ def test_a_big_head_ends_where_the_throat_and_nape_say(source):
         return err, result.report.marker_origin.automatic
 
     linked, names = errors(Config())
-    apart, apart_names = errors(Config(markers=MarkersConfig(neck_head_ratio=100.0)))
+    apart, apart_names = errors(Config(markers=MarkersConfig(neck_head_ratio=100.0, big_head=1.0)))
     assert {"throat", "nape"} <= set(names) and not {"throat", "nape"} & set(apart_names)
     assert linked["neck"] < 0.75 * apart["neck"] and linked["head"] < 0.85 * apart["head"]
     assert np.mean(list(linked.values())) < np.mean(list(apart.values())) + 0.05
@@ -910,6 +910,34 @@ def test_a_body_without_a_neck_has_no_throat_or_nape():
                 [1.45, 1.39, 1.15, 1.0, 1.29, 2.62, 3.16, 3.3]):             # the Kenney zombie
         assert _has_neck(np.array(dip))
     assert _has_neck(np.array([2.0, np.nan, 1.0, np.nan, 1.5]))  # lines that do not measure are skipped
+
+
+def test_a_head_on_a_body_without_a_neck_ends_where_the_body_begins():
+    """A chibi's head sits on its body without a neck, far deeper than the body under it
+    (KayKit's knight, its depth profile from the waist to the nose measured): where the head
+    ends is its throat and nape, as on a neck; a body that only grows deeper toward the head
+    (Blender's metaballs, 1.23 at most) has none."""
+    from asetransfer.humanoid.landmarks.neck import HEAD_ON_BODY, _has_neck
+
+    knight = np.array([1.0, 1.0, 1.01, 1.03, 1.08, 1.35, 1.72, 1.88, 1.91, 1.9])
+    assert _has_neck(knight) and knight.max() < (1.0 + HEAD_ON_BODY) * 1.2  # no neck dip: the head alone
+    assert not _has_neck(np.array([1.0, 1.01, 1.03, 1.07, 1.14, 1.2, 1.23, 1.33]))
+
+
+def test_big_heads_alike_link_their_throat_and_nape(source):
+    """Between heads of one share of the height the extremities hold the neck, but not a big
+    head's: KayKit's chibis (heads half their height) rigged one onto another with their head
+    joints 15-33 %H high.  The cartoon fixture (head 0.23 of its height), rigged and then onto
+    itself widened, links its throat and nape unless ``big_head`` says no head is big."""
+    cartoon = at.load_mesh(FIXTURES / "target_cartoon.off")
+    rigged = at.transfer(source, cartoon, None).rig
+    widened = Mesh(cartoon.vertices * np.array([1.1, 1.0, 1.0]), cartoon.faces)
+    _, origin = automatic_markers(rigged, widened, Config())
+    shares = origin.head_shares
+    assert min(shares) >= MarkersConfig().big_head and max(shares) < MarkersConfig().neck_head_ratio * min(shares)
+    assert {"throat", "nape"} <= set(origin.automatic)
+    _, small = automatic_markers(rigged, widened, Config(markers=MarkersConfig(big_head=1.0)))
+    assert not {"throat", "nape"} & set(small.automatic)
 
 
 def test_fingers_are_named_from_a_hand_tip_behind_them(heavy):

@@ -240,7 +240,8 @@ def _toe_corners(pairs, names: list, limit: float) -> set:
 def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers | None = None):
     """Linked markers from landmarks on both characters, completed by (and giving way to) ``hand``.
     The throat and the nape link only characters whose heads' shares of the height differ by
-    ``MarkersConfig.neck_head_ratio`` (:func:`_head_share`).
+    ``MarkersConfig.neck_head_ratio`` (:func:`_head_share`), or of which one is
+    ``MarkersConfig.big_head`` or more.
 
     Parameters
     ----------
@@ -270,7 +271,8 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     if alike or shares == [None, None]:
         src = _read_alike(src, source.mesh, tgt, target)
     names = _linked(src, tgt)
-    if alike is not False:  # like heads (or one unread): the extremities hold the neck
+    big = None not in shares and max(shares) >= cfg.big_head
+    if alike is not False and not big:  # like small heads (or one unread): the extremities hold the neck
         names = [n for n in names if n not in NECK]
     heights = [_crotch_height(lm, mesh) for lm, mesh in ((src, source.mesh), (tgt, target))]
     far_apart = None not in heights and min(heights) < cfg.crotch_height_ratio * max(heights)

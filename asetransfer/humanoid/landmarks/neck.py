@@ -9,9 +9,11 @@ body is deep at the chest, shallow at the neck, deep again at the head.  Followe
 nose, the head ends at the first line no deeper than the neck's shallowest plus ``HEAD_END`` of
 the way to the nose's line (the neck of a mannequin is a cone and of a cartoon a stub: its
 shallowest line lies at its foot on one and its top on the other, where the head ends lies
-under the chin on both).  The line's front is the throat, its back the nape.  A body without a
-neck (no line ``NECK_RISE`` deeper both above and below the shallowest: Blender's metaball
-bodies) has neither.  Automatic markers
+under the chin on both).  The line's front is the throat, its back the nape.  A chibi's head
+sits on its body without a neck: its head is ``HEAD_ON_BODY`` deeper than the body under it,
+and ends where the body begins.  A body without a neck (no line ``NECK_RISE`` deeper both
+above and below the shallowest, nor a head that much deeper: Blender's metaball bodies) has
+neither.  Automatic markers
 link them only between characters whose heads differ in proportion, taller and wider
 (:func:`~asetransfer.stages.markers.automatic_markers`).
 """
@@ -34,6 +36,10 @@ NO_CROTCH = 0.45
 #: shallowest (measured: 1.4-3.3 above and 1.45-2.25 below on the dev bodies, fixtures and production
 #: humans; Blender's metaball bodies at most 1.3 on one side only)
 NECK_RISE = 0.2
+#: a head this much deeper than the shallowest line below it (a fraction of that line's depth)
+#: sits on the body without a neck (KayKit's chibis 0.88-1.28 over their trunks; Blender's
+#: metaball bodies, deeper from the chest up, at most 0.33)
+HEAD_ON_BODY = 0.6
 #: the head ends at the first line, from the nose down, no deeper than the neck's shallowest
 #: plus this fraction of the way to the nose's line
 HEAD_END = 0.25
@@ -106,12 +112,14 @@ def neck(vertices: np.ndarray, faces: np.ndarray, axes: tuple, mid: float, low: 
 def _has_neck(depth: np.ndarray) -> bool:
     """Whether the lines' depths (bottom to top, NaN where a line does not measure) dip at a neck:
     the shallowest line has lines ``NECK_RISE`` deeper both above it (the head) and below it (the
-    chest).  A body sculpted without a neck (Blender metaballs: deeper all the way up to the head,
-    or all the way down) has no place where the head ends, and no throat or nape."""
+    chest), or ``HEAD_ON_BODY`` deeper above it (a head on a body without a neck).  A body
+    sculpted without a neck (Blender metaballs: deeper all the way up to the head, or all the
+    way down) has no place where the head ends, and no throat or nape."""
     shallowest = int(np.nanargmin(depth))
     above, below = depth[shallowest + 1:], depth[:shallowest]
     deeper = (1.0 + NECK_RISE) * depth[shallowest]
-    return bool(np.any(above >= deeper) and np.any(below >= deeper))
+    return bool(np.any(above >= deeper) and np.any(below >= deeper)
+                or np.any(above >= (1.0 + HEAD_ON_BODY) * depth[shallowest]))
 
 
 def _front_and_back(vertices: np.ndarray, faces: np.ndarray, origins: np.ndarray, forward: np.ndarray) -> list:
