@@ -413,6 +413,11 @@ class MarkersConfig:
     # onto another with their head joints 15-33 %H high; the zombie 0.31, the cartoon fixture 0.23;
     # human bodies 0.11-0.15)
     big_head: float = 0.2
+    # [head height] where the throats link, a head landmark (nose, back of the head, ears) read at
+    # heights within the two heads (throat 0, head top 1) this far apart is not linked: one reading
+    # is no face's (a helmet's visor and rim: KayKit's knight 0.74-0.79 against its other chibis'
+    # 0.27-0.36)
+    head_reading_tolerance: float = 0.25
     # [height] the toe tips link by the middle of the sole's front end (their rule between
     # vertices) on both characters when either's toe tip vertex lies farther than this from it:
     # the extremity of a square or round shoe is a corner or its side (held-out Sintel 4.5,
@@ -489,6 +494,8 @@ class MarkersConfig:
             raise ValueError("neck_head_ratio must be >= 1")
         if not self.big_head > 0:
             raise ValueError("big_head must be positive")
+        if not self.head_reading_tolerance > 0:
+            raise ValueError("head_reading_tolerance must be positive")
         if (self.fit_markers < 3 or min(self.fit_iterations, self.fit_facing_iterations) < 1
                 or min(self.fit_vertices, self.fit_facing_vertices) < 100 or not 1 <= self.fit_facing_candidates <= 24):
             raise ValueError("fit_markers must be >= 3, fit_vertices and fit_facing_vertices >= 100, the fit's "

@@ -1279,3 +1279,28 @@ def _welded(mesh: Mesh):
     from asetransfer.geometry.topology import welded_surface
     vertices, faces, _ = welded_surface(mesh.vertices, mesh.faces)
     return vertices, faces
+
+
+def test_head_landmarks_read_at_other_heights_within_the_heads_are_not_linked():
+    """Where the throats link, a nose or ears read at another height within the head than the
+    other character's are no face's (KayKit's knight: its helmet's visor read as the nose at
+    0.79 of its head, a rogue's face at 0.36, pulled the rogue's face up the helmet and its
+    head joint 14 %H high): they are left out, the others kept."""
+    from asetransfer.humanoid.landmarks.find import Landmarks
+    from asetransfer.humanoid.landmarks.frame import BodyFrame
+    from asetransfer.stages.markers import _heads_read_alike
+
+    names = ["throat", "nape", "head_top", "nose_tip", "head_back", "ear.L", "ear.R", "crotch"]
+    frame = BodyFrame(np.array([0.0, 1, 0]), np.array([0.0, 0, 1]), np.array([1.0, 0, 0]), 2.0, np.zeros(3))
+
+    def character(heights: dict):
+        vertices = np.array([[0.0, heights.get(n, 0.5), 0.0] for n in names])
+        landmarks = Landmarks(frame, {n: i for i, n in enumerate(names)}, {n: 1.0 for n in names})
+        return landmarks, Mesh(vertices, np.array([[0, 1, 2]]))
+
+    face = {"throat": 1.0, "head_top": 2.0, "nose_tip": 1.35, "head_back": 1.3, "ear.L": 1.33, "ear.R": 1.33}
+    helmet = dict(face, nose_tip=1.8, head_back=1.75, **{"ear.L": 1.45, "ear.R": 1.45})
+    src, tgt = character(face), character(helmet)
+    kept = _heads_read_alike(names, *src, *tgt, MarkersConfig().head_reading_tolerance)
+    assert kept == ["throat", "nape", "head_top", "ear.L", "ear.R", "crotch"]
+    assert _heads_read_alike(names, *src, *character(face), 0.25) == names

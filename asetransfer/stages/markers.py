@@ -274,6 +274,8 @@ def automatic_markers(source: Rig, target: Mesh, config: Config, hand: Markers |
     big = None not in shares and max(shares) >= cfg.big_head
     if alike is not False and not big:  # like small heads (or one unread): the extremities hold the neck
         names = [n for n in names if n not in NECK]
+    else:
+        names = _heads_read_alike(names, src, source.mesh, tgt, target, cfg.head_reading_tolerance)
     heights = [_crotch_height(lm, mesh) for lm, mesh in ((src, source.mesh), (tgt, target))]
     far_apart = None not in heights and min(heights) < cfg.crotch_height_ratio * max(heights)
     at_hips = not far_apart and "crotch" in names and _crotch_at_hip_joints(source, src, cfg.crotch_joint_depth)
@@ -364,6 +366,32 @@ def _warn_no_crotch(joined: list, heights: list | None, at_hips: bool = False) -
         log.warning("no crotch marker: the legs part at %.0f %% of the source's height and %.0f %% of the "
                     "target's (a skirt or robe joined to the body, or far shorter legs?); check the hips or "
                     "place a crotch marker by hand", 100 * heights[0], 100 * heights[1])
+
+
+#: the head's landmarks within it, below its top (the throat and the nape hold its base)
+HEAD_INSIDE = ("nose_tip", "head_back", "ear.L", "ear.R")
+
+
+def _heads_read_alike(names: list, src: Landmarks, source: Mesh, tgt: Landmarks, target: Mesh,
+                      tolerance: float) -> list:
+    """``names`` without the head's landmarks (``HEAD_INSIDE``) that the two characters read at
+    heights within their heads (from the throat, 0, to the head top, 1) more than ``tolerance``
+    apart: one of the readings is no face's (a helmet's visor read as the nose, its rim as the
+    ears: KayKit's knight's at 0.74-0.79 of its head against a hooded rogue's face at 0.27-0.36,
+    which pulled the rogue's face up the helmet and its head joint 14 %H high).  Called when
+    the throats are linked."""
+    heights = []
+    for lm, mesh in ((src, source), (tgt, target)):
+        at = lm.positions(mesh.vertices, mesh.faces)
+        base, top = (float(at[n] @ lm.frame.up) for n in ("throat", "head_top"))
+        heights.append({n: (float(at[n] @ lm.frame.up) - base) / (top - base) for n in HEAD_INSIDE
+                        if n in names and top > base})
+    apart = [n for n in HEAD_INSIDE if n in heights[0] and n in heights[1]
+             and abs(heights[0][n] - heights[1][n]) > tolerance]
+    if apart:
+        log.info("the heads' %s are read at other heights within the heads (a helmet, a hood?): not linked",
+                 ", ".join(apart))
+    return [n for n in names if n not in apart]
 
 
 def _head_share(landmarks: Landmarks, mesh: Mesh) -> float | None:
