@@ -197,7 +197,7 @@ def _replace_skins(doc: dict, skin: dict, skinned: list, path) -> None:
                     "are kept as plain nodes", path, joints)
 
 
-def _skin_meshes(doc: dict, bb: BufferBuilder, acc: Accessors, pieces: list, rig: Rig, slots: tuple) -> list:
+def _skin_meshes(doc: dict, bb: BufferBuilder, acc: Accessors, pieces: list, rig: Rig, slots: tuple) -> tuple:
     """Add the skin's attributes to every primitive of the ``pieces`` (in place), each mesh
     node given a mesh of its own when others share it; primitives of those meshes that no
     piece holds (points, lines) cannot be skinned and are removed.  Returns what was removed,

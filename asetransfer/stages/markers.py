@@ -377,7 +377,7 @@ def _heads_read_alike(names: list, src: Landmarks, source: Mesh, tgt: Landmarks,
     """``names`` without the head's landmarks (``HEAD_INSIDE``) that the two characters read at
     heights within their heads (from the throat, 0, to the head top, 1) more than ``tolerance``
     apart: one of the readings is no face's (a helmet's visor read as the nose, its rim as the
-    ears: KayKit's knight's at 0.74-0.79 of its head against a hooded rogue's face at 0.27-0.36,
+    ears: KayKit's knight's at 0.74-0.79 of its head against a rogue's face at 0.27-0.36,
     which pulled the rogue's face up the helmet and its head joint 14 %H high).  Called when
     the throats are linked."""
     heights = []

@@ -14,8 +14,8 @@ sits on its body without a neck: its head is ``HEAD_ON_BODY`` deeper than the bo
 and ends where the body begins.  A body without a neck (no line ``NECK_RISE`` deeper both
 above and below the shallowest, nor a head that much deeper: Blender's metaball bodies) has
 neither.  Automatic markers
-link them only between characters whose heads differ in proportion, taller and wider
-(:func:`~asetransfer.stages.markers.automatic_markers`).
+link them only between characters whose heads differ in proportion, taller and wider, or
+between big heads (:func:`~asetransfer.stages.markers.automatic_markers`).
 """
 from __future__ import annotations
 
