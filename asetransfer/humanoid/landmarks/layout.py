@@ -56,6 +56,10 @@ PROP_ASYMMETRY = 0.05
 # cartoon's floating hands.  A body's own pieces lie within 0.02 (joint covers, plates, hair
 # cards, a held weapon)
 APART = 0.05
+# a piece standing apart that the reading takes for the head is left out when it is lower than
+# this fraction of the height (a halo 0.01, a marker ball 0.04): a head floating over its neck
+# (0.13 on the heavy fixture) is the head
+HEAD_PIECE = 0.08
 
 
 def _roles(surface: BodySurface, tips: list) -> list:
@@ -211,9 +215,10 @@ def body_layout(vertices: np.ndarray, faces: np.ndarray, original: np.ndarray, f
     A prop held in a hand (a sword, a staff, a shield) is a piece of its own whose far end is
     an extremity with no mirror image on the body: it hides the hand's own tip or breaks the
     layout.  Such a piece is left out when the rest has a body layout.  The pieces standing
-    apart from the body (:func:`faces_apart`) are left out when the layout reads one of them
-    as the head (a halo, a marker over it) or reads no body with them (a floor below the
-    feet), and the rest has a body layout; a body's own floating hands and feet stay.
+    apart from the body (:func:`faces_apart`) are left out when the layout reads one of them,
+    lower than ``HEAD_PIECE``, as the head (a halo, a marker over it) or reads no body with
+    them (a floor below the feet), and the rest has a body layout; a body's own floating
+    hands, feet and head stay.
 
     Parameters
     ----------
@@ -234,13 +239,22 @@ def body_layout(vertices: np.ndarray, faces: np.ndarray, original: np.ndarray, f
             raise
         return _layout_without_props(vertices, faces[~apart], original, face_ids[~apart], bridge_gap, radius,
                                      symmetry_iterations)
-    if apart.any() and _apart_vertices(surface)[layout.head]:
+    if apart.any() and _apart_vertices(surface)[layout.head] and _low_piece(surface, layout):
         try:
             return _layout_without_props(vertices, faces[~apart], original, face_ids[~apart], bridge_gap, radius,
                                          symmetry_iterations)
         except NotHumanoidError:
             pass
     return surface, layout
+
+
+def _low_piece(surface: BodySurface, layout: Layout) -> bool:
+    """Whether the piece the layout's head top lies on is lower than ``HEAD_PIECE`` of the
+    height along the body's up: a halo, a marker, a hat floating over the head, not a head
+    of its own floating over the neck."""
+    label = _pieces(surface)
+    rise = surface.vertices[label == label[layout.head]] @ layout.frame.up
+    return float(np.ptp(rise)) < HEAD_PIECE * layout.frame.height
 
 
 def _apart_vertices(surface: BodySurface) -> np.ndarray:
